@@ -1,0 +1,3 @@
+from benchtui.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,2 @@
+"""The command line: argument parsing, wiring, exit codes. Commands import their modules lazily
+so that ``benchtui --version`` stays fast."""

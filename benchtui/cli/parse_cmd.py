@@ -1,0 +1,168 @@
+"""``benchtui parse``: saved tool output in, samples out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from benchtui.errors import InputError, UsageError
+from benchtui.export.formats import SampleWriter, writer_for
+from benchtui.parsers import registry
+from benchtui.parsers.base import Parser, ParseWarning
+
+#: Warnings printed per input before they are only counted.
+MAX_WARNINGS_SHOWN = 20
+#: Bytes read from stdin before choosing parsers when nothing is recognised yet.
+STDIN_DETECT_BYTES = 256 * 1024
+
+
+@dataclass
+class _Outcome:
+    samples: int = 0
+    warnings: list[ParseWarning] = field(default_factory=list)
+    unknown_lines: int = 0
+
+
+def decode(data: bytes) -> str:
+    """Tool output as text: UTF-16 with a BOM (fio on Windows redirected by PowerShell) or
+    UTF-8; undecodable bytes become U+FFFD instead of failing."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def run_parse(args: argparse.Namespace) -> int:
+    if args.list:
+        for name, cls in sorted(registry.all_parsers().items()):
+            print(f"{name:14} tool={cls.tool:12} {cls.description}")
+        return 0
+    if not args.files:
+        raise UsageError("parse needs a FILE to read (or - for standard input)")
+    among = registry.candidates(args.tool) if args.tool else None
+    writer = writer_for(args.format, sys.stdout, histograms=args.histograms)
+    total = 0
+    for path in args.files:
+        outcome = _parse_one(path, among, args.host, writer)
+        total += outcome.samples
+        if not args.quiet:
+            _report_warnings(path, outcome.warnings)
+        if outcome.samples == 0:
+            named = f"as {args.tool} output" if args.tool else "as any known tool's output"
+            print(f"benchtui: nothing in {path} could be read {named}"
+                  f" ({outcome.unknown_lines} lines skipped); "
+                  "check the file, or name the tool with --tool (see --list)", file=sys.stderr)
+    sys.stdout.flush()
+    return 0 if total > 0 else 1
+
+
+def _report_warnings(path: str, warnings: list[ParseWarning]) -> None:
+    for w in warnings[:MAX_WARNINGS_SHOWN]:
+        print(f"benchtui: warning: {w}", file=sys.stderr)
+    if len(warnings) > MAX_WARNINGS_SHOWN:
+        print(f"benchtui: warning: {path}: {len(warnings) - MAX_WARNINGS_SHOWN} more warnings "
+              "not shown", file=sys.stderr)
+
+
+def _open(path: str) -> BinaryIO:
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        return open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, not a file of tool output") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except OSError as exc:
+        raise InputError(path, exc.strerror or "cannot be read") from None
+
+
+def _make(classes: list[type[Parser]], host: str, source: str) -> list[Parser]:
+    return [cls(host=host, source=source) for cls in classes]
+
+
+def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
+               writer: SampleWriter) -> _Outcome:
+    stream = _open(path)
+    try:
+        if path == "-":
+            return _parse_stream(stream, among, host, writer)
+        try:
+            text = decode(stream.read())
+        except OSError as exc:
+            raise InputError(path, exc.strerror or "cannot be read") from None
+    finally:
+        if path != "-":
+            stream.close()
+    classes = _choose(text[: registry.DETECT_HEAD_BYTES], among)
+    parsers = _make(classes, host, path)
+    outcome = _Outcome()
+    for p in parsers:
+        outcome.samples += writer.write(p.feed_text(text))
+        outcome.samples += writer.write(p.finish())
+    _collect(outcome, parsers, text.count("\n") + 1)
+    return outcome
+
+
+def _choose(head: str, among: list[type[Parser]] | None) -> list[type[Parser]]:
+    """Parsers for this content. With ``--tool`` naming a single format, that one is used as
+    told even if detection is unsure; a tool with several formats picks by content."""
+    if among is not None and len(among) == 1:
+        return among
+    found = registry.detect(head, among)
+    if not found and among:
+        ranked = registry.scores(head, among)
+        found = [ranked[0][1]] if ranked else among[:1]
+    return found
+
+
+def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
+                  writer: SampleWriter) -> _Outcome:
+    """stdin: buffer until the tool is recognised, then parse and print line by line, so that
+    ``fio ... | benchtui parse -`` shows samples as fio prints them."""
+    source = "<stdin>"
+    buffered: list[bytes] = []
+    size = 0
+    classes: list[type[Parser]] = among if among is not None and len(among) == 1 else []
+    while not classes:
+        line = stream.readline()
+        if line:
+            buffered.append(line)
+            size += len(line)
+        head = decode(b"".join(buffered))
+        if not line or size >= STDIN_DETECT_BYTES:
+            classes = _choose(head, among)
+            break
+        found = registry.detect(head, among)
+        if found and registry.scores(head, among)[0][0] >= 90:
+            classes = found
+    parsers = _make(classes, host, source)
+    outcome = _Outcome()
+    lines = 0
+
+    def feed(raw: bytes) -> None:
+        nonlocal lines
+        lines += 1
+        text = decode(raw)
+        for p in parsers:
+            outcome.samples += writer.write(p.feed(text))
+
+    for raw in buffered:
+        feed(raw)
+    if parsers:
+        for raw in iter(stream.readline, b""):
+            feed(raw)
+            sys.stdout.flush()
+    for p in parsers:
+        outcome.samples += writer.write(p.finish())
+    _collect(outcome, parsers, lines)
+    return outcome
+
+
+def _collect(outcome: _Outcome, parsers: list[Parser], lines: int) -> None:
+    for p in parsers:
+        outcome.warnings.extend(p.warnings)
+    outcome.unknown_lines = min((p.unknown_lines for p in parsers), default=lines)

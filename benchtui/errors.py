@@ -1,0 +1,86 @@
+"""The error tree. Errors carry data (host, command, file, line, reason, hint); the edges
+(CLI, UI) turn them into one sentence for the user with ``str(error)``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class BenchtuiError(Exception):
+    """Base of every error benchtui raises on purpose. ``str()`` is the user-facing sentence."""
+
+    exit_code = 1
+
+
+@dataclass
+class UsageError(BenchtuiError):
+    """The command line itself is wrong."""
+
+    reason: str
+    exit_code = 2
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+@dataclass
+class InputError(BenchtuiError):
+    """A file or stream the user gave cannot be read or holds nothing usable."""
+
+    source: str
+    reason: str
+    hint: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.source}: {self.reason}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+
+@dataclass
+class PlanError(BenchtuiError):
+    """A plan file is invalid: which file, which line, what is wrong, what to write instead."""
+
+    file: str
+    reason: str
+    line: int | None = None
+    hint: str = ""
+    exit_code = 2
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        text = f"{where}: {self.reason}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+
+@dataclass
+class HostError(BenchtuiError):
+    """Something about one host: unreachable, refused, missing a tool, unsafe step."""
+
+    host: str
+    reason: str
+    hint: str = ""
+    command: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.host}: {self.reason}"
+        return f"{text} ({self.hint})" if self.hint else text
+
+
+@dataclass
+class ToolMissingError(HostError):
+    """A tool the plan needs is not installed on a host."""
+
+    tool: str = ""
+
+
+@dataclass
+class RecordingError(BenchtuiError):
+    """A session file cannot be read or written."""
+
+    path: str
+    reason: str
+    offset: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path} at byte {self.offset}" if self.offset is not None else self.path
+        return f"{where}: {self.reason}"

@@ -1,0 +1,1 @@
+"""Getting samples out: text formats (JSON Lines, CSV, OpenMetrics) and the Prometheus exporter."""

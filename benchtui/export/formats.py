@@ -1,0 +1,75 @@
+"""Writing samples as JSON Lines (docs/SAMPLES.md) or CSV, one sample per line, streaming."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from typing import Protocol, TextIO
+
+import orjson
+
+from benchtui.model.sample import Sample
+
+#: Label keys that get a CSV column of their own, in this order; others go to ``other_labels``.
+CSV_LABEL_COLUMNS = (
+    "step", "job", "op", "measure", "quantile", "device", "mode", "stream", "direction",
+    "method", "test", "unit",
+)
+CSV_COLUMNS = ("t", "elapsed", "host", "tool", "kind", "metric", "value",
+               *CSV_LABEL_COLUMNS, "other_labels")
+
+FORMATS = ("jsonl", "csv")
+
+
+class SampleWriter(Protocol):
+    def write(self, samples: Iterable[Sample]) -> int: ...
+
+
+class JsonlWriter:
+    """One JSON object per line; ``histograms`` adds each histogram sample's ``buckets``."""
+
+    def __init__(self, out: TextIO, *, histograms: bool = False) -> None:
+        self._out = out
+        self._histograms = histograms
+
+    def write(self, samples: Iterable[Sample]) -> int:
+        lines = []
+        for s in samples:
+            if s.histogram is not None and not self._histograms:
+                continue
+            lines.append(orjson.dumps(s.to_dict()).decode())
+        if lines:
+            self._out.write("\n".join(lines) + "\n")
+        return len(lines)
+
+
+class CsvWriter:
+    """A header row, then one row per sample; the common labels have their own columns."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._writer = csv.writer(out, lineterminator="\n")
+        self._writer.writerow(CSV_COLUMNS)
+
+    def write(self, samples: Iterable[Sample]) -> int:
+        n = 0
+        for s in samples:
+            if s.histogram is not None:
+                continue
+            labels = s.labels
+            extra = ";".join(f"{k}={v}" for k, v in sorted(labels.items())
+                             if k not in CSV_LABEL_COLUMNS)
+            self._writer.writerow((
+                "" if s.t is None else repr(s.t),
+                "" if s.elapsed is None else repr(s.elapsed),
+                s.host, s.tool, s.kind, s.metric, repr(s.value),
+                *(labels.get(k, "") for k in CSV_LABEL_COLUMNS),
+                extra,
+            ))
+            n += 1
+        return n
+
+
+def writer_for(fmt: str, out: TextIO, *, histograms: bool = False) -> SampleWriter:
+    if fmt == "csv":
+        return CsvWriter(out)
+    return JsonlWriter(out, histograms=histograms)

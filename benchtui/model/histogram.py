@@ -1,0 +1,88 @@
+"""Sparse latency histograms in fio's bucket scheme.
+
+fio's json+ output has, per direction, ``clat_ns.bins``: a map from a bucket's value in
+nanoseconds to the number of completions that fell in it, counted since the job started.
+A per-interval histogram is the difference of two consecutive cumulative maps; histograms of
+many hosts merge by adding counts (bucket values are the same everywhere: fio computes them
+from a fixed table). Percentiles are taken as fio takes them: the value of the first bucket at
+which the cumulative count reaches ``q * total``.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+NS_PER_SECOND = 1_000_000_000
+
+
+@dataclass(slots=True)
+class LatencyHistogram:
+    """Counts per bucket; keys are bucket values in nanoseconds."""
+
+    counts: dict[int, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_fio_bins(cls, bins: Mapping[str, int]) -> LatencyHistogram:
+        """Build from fio's json+ ``bins`` object (string keys in ns)."""
+        return cls({int(k): int(v) for k, v in bins.items()})
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def __bool__(self) -> bool:
+        return any(self.counts.values())
+
+    def delta(self, earlier: LatencyHistogram) -> LatencyHistogram:
+        """self - earlier, for cumulative histograms. A bucket that went down (a counter reset)
+        makes the whole delta meaningless: the caller must check ``is_reset_from`` first."""
+        prev = earlier.counts
+        out: dict[int, int] = {}
+        for k, v in self.counts.items():
+            d = v - prev.get(k, 0)
+            if d > 0:
+                out[k] = d
+        return LatencyHistogram(out)
+
+    def is_reset_from(self, earlier: LatencyHistogram) -> bool:
+        """True when some bucket count decreased: the tool restarted its counters."""
+        cur = self.counts
+        return any(cur.get(k, 0) < v for k, v in earlier.counts.items())
+
+    def merge(self, other: LatencyHistogram) -> None:
+        """Add other's counts into self (fleet-wide aggregation)."""
+        c = self.counts
+        for k, v in other.counts.items():
+            c[k] = c.get(k, 0) + v
+
+    @classmethod
+    def merged(cls, parts: Iterable[LatencyHistogram]) -> LatencyHistogram:
+        out = cls()
+        for p in parts:
+            out.merge(p)
+        return out
+
+    def quantiles(self, qs: Iterable[float]) -> dict[float, float]:
+        """Quantiles (0..1) -> latency in seconds. Empty when the histogram holds nothing."""
+        items = sorted((k, v) for k, v in self.counts.items() if v > 0)
+        if not items:
+            return {}
+        cums = list(accumulate(v for _, v in items))
+        total = cums[-1]
+        last = len(items) - 1
+        return {q: items[min(bisect_left(cums, q * total), last)][0] / NS_PER_SECOND for q in qs}
+
+    def quantile(self, q: float) -> float | None:
+        return self.quantiles([q]).get(q)
+
+    def mean(self) -> float | None:
+        total = self.total()
+        if total == 0:
+            return None
+        return sum(k * v for k, v in self.counts.items()) / total / NS_PER_SECOND
+
+    def to_json_buckets(self) -> dict[str, int]:
+        """For JSON output: bucket value in seconds (as text) -> count, ascending."""
+        return {repr(k / NS_PER_SECOND): v for k, v in sorted(self.counts.items())}

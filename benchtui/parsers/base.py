@@ -1,0 +1,156 @@
+"""What every parser is: an incremental, pure line consumer.
+
+A parser is fed the output of one tool run, line by line (``feed``) or in blocks
+(``feed_text``), and returns the samples each line completes; ``finish`` flushes what the end
+of the stream completes. Parsers do no I/O and read no clock: the time a line was received,
+when known, comes in with it (``t``). Unknown lines are skipped and counted; a line that is
+recognised but malformed becomes a ``ParseWarning`` (source, line number, reason); no sample
+ever carries NaN or infinity, and no input makes a parser raise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from benchtui.model.sample import INTERVAL, Sample
+
+#: Longest line kept in a warning, so that binary garbage does not flood the terminal.
+_WARN_TEXT_MAX = 80
+
+
+@dataclass(frozen=True, slots=True)
+class ParseWarning:
+    """A recognised line that could not be used."""
+
+    source: str
+    line: int
+    reason: str
+    text: str = ""
+
+    def __str__(self) -> str:
+        shown = f": {self.text!r}" if self.text else ""
+        return f"{self.source}:{self.line}: {self.reason}{shown}"
+
+
+class Parser:
+    """Base class. Subclasses set ``tool`` and implement ``parse_line`` (and maybe ``flush``).
+
+    ``detect`` scores how much a chunk of text looks like this tool's output (0 = not at all,
+    100 = certainly), for ``benchtui parse`` without ``--tool``.
+    """
+
+    #: The registry name, what ``--tool`` takes: ``fio-json``, ``iostat``, ...
+    name: ClassVar[str] = ""
+    #: The ``tool`` of the samples produced: ``fio``, ``iostat``, ...
+    tool: ClassVar[str] = ""
+    #: Parser names whose output looks like this one's: detection keeps only the best of them.
+    conflicts: ClassVar[tuple[str, ...]] = ()
+    #: Other names users may give with --tool.
+    aliases: ClassVar[tuple[str, ...]] = ()
+    #: One line for ``benchtui parse --list``.
+    description: ClassVar[str] = ""
+
+    def __init__(self, host: str = "-", source: str = "-") -> None:
+        self.host = host
+        self.source = source
+        self.lineno = 0
+        self.unknown_lines = 0
+        self.warnings: list[ParseWarning] = []
+        self._dropped_nonfinite = 0
+
+    # --- what subclasses implement -------------------------------------------------------
+
+    def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
+        """Consume one line (no line terminator). Return the samples it completes, if any.
+        Call ``self.unknown()`` for a line this parser does not know."""
+        raise NotImplementedError
+
+    def flush(self) -> list[Sample] | None:
+        """End of stream: return what is still pending (e.g. a partial last interval)."""
+        return None
+
+    @classmethod
+    def detect(cls, head: str) -> int:
+        """0..100: how sure we are that ``head`` (the start of a stream) is this tool's."""
+        return 0
+
+    # --- helpers for subclasses ----------------------------------------------------------
+
+    def unknown(self) -> None:
+        self.unknown_lines += 1
+
+    def warn(self, reason: str, text: str = "") -> None:
+        self.warnings.append(ParseWarning(self.source, self.lineno, reason, text[:_WARN_TEXT_MAX]))
+
+    def sample(
+        self,
+        metric: str,
+        value: float,
+        labels: dict[str, str],
+        t: float | None,
+        *,
+        kind: str = INTERVAL,
+        elapsed: float | None = None,
+    ) -> Sample:
+        """A sample of this parser's tool and host."""
+        return Sample(t, self.tool, kind, metric, value, labels, self.host, elapsed)
+
+    # --- the public interface --------------------------------------------------------------
+
+    def feed(self, line: str, t: float | None = None) -> list[Sample]:
+        """One physical line (a trailing newline is stripped). Text rewritten in place with
+        ``\\r`` (fio's --eta status line) is split and each part parsed in turn."""
+        self.lineno += 1
+        line = line.rstrip("\n")
+        if "\r" not in line:
+            return self._checked(self._safe_parse(line, t))
+        out: list[Sample] = []
+        for part in line.split("\r"):
+            if part:
+                out.extend(self._checked(self._safe_parse(part, t)))
+        return out
+
+    def feed_text(self, text: str, t: float | None = None) -> list[Sample]:
+        """A block of text holding whole lines (as read from a file or a pipe)."""
+        out: list[Sample] = []
+        for line in text.split("\n"):
+            out.extend(self.feed(line, t))
+        return out
+
+    def feed_lines(self, lines: Iterable[str], t: float | None = None) -> list[Sample]:
+        out: list[Sample] = []
+        for line in lines:
+            out.extend(self.feed(line, t))
+        return out
+
+    def finish(self) -> list[Sample]:
+        try:
+            produced = self.flush()
+        except Exception as exc:  # noqa: BLE001 - a parser bug must not kill a live session
+            self.warn(f"internal parser error at end of stream ({type(exc).__name__}: {exc})")
+            produced = None
+        return self._checked(produced)
+
+    @property
+    def dropped_nonfinite(self) -> int:
+        return self._dropped_nonfinite
+
+    def _safe_parse(self, line: str, t: float | None) -> list[Sample] | None:
+        try:
+            return self.parse_line(line, t)
+        except Exception as exc:  # noqa: BLE001 - a parser bug must not kill a live session
+            self.warn(f"internal parser error ({type(exc).__name__}: {exc})", line)
+            return None
+
+    def _checked(self, samples: list[Sample] | None) -> list[Sample]:
+        if not samples:
+            return []
+        if all(math.isfinite(s.value) for s in samples):
+            return samples
+        kept = [s for s in samples if math.isfinite(s.value)]
+        self._dropped_nonfinite += len(samples) - len(kept)
+        self.warn(f"dropped {len(samples) - len(kept)} value(s) that were not finite numbers")
+        return kept

@@ -1,0 +1,102 @@
+"""Finding parsers by name and choosing them from the content of a stream.
+
+Every module of this package that defines a ``Parser`` subclass with a ``name`` is a parser;
+no list is kept by hand. Names are what ``--tool`` takes (``fio-json``, ``iostat``, ...); a
+tool with several output formats (fio) can also be named by its tool name, and the format is
+then chosen from the content.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from functools import cache
+
+from benchtui.errors import UsageError
+from benchtui.parsers.base import Parser
+
+#: A parser is chosen for a stream when it scores at least this much.
+DETECT_THRESHOLD = 50
+#: How much of a stream detection looks at.
+DETECT_HEAD_BYTES = 2 * 1024 * 1024
+
+
+@cache
+def all_parsers() -> dict[str, type[Parser]]:
+    """name -> parser class, for every parser module in this package."""
+    import benchtui.parsers as package
+
+    found: dict[str, type[Parser]] = {}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.name in ("base", "registry") or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"benchtui.parsers.{info.name}")
+        for obj in vars(module).values():
+            if (
+                isinstance(obj, type)
+                and issubclass(obj, Parser)
+                and obj is not Parser
+                and obj.__module__ == module.__name__
+                and obj.name
+            ):
+                found[obj.name] = obj
+    return found
+
+
+def tool_names() -> list[str]:
+    """Every name ``--tool`` accepts: parser names, their aliases and tool names."""
+    names: set[str] = set()
+    for name, cls in all_parsers().items():
+        names.add(name)
+        names.add(cls.tool)
+        names.update(cls.aliases)
+    return sorted(names)
+
+
+def candidates(name: str) -> list[type[Parser]]:
+    """The parsers a ``--tool`` name stands for (several when it names a tool with several
+    formats, e.g. ``fio``)."""
+    parsers = all_parsers()
+    if name in parsers:
+        return [parsers[name]]
+    matches = [c for c in parsers.values() if name in c.aliases]
+    if matches:
+        return matches
+    matches = [c for c in parsers.values() if c.tool == name]
+    if matches:
+        return matches
+    raise UsageError(f"unknown tool {name!r}; known tools: {', '.join(tool_names())}")
+
+
+def scores(head: str, among: list[type[Parser]] | None = None) -> list[tuple[int, type[Parser]]]:
+    """(score, parser) for every parser that recognises something in ``head``, best first."""
+    pool = among if among is not None else list(all_parsers().values())
+    scored = []
+    for cls in pool:
+        try:
+            score = int(cls.detect(head))
+        except Exception:  # noqa: BLE001 - a detector bug must not break the others
+            score = 0
+        if score > 0:
+            scored.append((score, cls))
+    scored.sort(key=lambda pair: (-pair[0], pair[1].name))
+    return scored
+
+
+def detect(head: str, among: list[type[Parser]] | None = None) -> list[type[Parser]]:
+    """The parsers to run over a stream that starts with ``head``.
+
+    A report pasted together from several tools gets one parser per tool found. Within one
+    tool (fio's json/text/terse, iperf3's text/json) only the best-scoring format is kept;
+    parsers of different tools that claim the same lines are told apart by their
+    ``conflicts`` (e.g. iperf3 versus iperf 2), the higher score winning.
+    """
+    chosen: list[type[Parser]] = []
+    for score, cls in scores(head, among):
+        if score < DETECT_THRESHOLD:
+            continue
+        if any(c.tool == cls.tool or c.name in cls.conflicts or cls.name in c.conflicts
+               for c in chosen):
+            continue
+        chosen.append(cls)
+    return chosen
