@@ -30,6 +30,7 @@ class InputError(BenchtuiError):
     source: str
     reason: str
     hint: str = ""
+    exit_code = 2
 
     def __str__(self) -> str:
         text = f"{self.source}: {self.reason}"

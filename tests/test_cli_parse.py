@@ -1,0 +1,118 @@
+"""``benchtui parse`` as a user runs it: exit codes, messages, formats, stdin."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FIXTURES
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchtui", *args], input=None if stdin is None else stdin.decode(
+            "utf-8", errors="replace"), capture_output=True, text=True, timeout=60, check=False,
+        env={**os.environ, "PYTHONUTF8": "1"})
+
+
+def assert_one_sentence(stderr: str) -> None:
+    assert "Traceback" not in stderr
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert lines and lines[-1].startswith("benchtui: ")
+
+
+def test_version() -> None:
+    out = run("--version")
+    assert out.returncode == 0 and out.stdout.startswith("benchtui ")
+
+
+def test_no_file_is_usage_error() -> None:
+    out = run("parse")
+    assert out.returncode == 2
+    assert_one_sentence(out.stderr)
+
+
+def test_unknown_tool_is_usage_error(tmp_path: Path) -> None:
+    f = tmp_path / "x.txt"
+    f.write_text("hello\n")
+    out = run("parse", "--tool", "nosuchtool", str(f))
+    assert out.returncode == 2
+    assert "unknown tool 'nosuchtool'" in out.stderr and "fio" in out.stderr
+    assert_one_sentence(out.stderr)
+
+
+def test_missing_file_and_directory(tmp_path: Path) -> None:
+    out = run("parse", str(tmp_path / "nope.txt"))
+    assert out.returncode == 2 and "no such file" in out.stderr
+    assert_one_sentence(out.stderr)
+    out = run("parse", str(tmp_path))
+    assert out.returncode == 2 and "directory" in out.stderr
+    assert_one_sentence(out.stderr)
+
+
+def test_garbage_exits_1_with_one_sentence(tmp_path: Path) -> None:
+    f = tmp_path / "garbage.txt"
+    f.write_text("this is not the output of any benchmark\n" * 50)
+    out = run("parse", str(f))
+    assert out.returncode == 1
+    assert out.stdout == ""
+    assert "nothing in" in out.stderr and "--tool" in out.stderr
+    assert_one_sentence(out.stderr)
+
+
+def test_binary_input_never_tracebacks(tmp_path: Path) -> None:
+    f = tmp_path / "random.bin"
+    f.write_bytes(bytes(range(256)) * 200 + os.urandom(20000))
+    out = run("parse", str(f))
+    assert out.returncode == 1
+    assert_one_sentence(out.stderr)
+    for name in ("fio", "iostat", "iperf3"):
+        out = run("parse", "--tool", name, str(f))
+        assert out.returncode in (0, 1)
+        assert "Traceback" not in out.stderr
+
+
+def test_list_names_every_parser() -> None:
+    out = run("parse", "--list")
+    assert out.returncode == 0
+    for name in ("fio-json", "fio-text", "iostat", "iperf3", "mbw"):
+        assert name in out.stdout
+
+
+FIO_JSON = sorted((FIXTURES / "fio_json").glob("*.json*")) if (FIXTURES / "fio_json").exists() \
+    else []
+
+
+@pytest.mark.skipif(not FIO_JSON, reason="fio json fixtures not present")
+def test_stdin_jsonl_and_csv_agree() -> None:
+    data = FIO_JSON[0].read_bytes()
+    out = run("parse", "--host", "db1", "-", stdin=data)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(x) for x in out.stdout.splitlines()]
+    assert rows and all(r["host"] == "db1" and r["tool"] == "fio" for r in rows)
+    assert {"t", "host", "tool", "kind", "metric", "value", "labels"} <= set(rows[0])
+    out_csv = run("parse", "--format", "csv", "--host", "db1", str(FIO_JSON[0]))
+    table = list(csv.DictReader(io.StringIO(out_csv.stdout)))
+    assert len(table) == len(rows)
+    assert [float(r["value"]) for r in table] == [r["value"] for r in rows]
+    with_hist = run("parse", "--histograms", str(FIO_JSON[0]))
+    hist_rows = [json.loads(x) for x in with_hist.stdout.splitlines()]
+    assert any("buckets" in r for r in hist_rows)
+
+
+def test_mixed_report_finds_every_tool() -> None:
+    """A whole seed report (several tools pasted into Markdown) yields each tool's numbers."""
+    seed = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_217b3b91532e58e6.txt"
+    if not seed.exists():
+        pytest.skip("shared seeds not beside the checkout")
+    out = run("parse", "-q", str(seed))
+    assert out.returncode == 0, out.stderr
+    tools = {json.loads(x)["tool"] for x in out.stdout.splitlines()}
+    assert {"fio", "iperf3", "mbw", "unixbench"} <= tools
