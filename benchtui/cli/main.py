@@ -41,7 +41,35 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also print per-interval latency histograms (JSON Lines only)")
     p.add_argument("--list", action="store_true", help="list the tools and formats known")
     p.add_argument("--quiet", "-q", action="store_true", help="do not print warnings")
+
+    p = sub.add_parser(
+        "check", help="validate a plan and check its hosts, without running anything",
+        description="Validate the plan, connect to every host, print what was found on each "
+        "(tool versions, devices) and every problem. Nothing is run.")
+    _engine_options(p)
+
+    p = sub.add_parser(
+        "run", help="run a plan on its hosts",
+        description="Run the plan: monitors for the whole session, steps one after another, "
+        "each on all its hosts at once. With --jsonl, samples go to stdout as JSON Lines and "
+        "progress to stderr. Exit 0 when all steps succeeded, 1 when any failed, 130 on Ctrl-C.")
+    _engine_options(p)
+    p.add_argument("--jsonl", action="store_true", help="no console: print samples as JSON Lines")
+    p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     return parser
+
+
+def _engine_options(p: argparse.ArgumentParser) -> None:
+    # Kept here (not imported from the command module) so that --help stays fast.
+    p.add_argument("plan", metavar="PLAN", help="the plan file (TOML, see docs/plans.md)")
+    p.add_argument("--keep-going", action="store_true",
+                   help="run on the hosts that passed preflight even if others did not")
+    p.add_argument("--accept-new-host-keys", action="store_true",
+                   help="trust and remember the host key of a host seen for the first time")
+    p.add_argument("--known-hosts", metavar="FILE", help="known_hosts file to use")
+    p.add_argument("--ssh-config", metavar="FILE", help="OpenSSH config file to read")
+    p.add_argument("--facts", metavar="FILE",
+                   help="write the hosts' facts as a JSON document to FILE (- for stdout)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,6 +83,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchtui.cli.parse_cmd import run_parse
 
             return run_parse(args)
+        if args.command == "check":
+            from benchtui.cli.fleet_cmd import run_check
+
+            return run_check(args)
+        if args.command == "run":
+            from benchtui.cli.fleet_cmd import run_headless
+
+            return run_headless(args)
     except BenchtuiError as exc:
         print(f"benchtui: {exc}", file=sys.stderr)
         return exc.exit_code

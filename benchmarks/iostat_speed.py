@@ -1,0 +1,148 @@
+"""How fast the iostat text parser reads one hour of ``iostat -x -t 1`` on 8 devices.
+
+Generates the capture (sysstat 12 layout, the header and column widths of sysstat 12.6's
+output, C-locale ``-t`` timestamps advancing 1 s per report, values drawn around realistic
+levels per device), then times:
+
+1. in-process: ``IostatParser().feed_text(text)`` + ``finish()`` (best of ``--repeat`` runs);
+2. the CLI: ``benchtui parse --tool iostat FILE > /dev/null`` (wall time, best of runs).
+
+Target: under 1 s in-process. Usage::
+
+    .venv/bin/python benchmarks/iostat_speed.py [--seconds 3600] [--devices 8] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchtui.parsers.iostat import IostatParser  # noqa: E402
+
+#: sysstat 12.6.1's -x header, as printed on this machine.
+HEADER = (
+    "Device            r/s     rkB/s   rrqm/s  %rrqm r_await rareq-sz     w/s     wkB/s"
+    "   wrqm/s  %wrqm w_await wareq-sz     d/s     dkB/s   drqm/s  %drqm d_await dareq-sz"
+    "     f/s f_await  aqu-sz  %util"
+)
+CPU_HEADER = "avg-cpu:  %user   %nice %system %iowait  %steal   %idle"
+
+
+def _widths(header: str) -> list[int]:
+    """Each column's width: from the previous column's end to this one's (right-aligned)."""
+    ends, pos = [], 0
+    for word in header.split()[1:]:
+        pos = header.index(word, pos) + len(word)
+        ends.append(pos)
+    first_end = 13  # the device column: %-13s
+    return [end - start for start, end in zip([first_end, *ends[:-1]], ends, strict=True)]
+
+
+def generate(seconds: int, devices: int, seed: int = 7) -> str:
+    rng = random.Random(seed)
+    widths = _widths(HEADER)
+    names = [f"nvme{i}n1" for i in range(devices)]
+    levels = [(rng.uniform(200, 20000), rng.uniform(100, 40000)) for _ in names]
+    start = datetime(2026, 11, 22, 3, 0, 0, tzinfo=UTC).timestamp()
+    out = ["Linux 6.1.0-26-amd64 (bench)\t11/22/26\t_x86_64_\t(64 CPU)", ""]
+    for k in range(seconds):
+        stamp = datetime.fromtimestamp(start + k + 1, UTC).strftime("%m/%d/%y %H:%M:%S")
+        out.append(stamp)
+        out.append(CPU_HEADER)
+        user, system, iowait = rng.uniform(5, 40), rng.uniform(2, 20), rng.uniform(0, 15)
+        idle = max(0.0, 100.0 - user - system - iowait)
+        out.append(f"{'':10}{user:>6.2f}{0.0:>8.2f}{system:>8.2f}{iowait:>8.2f}"
+                   f"{0.0:>8.2f}{idle:>8.2f}")
+        out.append("")
+        out.append(HEADER)
+        for name, (r_level, w_level) in zip(names, levels, strict=True):
+            r = r_level * rng.uniform(0.8, 1.2)
+            w = w_level * rng.uniform(0.8, 1.2)
+            rsz, wsz = rng.choice((4.0, 8.0, 128.0)), rng.choice((4.0, 16.0, 64.0))
+            rrqm, wrqm = r * rng.uniform(0, 0.05), w * rng.uniform(0, 0.2)
+            f = rng.uniform(0, 50)
+            values = [
+                r, r * rsz, rrqm, 100 * rrqm / (r + rrqm), rng.uniform(0.05, 2), rsz,
+                w, w * wsz, wrqm, 100 * wrqm / (w + wrqm), rng.uniform(0.01, 1), wsz,
+                0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                f, rng.uniform(0, 0.5), rng.uniform(0.1, 30), rng.uniform(10, 100),
+            ]
+            # sysstat prints " %*.2f": a space before every value, even one too wide.
+            out.append(f"{name:<13}" + "".join(
+                f" {v:>{w_ - 1}.2f}" for v, w_ in zip(values, widths, strict=True)))
+        out.append("")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def time_in_process(text: str, repeat: int) -> tuple[float, float, int]:
+    """Best wall time, best CPU time (process_time: what the parser costs, whatever else the
+    machine is running) and the number of samples."""
+    best_wall = best_cpu = float("inf")
+    count = 0
+    for _ in range(repeat):
+        parser = IostatParser()
+        wall, cpu = time.perf_counter(), time.process_time()
+        samples = parser.feed_text(text)
+        samples.extend(parser.finish())
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        count = len(samples)
+        del samples
+    return best_wall, best_cpu, count
+
+
+def time_cli(path: Path, repeat: int) -> float:
+    exe = ROOT / ".venv" / "bin" / "benchtui"
+    cmd = [str(exe) if exe.exists() else "benchtui", "parse", "--tool", "iostat", str(path)]
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        with open(os.devnull, "w") as sink:
+            subprocess.run(cmd, stdout=sink, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=int, default=3600)
+    ap.add_argument("--devices", type=int, default=8)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    load = os.getloadavg()[0]
+    text = generate(args.seconds, args.devices)
+    lines = text.count("\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "iostat-x-t-1h.txt"
+        path.write_text(text)
+        in_proc, in_proc_cpu, count = time_in_process(text, args.repeat)
+        cli = time_cli(path, args.repeat)
+    model = next((line.split(":", 1)[1].strip() for line in
+                  Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor())
+    print(f"machine: {platform.machine()} {model}, {os.cpu_count()} CPUs, "
+          f"Linux {platform.release()}, Python {platform.python_version()}")
+    print(f"capture: {args.seconds} reports x {args.devices} devices, {lines} lines, "
+          f"{len(text) / 1e6:.1f} MB")
+    print(f"load average (1 min) before timing: {load:.2f}")
+    print(f"in-process feed_text+finish: {in_proc:.3f} s wall, {in_proc_cpu:.3f} s CPU, "
+          f"{count} samples ({count / in_proc_cpu / 1e6:.2f} M samples per CPU second, "
+          f"{lines / in_proc_cpu / 1e3:.0f} k lines per CPU second)")
+    print(f"CLI benchtui parse --tool iostat FILE >/dev/null: {cli:.3f} s wall")
+    print("target (in-process < 1 s CPU):", "met" if in_proc_cpu < 1.0 else "NOT met")
+
+
+if __name__ == "__main__":
+    main()

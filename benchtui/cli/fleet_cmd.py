@@ -1,0 +1,154 @@
+"""``benchtui check PLAN`` and ``benchtui run PLAN --jsonl``: the engine, headless.
+
+Samples go to stdout as JSON Lines; progress (one line per step and host) goes to stderr.
+Exit status: 0 when every step succeeded, 1 when a host or step failed, 130 on Ctrl-C/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import time
+from typing import TextIO
+
+import orjson
+
+from benchtui.errors import UsageError
+from benchtui.export.formats import JsonlWriter
+from benchtui.plan.loader import load_plan
+from benchtui.session import events as ev
+from benchtui.session.engine import Session, SessionOptions, SessionResult
+from benchtui.session.events import Event
+from benchtui.session.facts import HostFacts
+from benchtui.session.hosts import SshOptions
+
+EXIT_INTERRUPTED = 130
+#: Event kinds worth a progress line on stderr.
+_PROGRESS = {ev.HOST_STATE, ev.PREFLIGHT, ev.SESSION_START, ev.SESSION_END, ev.STEP_START,
+             ev.STEP_END, ev.RUN_START, ev.RUN_END, ev.PARSE_WARNING}
+
+
+def _options(args: argparse.Namespace) -> SessionOptions:
+    return SessionOptions(keep_going=args.keep_going, ssh=SshOptions(
+        accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
+        config=args.ssh_config))
+
+
+class ProgressPrinter:
+    """One human line per event worth telling, on stderr."""
+
+    def __init__(self, out: TextIO, *, verbose: bool = False) -> None:
+        self.out = out
+        self.verbose = verbose
+
+    def __call__(self, event: Event) -> None:
+        if event.kind not in _PROGRESS and not self.verbose:
+            return
+        if event.kind == ev.PARSE_WARNING and not self.verbose:
+            return
+        clock = time.strftime("%H:%M:%S", time.localtime(event.t))
+        tag = {ev.ERROR: "error: ", ev.WARNING: "warning: "}.get(event.level, "")
+        self.out.write(f"[{clock}] {tag}{event.message}\n")
+        self.out.flush()
+
+
+def _write_facts(path: str, facts: dict[str, HostFacts]) -> None:
+    data = orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
+    if path == "-":
+        sys.stdout.write(data + "\n")
+    else:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(data + "\n")
+
+
+def run_check(args: argparse.Namespace) -> int:
+    plan = load_plan(args.plan)
+    session = Session(plan, options=_options(args), on_event=ProgressPrinter(sys.stderr))
+    result = asyncio.run(session.check())
+    if args.facts:
+        _write_facts(args.facts, result.facts)
+    if args.facts != "-":
+        _print_check_report(session, result)
+    return 0 if result.ok else 1
+
+
+def _print_check_report(session: Session, result: SessionResult) -> None:
+    out = sys.stdout
+    out.write(f"plan {session.plan.name}: {len(session.plan.steps)} steps, "
+              f"{len(session.plan.monitors)} monitors, {len(session.transports)} hosts\n")
+    for host in session.transports:
+        state = session.host_state.get(host, "?")
+        facts = result.facts.get(host)
+        out.write(f"\n{host}: {state}\n")
+        if facts is None:
+            continue
+        out.write(f"  {facts['os']}, kernel {facts['kernel']}, {facts['cpu_count']} x "
+                  f"{facts['cpu_model'] or 'CPU'}, {facts['mem_bytes'] / 2**30:.1f} GiB RAM\n")
+        for name, version in sorted(facts["tools"].items()):
+            out.write(f"  tool {name}: {version}\n")
+        for dev in facts["block_devices"].values():
+            kind = "HDD" if dev["rotational"] else "SSD"
+            out.write(f"  device {dev['name']}: {dev['size_bytes'] / 2**30:.1f} GiB {kind}"
+                      f" {dev['model']} scheduler={dev['scheduler']} "
+                      f"read_ahead_kb={dev['read_ahead_kb']}\n")
+    problems = list(result.findings)
+    out.write("\n")
+    if not problems and result.ok:
+        out.write("no problems found\n")
+    for f in problems:
+        where = " ".join(x for x in (f.host, f'step "{f.step}"' if f.step else None) if x)
+        hint = f" ({f.hint})" if f.hint else ""
+        out.write(f"{f.severity}: {where + ': ' if where else ''}{f.message}{hint}\n")
+    for failure in result.failures:
+        if not any(failure == f.message for f in problems):
+            out.write(f"error: {failure}\n")
+
+
+def run_headless(args: argparse.Namespace) -> int:
+    if not args.jsonl:
+        raise UsageError("the live console is not available yet; use benchtui run PLAN --jsonl")
+    if args.facts == "-":
+        raise UsageError("--facts - would mix with the samples on stdout; give a file name")
+    plan = load_plan(args.plan)
+    writer = JsonlWriter(sys.stdout)
+
+    def write(samples: list[object]) -> None:
+        writer.write(samples)  # type: ignore[arg-type]
+        sys.stdout.flush()
+
+    session = Session(plan, options=_options(args), on_samples=write,  # type: ignore[arg-type]
+                      on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
+    return asyncio.run(_run_until_signal(session, args.facts))
+
+
+async def _run_until_signal(session: Session, facts_path: str | None) -> int:
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    interrupted = False
+
+    def interrupt() -> None:
+        nonlocal interrupted
+        interrupted = True
+        if task is not None:
+            task.cancel()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, interrupt)
+    try:
+        result = await session.run()
+    except asyncio.CancelledError:
+        if not interrupted:
+            raise
+        print("benchtui: interrupted; every process benchtui started was stopped",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if facts_path:
+            _write_facts(facts_path, session.facts)
+    for failure in result.failures:
+        print(f"benchtui: {failure}", file=sys.stderr)
+    return 0 if result.ok else 1

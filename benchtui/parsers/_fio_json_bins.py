@@ -1,0 +1,128 @@
+"""Per-interval latency histograms from fio json+'s cumulative ``bins``, fast.
+
+fio prints, per direction and latency measure, ``bins``: bucket value (ns, as text) -> count
+since the job started, in ascending bucket order. The interval's histogram is the difference
+of two consecutive dumps. A one-hour capture holds ~3600 dumps x ~1000 buckets per job, so this
+works on cumulative sums with C-level passes (``accumulate``, ``map(sub, ...)``, ``bisect``) and
+no per-bucket Python code; the interval histogram itself (a ``LatencyHistogram``) is built only
+when someone reads it (``DeltaHistogram``), e.g. the live store merging hosts' histograms.
+
+Quantiles are taken as ``LatencyHistogram.quantiles`` takes them (the first bucket whose
+cumulative count reaches ``q * total``); the tests check both agree.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from itertools import accumulate, compress, repeat
+from operator import sub
+from typing import Any
+
+from benchtui.model.histogram import NS_PER_SECOND, LatencyHistogram
+
+
+class _BinKeys(dict[str, int]):
+    """fio's bucket keys (text) -> ns; fio has under 2000 distinct buckets, converted once."""
+
+    def __missing__(self, key: str) -> int:
+        value = int(key)
+        if len(self) < 65536:
+            self[key] = value
+        return value
+
+
+_BIN_KEYS = _BinKeys()
+
+
+@dataclass(slots=True)
+class Bins:
+    """One cumulative ``bins`` object of one dump, ready to be subtracted from the next."""
+
+    raw: dict[str, int]  # as decoded: fio's order (ascending buckets)
+    ns: list[int]  # its keys as integers, in the same order
+    ascending: bool
+
+
+def read_bins(raw: dict[str, int], prev: Bins | None) -> Bins:
+    """``raw`` with its keys as integers. Buckets are only ever added to a cumulative
+    ``bins`` object, so while the count of buckets is the previous dump's (``prev``, the same
+    job, direction and measure, counters not reset), so are the keys: converted once."""
+    if prev is not None and len(prev.raw) == len(raw):
+        return Bins(raw, prev.ns, prev.ascending)
+    ns = list(map(_BIN_KEYS.__getitem__, raw))
+    return Bins(raw, ns, ns == sorted(ns))
+
+
+def interval_cum(cur: Bins, prev: Bins | None) -> list[int] | None:
+    """Running sums of the interval's counts (cur - prev; since zero when ``prev`` is None) in
+    cur's bucket order, or None when a bucket count went down (fio restarted its counters)."""
+    raw = cur.raw
+    if prev is None:
+        diffs = list(raw.values())
+    elif len(prev.raw) == len(raw):  # the usual case: no new bucket, same keys, same order
+        diffs = list(map(sub, raw.values(), prev.raw.values()))
+    else:  # new buckets appeared: align the earlier counts on cur's keys
+        if len(raw) < len(prev.raw) or not prev.raw.keys() <= raw.keys():
+            return None
+        diffs = list(map(sub, raw.values(), map(prev.raw.get, raw, repeat(0))))
+    if not diffs or min(diffs) < 0:
+        return None if diffs else []
+    return list(accumulate(diffs))
+
+
+def quantiles(ns: list[int], cum: list[int], ascending: bool,
+              qs: list[tuple[float, str]]) -> list[tuple[str, float]]:
+    """(label, seconds) for each (q, label) of ``qs``; ``cum[-1]`` must be > 0."""
+    if not ascending:
+        hist = LatencyHistogram(counts_of(ns, cum))
+        found = hist.quantiles(q for q, _ in qs)
+        return [(label, found[q]) for q, label in qs]
+    total = cum[-1]
+    last = len(ns) - 1
+    return [(label, ns[min(bisect_left(cum, q * total), last)] / NS_PER_SECOND)
+            for q, label in qs]
+
+
+def counts_of(ns: list[int], cum: list[int]) -> dict[int, int]:
+    """bucket ns -> count, the buckets with a count only."""
+    counts = list(map(sub, cum, [0, *cum[:-1]]))
+    return dict(zip(compress(ns, counts), filter(None, counts), strict=False))
+
+
+_COUNTS: Any = LatencyHistogram.__dict__["counts"]  # the slot that holds a histogram's counts
+
+
+class DeltaHistogram(LatencyHistogram):
+    """A ``LatencyHistogram`` whose ``counts`` are worked out on first use, from an interval's
+    running sums: parsing a file to print samples never needs them."""
+
+    __slots__ = ("_cum", "_ns")
+
+    def __init__(self, ns: list[int], cum: list[int]) -> None:  # counts: made on first use
+        self._ns: list[int] | None = ns
+        self._cum = cum
+
+    @property
+    def counts(self) -> dict[int, int]:
+        if self._ns is not None:
+            _COUNTS.__set__(self, counts_of(self._ns, self._cum))
+            self._ns = None
+            self._cum = []
+        counts: dict[int, int] = _COUNTS.__get__(self)
+        return counts
+
+    @counts.setter
+    def counts(self, value: dict[int, int]) -> None:
+        _COUNTS.__set__(self, value)
+        self._ns = None
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LatencyHistogram):
+            return self.counts == other.counts
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"DeltaHistogram(counts={self.counts!r})"

@@ -1,0 +1,114 @@
+"""The end-of-run figures of a fio JSON report (the last document of the stream).
+
+fio's own whole-run numbers, per job and direction: ``iops``, ``bw_bytes``, the percentiles of
+its ``percentile`` objects, min/max/mean latencies; per job the CPU shares (``usr_cpu``,
+``sys_cpu``, percent of one CPU); per device ``disk_util``. Used by ``fio_json.FioJsonParser``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from benchtui.model.sample import SUMMARY, Sample, quantile_label
+
+if TYPE_CHECKING:
+    from benchtui.parsers.base import Parser
+
+OPS = ("read", "write", "trim")
+MEASURES = (("clat", "clat_ns"), ("slat", "slat_ns"), ("lat", "lat_ns"))
+_NS = 1e9
+
+
+def _num(x: object) -> float | None:
+    if type(x) is int or type(x) is float:
+        value = float(x)
+        return value if math.isfinite(value) else None
+    return None
+
+
+def _quantile(key: str) -> str | None:
+    """fio's percentile key ("99.900000") as a quantile label, None for garbage."""
+    try:
+        p = float(key)
+    except ValueError:
+        return None
+    if not 0 <= p <= 100:
+        return None
+    return quantile_label(key)
+
+
+def _fallback_elapsed(jobs: list[Any]) -> float:
+    """The run's length when the report has no timestamp: fio's ``elapsed`` (whole seconds)."""
+    longest = 0.0
+    for job in jobs:
+        if isinstance(job, dict):
+            e = _num(job.get("elapsed"))
+            if e is not None and e > longest:
+                longest = e
+    return longest
+
+
+def summary_samples(parser: Parser, doc: dict[str, Any], labels: list[str], t: float | None,
+                    elapsed: float | None) -> list[Sample]:
+    """kind=summary samples of one fio JSON document (normally the final report)."""
+    jobs: list[Any] = doc["jobs"]
+    if elapsed is None:
+        elapsed = _fallback_elapsed(jobs)
+    out: list[Sample] = []
+
+    def add(metric: str, value: float, labels: dict[str, str]) -> None:
+        out.append(parser.sample(metric, value, labels, t, kind=SUMMARY, elapsed=elapsed))
+
+    for label, job in zip(labels, jobs, strict=True):
+        if not isinstance(job, dict):
+            continue
+        for op in OPS:
+            d = job.get(op)
+            if isinstance(d, dict):
+                _direction(add, label, op, d)
+        for key, mode in (("usr_cpu", "user"), ("sys_cpu", "system")):
+            pct = _num(job.get(key))
+            if pct is None:
+                continue
+            if 0 <= pct <= 100:
+                add("cpu_ratio", pct / 100, {"job": label, "mode": mode})
+            else:
+                parser.warn(f"job {label!r}: {key} {pct} is not a percentage (ignored)")
+    disks = doc.get("disk_util")
+    if isinstance(disks, list):
+        for disk in disks:
+            if not isinstance(disk, dict) or not isinstance(disk.get("name"), str):
+                continue
+            util = _num(disk.get("util"))
+            if util is not None and 0 <= util <= 100:
+                add("disk_util_ratio", util / 100, {"device": disk["name"]})
+            elif util is not None:
+                parser.warn(f"disk {disk['name']!r}: util {util} is not a percentage (ignored)")
+    return out
+
+
+def _direction(add: Any, label: str, op: str, d: dict[str, Any]) -> None:
+    io = _num(d.get("io_bytes")) or 0.0
+    measured = {m: x for m, key in MEASURES
+                if isinstance(x := d.get(key), dict) and (_num(x.get("N")) or 0) > 0}
+    if io <= 0 and not measured:
+        return  # this direction did no I/O: no write=0 series for a read-only job
+    iops, bw = _num(d.get("iops")), _num(d.get("bw_bytes"))
+    if iops is not None and iops >= 0:
+        add("iops", iops, {"job": label, "op": op})
+    if bw is not None and bw >= 0:
+        add("bandwidth_bytes", bw, {"job": label, "op": op})
+    for measure, x in measured.items():
+        lab = {"job": label, "op": op, "measure": measure}
+        for key, metric in (("min", "latency_min_seconds"), ("max", "latency_max_seconds"),
+                            ("mean", "latency_mean_seconds")):
+            v = _num(x.get(key))
+            if v is not None and v >= 0:
+                add(metric, v / _NS, dict(lab))
+        pct = x.get("percentile")
+        if isinstance(pct, dict):
+            for key, value in pct.items():
+                q, v = _quantile(key), _num(value)
+                if q is not None and v is not None and v >= 0:
+                    add("latency_seconds", v / _NS, {**lab, "quantile": q})

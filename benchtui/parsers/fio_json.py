@@ -1,0 +1,498 @@
+"""fio's JSON output: ``--output-format=json`` or ``json+``, one final report or a stream of
+status dumps (``--status-interval=N``).
+
+The stream is a sequence of pretty-printed JSON documents, each opened by a line ``{`` and closed
+by a line ``}`` at column 0 (every line in between is indented). Lines outside documents (fio's
+``fio: ...`` notes on a merged stderr, other tools' output) are skipped.
+
+Every dump is cumulative since the job started (or since its counters were reset at the end of
+``ramp_time``). Per job and direction (read/write/trim), an interval between two dumps gives:
+IOPS = Δ``clat_ns.N`` / Δt (``total_ios`` also counts I/O in flight), bandwidth =
+Δ``io_bytes`` / Δt, interval mean latencies from N and mean, and with json+ the interval latency
+percentiles from the Δ of the sparse ``bins`` (the Δ histogram is also emitted, so that hosts'
+histograms can be merged for exact fleet-wide percentiles).
+Δt comes from the documents' ``timestamp_ms``. The first dump of a job (and the first dump after a
+counter reset) covers the time the job has run, its largest per-direction ``runtime`` (ms).
+The summary (fio's own whole-run figures) is read from the last document at the end of the stream.
+See docs/tools/fio-json.md for the metrics, labels and rules.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, TypeGuard
+
+import orjson
+
+from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample, quantile_label
+from benchtui.parsers._fio_json_bins import (
+    Bins,
+    DeltaHistogram,
+    interval_cum,
+    quantiles,
+    read_bins,
+)
+from benchtui.parsers._fio_json_summary import summary_samples
+from benchtui.parsers.base import Parser
+
+OPS = ("read", "write", "trim")
+#: (measure label, fio's key) of the latencies fio reports per direction.
+MEASURES = (("clat", "clat_ns"), ("slat", "slat_ns"), ("lat", "lat_ns"))
+#: The measure whose interval histogram is emitted (one per job and direction), first found.
+HISTOGRAM_MEASURES = ("clat", "lat", "slat")
+#: Interval percentiles always emitted (json+); a job's ``percentile_list`` adds to them.
+DEFAULT_PERCENTILES = ("50", "90", "99", "99.9", "99.99")
+#: How much later than the previous dump a counter reset may seem to have happened (clock skew
+#: between fio's timestamp and its runtime accounting).
+_RESET_SLACK_MS = 100
+_NS = 1e9
+
+_DETECT = re.compile(r'"fio version"\s*:\s*"[^"\n]*",.{0,400}?"jobs"\s*:\s*\[', re.DOTALL)
+
+
+def _num(x: object) -> TypeGuard[int | float]:
+    return type(x) is int or type(x) is float
+
+
+@dataclass(slots=True)
+class _Dir:
+    """The counters of one direction in one dump."""
+
+    n: int | float = 0  # completions: clat_ns.N, or lat_ns.N when clat is not measured
+    io: int | float = 0  # io_bytes
+    runtime: int | float = 0  # ms
+    ios: int | float = 0  # total_ios
+    stats: dict[str, tuple[int | float, int | float]] = field(default_factory=dict)  # N, mean
+    raw: dict[str, dict[str, int]] = field(default_factory=dict)  # measure -> bins as decoded
+    bins: dict[str, Bins] = field(default_factory=dict)  # the same, with running sums
+
+
+_ZERO = _Dir()
+
+
+def _snapshot(d: object) -> _Dir | None:
+    if not isinstance(d, dict):
+        return None
+    if not d.get("io_bytes") and not d.get("total_ios") and not d.get("runtime"):
+        return _ZERO  # a direction the job does not use (shared, never written to)
+    stats: dict[str, tuple[int | float, int | float]] = {}
+    raw: dict[str, dict[str, int]] = {}
+    for measure, key in MEASURES:
+        x = d.get(key)
+        if isinstance(x, dict):
+            n = x.get("N")
+            mean = x.get("mean")
+            if _num(n) and n > 0 and _num(mean):
+                stats[measure] = (n, mean)
+            b = x.get("bins")
+            if isinstance(b, dict) and b:
+                raw[measure] = b
+    io, runtime, ios = d.get("io_bytes", 0), d.get("runtime", 0), d.get("total_ios", 0)
+    n = stats["clat"][0] if "clat" in stats else stats["lat"][0] if "lat" in stats else 0
+    return _Dir(n, io if _num(io) else 0, runtime if _num(runtime) else 0,
+                ios if _num(ios) else 0, stats, raw)
+
+
+@dataclass(slots=True)
+class _Job:
+    ts: int | float | None
+    dirs: dict[str, _Dir]
+    ramping: bool = False
+    active: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _Interval:
+    """What one job's interval is computed from."""
+
+    label: str
+    cur: dict[str, _Dir]
+    prev: dict[str, _Dir]
+    cums: dict[tuple[str, str], list[int]]  # (op, measure) -> running sums of the interval
+    ts: int | float
+    span: float  # seconds
+
+
+class FioJsonParser(Parser):
+    """fio ``--output-format=json`` / ``json+``, with or without ``--status-interval``."""
+
+    name: ClassVar[str] = "fio-json"
+    tool: ClassVar[str] = "fio"
+    aliases: ClassVar[tuple[str, ...]] = ("fio-json+",)
+    description: ClassVar[str] = ("fio --output-format=json/json+ (status dumps: per-interval "
+                                  "iops, bandwidth, latency percentiles; final summary)")
+
+    def __init__(self, host: str = "-", source: str = "-") -> None:
+        super().__init__(host, source)
+        self._pending: list[str] | None = None
+        self._hint = 0  # the length of the last document, less a margin
+        self._deferred: list[Sample] | None = None
+        self._text: str | None = None  # the last block given to feed_text, for line numbers
+        self._counted = self._mark = 0
+        self._jobs: dict[str, _Job] = {}
+        self._last: dict[str, Any] | None = None
+        self._last_t: float | None = None
+        self._anchor_ms: float | None = None
+        self._errors_warned: set[tuple[str, str]] = set()
+        self._qs_cache: dict[object, list[tuple[float, str]]] = {}
+        self._labels_cache: tuple[tuple[object, ...], list[str]] = ((), [])
+
+    @classmethod
+    def detect(cls, head: str) -> int:
+        i = head.find('"fio version"')
+        if i < 0:
+            return 0
+        return 95 if _DETECT.search(head, i, i + 2000) else 0
+
+    # --- splitting the stream into documents -----------------------------------------------
+
+    def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
+        pending = self._pending
+        if pending is None:
+            if line == "{":
+                self._pending = ["{"]
+            else:
+                self.unknown()
+            return None
+        pending.append(line)
+        if line != "}":
+            return None
+        self._pending = None
+        return self._document("\n".join(pending), t)
+
+    def feed_text(self, text: str, t: float | None = None) -> list[Sample]:
+        """The fast path: documents are found with str.find over the whole block."""
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self._count_lines()
+        # Line numbers (for warnings) are counted only when a warning needs them.
+        self._text, self._counted, self._mark = text, 0, 0
+        self.lineno += 1
+        out: list[Sample] = []
+        pos, size = 0, len(text)
+        while pos < size:
+            if self._pending is None:
+                start = _open_at(text, pos)
+                if start < 0:
+                    self.unknown_lines += text.count("\n", pos) + (not text.endswith("\n"))
+                    break
+                self.unknown_lines += text.count("\n", pos, start)
+                if self._hint:
+                    # Skip most of the search: a dump is about as long as the previous one.
+                    # A decoding success proves no shorter document was skipped over.
+                    guess = text.find("\n}\n", start + self._hint)
+                    if guess >= 0:
+                        chunk = text[start:guess + 2]
+                        try:
+                            doc = orjson.loads(chunk)
+                        except orjson.JSONDecodeError:
+                            pass
+                        else:
+                            self._mark = guess + 1
+                            out.extend(self._checked(self._document(chunk, t, doc)))
+                            pos = guess + 3
+                            continue
+            else:
+                start = pos
+            end = _close_at(text, start)
+            if end < 0:
+                rest = text[start:].removesuffix("\n")
+                if self._pending is None:
+                    self._pending = [rest]
+                else:
+                    self._pending.append(rest)
+                break
+            chunk = text[start:end + 1]
+            if self._pending is not None:
+                self._pending.append(chunk)
+                chunk = "\n".join(self._pending)
+                self._pending = None
+            self._mark = end  # a warning names the document's closing line
+            out.extend(self._checked(self._document(chunk, t)))
+            pos = end + 2
+        self._mark = len(text)
+        self.lineno += (not text.endswith("\n")) - 1
+        return out
+
+    def warn(self, reason: str, text: str = "") -> None:
+        self._count_lines(keep=True)
+        super().warn(reason, text)
+
+    def _count_lines(self, *, keep: bool = False) -> None:
+        if self._text is not None:
+            self.lineno += self._text.count("\n", self._counted, self._mark)
+            self._counted = self._mark
+            if not keep:
+                self._text = None
+
+    def flush(self) -> list[Sample] | None:
+        if self._pending is not None:
+            self.warn("incomplete JSON document at the end of the stream (ignored)",
+                      self._pending[0])
+            self._pending = None
+        if self._last is None:
+            return None
+        doc = self._last
+        jobs = doc.get("jobs")
+        assert isinstance(jobs, list)
+        ts = doc.get("timestamp_ms")
+        t = ts / 1000 if _num(ts) else self._last_t
+        elapsed = self._elapsed(ts) if _num(ts) else None
+        return summary_samples(self, doc, self._job_labels(jobs), t, elapsed)
+
+    def _document(self, chunk: str, t: float | None, doc: object = None) -> list[Sample] | None:
+        self._hint = max(0, len(chunk) - 2048)
+        if doc is None:
+            doc = self._decode(chunk)
+        if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+            self.unknown_lines += chunk.count("\n") + 1
+            return None
+        try:
+            return self._dump(doc, t)
+        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+            self.warn(f"malformed fio JSON document ({type(exc).__name__}: {exc})")
+            return None
+
+    def _decode(self, chunk: str) -> object:
+        try:
+            return orjson.loads(chunk)
+        except orjson.JSONDecodeError:
+            pass
+        inner = chunk.rfind("\n{\n")
+        if inner >= 0:  # a dump cut short (fio killed), then a whole one
+            self.warn("incomplete JSON document skipped", chunk[:40])
+            return self._decode(chunk[inner + 1:])
+        # Foreign lines (stderr merged into stdout) inside a document: fio indents every line.
+        lines = chunk.split("\n")
+        kept = [x for x in lines[1:-1] if x.startswith(" ")]
+        if len(kept) < len(lines) - 2:
+            try:
+                doc = orjson.loads("{\n" + "\n".join(kept) + "\n}")
+            except orjson.JSONDecodeError:
+                pass
+            else:
+                self.unknown_lines += len(lines) - 2 - len(kept)
+                return doc
+        self.warn("not a valid JSON document (ignored)", chunk[:40])
+        return None
+
+    # --- one dump ----------------------------------------------------------------------------
+
+    def _elapsed(self, ts_ms: int | float) -> float:
+        anchor = self._anchor_ms
+        return 0.0 if anchor is None else max(0.0, (ts_ms - anchor) / 1000)
+
+    def _job_labels(self, jobs: list[Any]) -> list[str]:
+        """Job names as labels; jobs that share a name (numjobs without group_reporting) get
+        ``#0``, ``#1``... in the order fio lists them."""
+        names = tuple(j.get("jobname") if isinstance(j, dict) else None for j in jobs)
+        cached_names, labels = self._labels_cache
+        if names == cached_names:
+            return labels
+        base = [str(n) if n is not None else f"job{i}" for i, n in enumerate(names)]
+        if len(set(base)) != len(base):
+            counts = Counter(base)
+            seen: Counter[str] = Counter()
+            for i, b in enumerate(base):
+                if counts[b] > 1:
+                    base[i] = f"{b}#{seen[b]}"
+                    seen[b] += 1
+        self._labels_cache = (names, base)
+        return base
+
+    def _quantile_list(self, job: dict[str, Any], doc: dict[str, Any]) -> list[tuple[float, str]]:
+        opts = job.get("job options")
+        plist = opts.get("percentile_list") if isinstance(opts, dict) else None
+        if plist is None:
+            glob = doc.get("global options")
+            plist = glob.get("percentile_list") if isinstance(glob, dict) else None
+        qs = self._qs_cache.get(plist)
+        if qs is None:
+            qs = _percentile_list(plist)
+            self._qs_cache[plist] = qs
+        return qs
+
+    def _dump(self, doc: dict[str, Any], t: float | None) -> list[Sample] | None:
+        jobs: list[Any] = doc["jobs"]
+        ts = doc.get("timestamp_ms")
+        if not _num(ts):
+            ts = None
+        # The first dump's interval (from the job's start) waits for a second dump: a lone
+        # document is a final report, whose whole-run figures are the summary, not an interval.
+        first_doc = self._last is None
+        out: list[Sample] = []
+        if self._deferred is not None:
+            out, self._deferred = self._deferred, None
+        self._last = doc
+        self._last_t = t if ts is None else ts / 1000
+        if ts is not None and self._anchor_ms is None:
+            longest = max((j.get("elapsed", 0) for j in jobs if isinstance(j, dict)
+                           and _num(j.get("elapsed", 0))), default=0)
+            self._anchor_ms = ts - max(longest, 0) * 1000
+        labels = self._job_labels(jobs)
+        if first_doc:
+            self._deferred = []
+        into = self._deferred if self._deferred is not None else out
+        for label, job in zip(labels, jobs, strict=True):
+            if not isinstance(job, dict):
+                continue
+            err = job.get("error", 0)
+            if err and (label, str(err)) not in self._errors_warned:
+                self._errors_warned.add((label, str(err)))
+                self.warn(f"fio job {label!r} reports error {err}")
+            self._job(label, job, doc, ts, into)
+        return out
+
+    def _job(self, label: str, job: dict[str, Any], doc: dict[str, Any],
+             ts: int | float | None, out: list[Sample]) -> None:
+        cur = {op: s for op in OPS if (s := _snapshot(job.get(op))) is not None}
+        st = self._jobs.get(label)
+        if st is None:
+            st = self._jobs[label] = _Job(ts, {})
+            reset = True
+        else:
+            reset = _counters_dropped(st.dirs, cur)
+        dts = None if ts is None or st.ts is None else ts - st.ts
+        run_ms = max((c.runtime for c in cur.values()), default=0)
+        if not reset and st.ramping and any(c.n > 0 for c in cur.values()):
+            # ramp_time over: fio zeroed the counters; its runtime restarted with them
+            reset = dts is not None and run_ms <= dts + _RESET_SLACK_MS
+        first = not st.dirs
+        prev = {} if reset else st.dirs
+        cums: dict[tuple[str, str], list[int]] = {}
+        for op, c in cur.items():
+            since = prev.get(op, _ZERO).bins
+            for measure, raw in c.raw.items():
+                earlier = since.get(measure)
+                bins = c.bins[measure] = read_bins(raw, earlier)
+                cum = interval_cum(bins, earlier)
+                if cum is None:
+                    reset = True
+                else:
+                    cums[(op, measure)] = cum
+        if reset and prev:
+            prev = {}
+            cums = {}
+            for op, c in cur.items():
+                for measure, raw in c.raw.items():
+                    bins = c.bins[measure] = read_bins(raw, None)
+                    cum = interval_cum(bins, None)
+                    if cum is not None:
+                        cums[(op, measure)] = cum
+        st.ramping = any(c.io > 0 and c.n == 0 for c in cur.values())
+        st.dirs, st.ts = cur, ts
+        for op, c in cur.items():
+            if c.n > 0:
+                st.active.add(op)
+        if not st.active:
+            return
+        if ts is None:
+            self.warn(f"job {label!r}: dump without timestamp_ms, interval skipped")
+            return
+        if reset:
+            span = run_ms
+            if span <= 0 or (not first and (dts is None or span > dts + _RESET_SLACK_MS)):
+                self.warn(f"job {label!r}: counters restarted, interval skipped")
+                return
+        else:
+            if dts is None or dts <= 0:
+                self.warn(f"job {label!r}: time did not advance between dumps, interval skipped")
+                return
+            span = dts
+            if run_ms - max((p.runtime for p in prev.values()), default=0) < dts / 2 and all(
+                    c.n == prev[op].n for op, c in cur.items() if op in prev):
+                return  # no completion, and the job was not running: it finished
+        self._emit(_Interval(label, cur, prev, cums, ts, span / 1000), job, doc, out)
+
+    def _emit(self, iv: _Interval, job: dict[str, Any], doc: dict[str, Any],
+              out: list[Sample]) -> None:
+        label, cur, prev, cums, span = iv.label, iv.cur, iv.prev, iv.cums, iv.span
+        t = iv.ts / 1000
+        elapsed = self._elapsed(iv.ts)
+        host, tool = self.host, self.tool
+        qs: list[tuple[float, str]] | None = None
+        active = self._jobs[label].active
+        for op in OPS:
+            c = cur.get(op)
+            if c is None or op not in active:
+                continue
+            p = prev.get(op, _ZERO)
+            out.append(Sample(t, tool, INTERVAL, "iops", (c.n - p.n) / span,
+                              {"job": label, "op": op}, host, elapsed))
+            out.append(Sample(t, tool, INTERVAL, "bandwidth_bytes", (c.io - p.io) / span,
+                              {"job": label, "op": op}, host, elapsed))
+            for measure, (n2, mean2) in c.stats.items():
+                n1, mean1 = p.stats.get(measure, (0, 0.0))
+                if n2 > n1:
+                    mean = (mean2 * n2 - mean1 * n1) / (n2 - n1) / _NS
+                    if mean >= 0:
+                        out.append(Sample(t, tool, INTERVAL, "latency_mean_seconds", mean,
+                                          {"job": label, "op": op, "measure": measure},
+                                          host, elapsed))
+            if not c.bins:
+                continue
+            if qs is None:
+                qs = self._quantile_list(job, doc)
+            for measure, bins in c.bins.items():
+                cum = cums.get((op, measure))
+                if not cum or cum[-1] <= 0:
+                    continue
+                for q, v in quantiles(bins.ns, cum, bins.ascending, qs):
+                    out.append(Sample(t, tool, INTERVAL, "latency_seconds", v,
+                                      {"job": label, "op": op, "measure": measure, "quantile": q},
+                                      host, elapsed))
+            for measure in HISTOGRAM_MEASURES:
+                cum = cums.get((op, measure))
+                if cum and cum[-1] > 0:
+                    out.append(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(cum[-1]),
+                                      {"job": label, "op": op, "measure": measure}, host,
+                                      elapsed, DeltaHistogram(c.bins[measure].ns, cum)))
+                    break
+
+
+def _counters_dropped(prev: dict[str, _Dir], cur: dict[str, _Dir]) -> bool:
+    for op, c in cur.items():
+        p = prev.get(op)
+        if p is not None and (c.n < p.n or c.io < p.io or c.ios < p.ios
+                              or c.runtime < p.runtime):
+            return True
+    return False
+
+
+def _percentile_list(plist: object) -> list[tuple[float, str]]:
+    """Default percentiles plus a job's ``percentile_list`` ("99.5:99.99"), as (q, label)."""
+    wanted = list(DEFAULT_PERCENTILES)
+    if isinstance(plist, str):
+        for part in re.split(r"[:,]", plist):
+            try:
+                p = float(part)
+            except ValueError:
+                continue
+            if 0 < p <= 100:
+                wanted.append(part.strip())
+    found: dict[str, float] = {}
+    for text in wanted:
+        found.setdefault(quantile_label(text), float(text) / 100)
+    return sorted(((q, label) for label, q in found.items()), key=lambda x: x[0])
+
+
+def _open_at(text: str, pos: int) -> int:
+    """Index of the next line that is exactly ``{`` at or after ``pos`` (a line start)."""
+    if text.startswith("{", pos) and (pos + 1 == len(text) or text[pos + 1] == "\n"):
+        return pos
+    i = text.find("\n{\n", pos)
+    if i >= 0:
+        return i + 1
+    return len(text) - 1 if text.endswith("\n{") and len(text) - 2 >= pos else -1
+
+
+def _close_at(text: str, pos: int) -> int:
+    """Index of the next line that is exactly ``}`` at or after ``pos`` (a line start)."""
+    if text.startswith("}", pos) and (pos + 1 == len(text) or text[pos + 1] == "\n"):
+        return pos
+    i = text.find("\n}\n", pos)
+    if i >= 0:
+        return i + 1
+    return len(text) - 1 if text.endswith("\n}") and len(text) - 2 >= pos else -1

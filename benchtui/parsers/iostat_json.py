@@ -1,0 +1,224 @@
+"""sysstat ``iostat -o JSON`` (sysstat 11+), parsed line by line so that samples flow live.
+
+The whole output is one JSON document, complete only when iostat exits, but sysstat prints
+each element of its ``statistics`` array on its own lines as the interval ends::
+
+    {"sysstat": {
+        "hosts": [
+            {
+                "nodename": "vm", ..., "date": "11/22/26",
+                "statistics": [
+                    {
+                        "timestamp": "2026-11-22T03:55:24+0000",
+                        "avg-cpu":  {"user": 1.94, "nice": 0.00, "system": 1.24, ...},
+                        "disk": [
+                            {"disk_device": "vda", "r/s": 259.95, "w/s": 127.95, ...},
+                            {"disk_device": "vdb", ...}
+                        ]
+                    },
+    ...
+
+So each ``"avg-cpu"`` line and each ``{"disk_device": ...}`` line is a complete JSON object
+and is decoded on its own, as soon as it arrives. A ``{`` line alone inside ``statistics``
+starts a report (``-t`` adds its ``"timestamp"``; ``-y`` drops the since-boot report).
+
+Keys are mapped like the text columns (``_disk_common.COLUMNS``): ``r/s``, ``rkB/s`` or
+``rMB/s``, ``rrqm/s``, ``r_await``, ``rareq-sz``, ``aqu-sz``, ``util`` (a percentage), ``tps``,
+``kB_read/s`` ... The percentages of merged requests (``rrqm``, ``wrqm`` ... in sysstat 12) are
+skipped. The older extended JSON of sysstat 11.0-11.4 used ``r``, ``w``, ``rkB``, ``wkB``,
+``rrqm``, ``wrqm`` (per second), ``avgrq-sz`` (sectors), ``avgqu-sz``, ``await``, ``svctm``:
+an object with an ``r`` key and no ``r/s`` key is read that way (assuming kB, iostat's default).
+
+Time: the entry's ``timestamp`` (``ReportClock``: ISO with ``S_TIME_FORMAT=ISO``, else the
+locale's date; no zone = UTC), else the ``t`` the line came with. ``elapsed`` = report number x
+``interval`` as for the text parser (``skip_first_report`` likewise).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import ClassVar
+
+from benchtui.model.sample import INTERVAL, Sample
+from benchtui.parsers._disk_common import (
+    AWAIT,
+    BANDWIDTH,
+    COLUMNS,
+    CPU,
+    CPU_MODES,
+    IOPS,
+    KIB,
+    MERGED,
+    QUEUE,
+    REQ_SIZE,
+    SECTOR,
+    SVCTM,
+    UTIL,
+    Column,
+    ReportClock,
+)
+from benchtui.parsers.base import Parser
+
+#: sysstat 12 JSON keys that differ from the text headers.
+_NEW_KEYS: dict[str, Column] = {**COLUMNS, "util": (UTIL, None, 0.01, False)}
+_NEW_KEYS.pop("%util")
+#: sysstat 11.0-11.4 extended JSON keys.
+_OLD_KEYS: dict[str, Column] = {
+    "r": (IOPS, "read", 1.0, False),
+    "w": (IOPS, "write", 1.0, False),
+    "rkB": (BANDWIDTH, "read", KIB, True),
+    "wkB": (BANDWIDTH, "write", KIB, True),
+    "rrqm": (MERGED, "read", 1.0, False),
+    "wrqm": (MERGED, "write", 1.0, False),
+    "avgrq-sz": (REQ_SIZE, "total", SECTOR, True),
+    "avgqu-sz": (QUEUE, None, 1.0, False),
+    "await": (AWAIT, "total", 1e-3, False),
+    "r_await": (AWAIT, "read", 1e-3, False),
+    "w_await": (AWAIT, "write", 1e-3, False),
+    "svctm": (SVCTM, None, 1e-3, False),
+    "util": (UTIL, None, 0.01, False),
+}
+
+_TIMESTAMP = re.compile(r'^\s*"timestamp":\s*"([^"]*)"')
+
+
+class IostatJsonParser(Parser):
+    """sysstat iostat -o JSON, one statistics entry at a time."""
+
+    name: ClassVar[str] = "iostat-json"
+    tool: ClassVar[str] = "iostat"
+    description: ClassVar[str] = "sysstat iostat -o JSON (-x, -d, -t), decoded entry by entry"
+
+    def __init__(self, host: str = "-", source: str = "-", *,
+                 skip_first_report: bool = False, interval: float = 1.0) -> None:
+        super().__init__(host, source)
+        self.skip_first_report = skip_first_report
+        self.interval = interval if interval > 0 else 1.0
+        self._clock = ReportClock()
+        self._in_stats = False
+        self._in_disk = False
+        self._report = 0
+        self._report_t: float | None = None
+        self._elapsed = 0.0
+        self._skip = False
+
+    def _new_report(self) -> None:
+        self._report += 1
+        k = self._report - 1 if self.skip_first_report else self._report
+        self._elapsed = k * self.interval
+        self._skip = self.skip_first_report and self._report == 1
+        self._report_t = None
+
+    def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
+        text = line.strip()
+        if not text:
+            return None
+        if text.startswith('{"disk_device"'):
+            if not self._in_stats:  # a bare disk object (e.g. grepped): no report seen yet
+                self._in_stats = True
+            if self._report == 0:
+                self._new_report()
+            return self._disk(text, line, t)
+        if text.startswith('"avg-cpu"'):
+            if self._report == 0:
+                self._new_report()
+            return self._cpu(text, line, t)
+        if text == "{":
+            if self._in_stats and not self._in_disk:
+                self._new_report()
+            return None
+        if text.startswith('"timestamp"'):
+            m = _TIMESTAMP.match(text)
+            stamp = self._clock.parse(m.group(1)) if m is not None else None
+            if stamp is None:
+                self.warn("unreadable report timestamp", line)
+            self._report_t = stamp
+            return None
+        if text.startswith('"statistics"'):
+            self._in_stats = True
+            return None
+        if text.startswith('"disk"'):
+            self._in_disk = True
+            return None
+        if text[0] == "]":
+            if self._in_disk:
+                self._in_disk = False
+            else:
+                self._in_stats = False
+            return None
+        if text.startswith('"date"'):
+            m = re.match(r'^"date":\s*"([^"]*)"', text)
+            if m is not None:
+                self._clock.learn_date(m.group(1))
+            return None
+        if text[0] in '{}"':
+            return None  # the rest of the document's frame (sysstat, hosts, nodename ...)
+        self.unknown()
+        return None
+
+    def _decode(self, text: str, line: str) -> dict[str, object] | None:
+        body = text.rstrip(",")
+        if body.startswith('"avg-cpu"'):
+            body = body.split(":", 1)[1].strip().rstrip(",")
+        try:
+            obj = json.loads(body)
+        except ValueError:
+            self.warn("truncated or invalid JSON object", line)
+            return None
+        if not isinstance(obj, dict):
+            self.warn("not a JSON object", line)
+            return None
+        return obj
+
+    def _disk(self, text: str, line: str, t: float | None) -> list[Sample] | None:
+        obj = self._decode(text, line)
+        if obj is None:
+            return None
+        device = obj.get("disk_device")
+        if not isinstance(device, str):
+            self.warn("disk object without a device name", line)
+            return None
+        if self._skip:
+            return None
+        keys = _OLD_KEYS if "r" in obj and "r/s" not in obj else _NEW_KEYS
+        when = self._report_t if self._report_t is not None else t
+        out: list[Sample] = []
+        for key, value in obj.items():
+            column = keys.get(key)
+            if column is None:
+                continue
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                self.warn(f"non-numeric {key!r} for {device}", line)
+                continue
+            metric, op, scale, _is_size = column
+            labels = {"device": device} if op is None else {"device": device, "op": op}
+            out.append(Sample(when, self.tool, INTERVAL, metric, float(value) * scale, labels,
+                              self.host, self._elapsed))
+        return out
+
+    def _cpu(self, text: str, line: str, t: float | None) -> list[Sample] | None:
+        obj = self._decode(text, line)
+        if obj is None or self._skip:
+            return None
+        when = self._report_t if self._report_t is not None else t
+        out: list[Sample] = []
+        for key, value in obj.items():
+            mode = CPU_MODES.get(key)
+            if mode is None or not isinstance(value, int | float) or isinstance(value, bool):
+                continue
+            out.append(self.sample(CPU, float(value) / 100.0, {"mode": mode}, when,
+                                   elapsed=self._elapsed))
+        return out
+
+    _DETECT = re.compile(r'"disk_device"\s*:\s*"')
+
+    @classmethod
+    def detect(cls, head: str) -> int:
+        if '"sysstat"' in head and cls._DETECT.search(head):
+            return 95
+        if '"sysstat"' in head and '"statistics"' in head and '"avg-cpu"' in head:
+            return 85
+        if cls._DETECT.search(head):
+            return 60
+        return 0

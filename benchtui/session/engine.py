@@ -1,0 +1,382 @@
+"""The session engine: the one place that connects line sources to parsers and sinks.
+
+``Session.run`` connects to every host at once, gathers facts, runs the preflight checks,
+starts the monitors, runs the steps one after another (each on all its hosts at once; iperf
+servers before their clients), follows every process's output through a ``LineSplitter`` into
+its parser, labels the samples with the plan's host and step names and hands them to the
+sinks. However it ends (done, a failed step, Ctrl-C, SIGTERM), every process it started on
+every host is stopped before ``run`` returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from benchtui.errors import HostError
+from benchtui.model.sample import Sample
+from benchtui.parsers import registry
+from benchtui.parsers.base import Parser
+from benchtui.plan.commands import (
+    MONITOR,
+    SERVER,
+    RemoteCommand,
+    monitor_commands,
+    step_commands,
+)
+from benchtui.plan.model import Plan, StepSpec
+from benchtui.plan.preflight import ERROR as FINDING_ERROR
+from benchtui.plan.preflight import Finding, fallback_hosts, paths_to_inspect, preflight
+from benchtui.plan.tools import executables_needed
+from benchtui.session import events as ev
+from benchtui.session.events import Event
+from benchtui.session.facts import HostFacts, facts_script, parse_facts
+from benchtui.session.hosts import SshOptions, close_all, connect_all, make_transport
+from benchtui.transport import (
+    LineSplitter,
+    LinkState,
+    RemoteRun,
+    RunHandle,
+    Transport,
+    new_session_id,
+)
+
+SampleSink = Callable[[list[Sample]], None]
+EventSink = Callable[[Event], None]
+
+#: How long an iperf server gets to start listening before its clients start (seconds).
+SERVER_READY_TIMEOUT = 5.0
+#: Seconds between a process's TERM and KILL when benchtui stops it.
+STOP_GRACE = 2.0
+_UNSAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class SessionOptions:
+    keep_going: bool = False
+    ssh: SshOptions = field(default_factory=SshOptions)
+    session_id: str | None = None
+
+
+@dataclass
+class _Run:
+    """One process of a step or monitor on one host, while benchtui follows it."""
+
+    command: RemoteCommand
+    step: str
+    handle: RunHandle | None = None
+    task: asyncio.Task[int] | None = None
+    samples: int = 0
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@dataclass
+class SessionResult:
+    ok: bool
+    failures: list[str] = field(default_factory=list)
+    facts: dict[str, HostFacts] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _run_id(*parts: str) -> str:
+    return _UNSAFE_ID.sub("_", "-".join(parts))[:100].strip("._-") or "run"
+
+
+class Session:
+    """Runs one plan. Sinks are called in the event loop, synchronously, as data arrives."""
+
+    def __init__(self, plan: Plan, *, options: SessionOptions | None = None,
+                 on_samples: SampleSink | None = None, on_event: EventSink | None = None,
+                 transports: Mapping[str, Transport] | None = None) -> None:
+        self.plan = plan
+        self.options = options or SessionOptions()
+        self.session_id = self.options.session_id or new_session_id()
+        self._sample_sinks: list[SampleSink] = [on_samples] if on_samples else []
+        self._event_sinks: list[EventSink] = [on_event] if on_event else []
+        self.transports: dict[str, Transport] = dict(transports) if transports else {
+            name: make_transport(spec, self.session_id, self.options.ssh, self._on_link_state)
+            for name, spec in plan.hosts.items() if name in plan.hosts_in_use()}
+        self.facts: dict[str, HostFacts] = {}
+        self.host_state: dict[str, str] = dict.fromkeys(self.transports, "connecting")
+        self.current_step: str | None = None
+        self._active: list[_Run] = []
+        self._failures: list[str] = []
+
+    # --- sinks -----------------------------------------------------------------------------
+
+    def add_sample_sink(self, sink: SampleSink) -> None:
+        self._sample_sinks.append(sink)
+
+    def add_event_sink(self, sink: EventSink) -> None:
+        self._event_sinks.append(sink)
+
+    def emit(self, kind: str, message: str, *, level: str = ev.INFO, host: str | None = None,
+             step: str | None = None, **data: object) -> None:
+        event = Event(time.time(), kind, message, level, host, step, dict(data))
+        for sink in self._event_sinks:
+            sink(event)
+
+    def _set_host_state(self, host: str, state: str, reason: str = "") -> None:
+        if self.host_state.get(host) == state:
+            return
+        self.host_state[host] = state
+        level = ev.ERROR if state == "failed" else \
+            ev.WARNING if state == "reconnecting" else ev.INFO
+        self.emit(ev.HOST_STATE, f"{host}: {state}" + (f" ({reason})" if reason else ""),
+                  level=level, host=host, state=state)
+
+    def _on_link_state(self, host: str, state: LinkState) -> None:
+        if self.host_state.get(host) in ("failed", "done"):
+            return
+        if state is LinkState.RECONNECTING:
+            self._set_host_state(host, "reconnecting")
+        elif state is LinkState.UP and self.host_state.get(host) == "reconnecting":
+            self._set_host_state(host, "running" if self.current_step else "up")
+
+    # --- the phases ------------------------------------------------------------------------
+
+    async def prepare(self) -> list[Finding]:
+        """Connect every host, gather facts, run the preflight checks. Hosts that cannot be
+        reached are marked failed. Returns the findings (errors and warnings)."""
+        failed = await connect_all(self.transports)
+        for host, error in failed.items():
+            self._fail_host(host, str(error))
+        up = [h for h in self.transports if h not in failed]
+        for host in up:
+            self._set_host_state(host, "up")
+        needed = executables_needed(self.plan)
+        paths = paths_to_inspect(self.plan)
+        results = await asyncio.gather(
+            *(self._gather_facts(h, list(needed.get(h, {})), paths.get(h, [])) for h in up),
+            return_exceptions=True)
+        for host, result in zip(up, results, strict=True):
+            if isinstance(result, BaseException):
+                if isinstance(result, asyncio.CancelledError):
+                    raise result
+                self._fail_host(host, f"cannot read host facts: {result}")
+            else:
+                self.facts[host] = result
+                self.emit(ev.FACTS, f"{host}: {result['os']}, kernel {result['kernel']}, "
+                          f"{result['cpu_count']} CPUs", host=host, facts=dict(result))
+        findings = preflight(self.plan, self.facts)
+        for f in findings:
+            level = ev.ERROR if f.severity == FINDING_ERROR else ev.WARNING
+            text = f.message + (f" ({f.hint})" if f.hint else "")
+            self.emit(ev.PREFLIGHT, text, level=level, host=f.host, step=f.step)
+        return findings
+
+    async def _gather_facts(self, host: str, tools: list[str], paths: list[str]) -> HostFacts:
+        result = await self.transports[host].run(facts_script(tools, paths), timeout=30.0)
+        return parse_facts(result.stdout)
+
+    def _fail_host(self, host: str, reason: str) -> None:
+        self._failures.append(f"{host}: {reason}")
+        self._set_host_state(host, "failed", reason)
+
+    async def check(self) -> SessionResult:
+        """``benchtui check``: connect, gather facts, preflight; run nothing."""
+        try:
+            findings = await self.prepare()
+        finally:
+            await close_all(self.transports)
+        errors = [f for f in findings if f.severity == FINDING_ERROR]
+        return SessionResult(not self._failures and not errors,
+                             self._failures + [f.message for f in errors], self.facts, findings)
+
+    async def run(self) -> SessionResult:
+        """Run the whole plan. Cancelling the task (Ctrl-C) stops everything, then re-raises."""
+        findings: list[Finding] = []
+        try:
+            findings = await self.prepare()
+            errors = [f for f in findings if f.severity == FINDING_ERROR]
+            if (errors or self._failures) and not self.options.keep_going:
+                reason = "preflight found problems" if errors else "some hosts cannot be used"
+                self.emit(ev.SESSION_END, f"nothing was started: {reason} "
+                          "(fix them, or run with --keep-going)", level=ev.ERROR)
+                return SessionResult(False, self._failures + [f.message for f in errors],
+                                     self.facts, findings)
+            blocked = {f.host for f in errors if f.host}
+            for host in blocked:
+                self._fail_host(host, "preflight refused it")
+            self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})")
+            monitors = await self._start_monitors()
+            for step in self.plan.steps:
+                for repeat in range(step.repeat):
+                    await self._run_step(step, repeat)
+            await self._stop_runs(monitors)
+            ok = not self._failures
+            self.emit(ev.SESSION_END, "done" if ok else f"done with {len(self._failures)} "
+                      "failure(s)", level=ev.INFO if ok else ev.ERROR)
+            return SessionResult(ok, self._failures, self.facts, findings)
+        finally:
+            await asyncio.shield(self._stop_everything())
+
+    # --- running processes -----------------------------------------------------------------
+
+    def _usable(self, host: str) -> bool:
+        return host in self.transports and self.host_state.get(host) != "failed"
+
+    async def _start_monitors(self) -> list[_Run]:
+        runs: list[_Run] = []
+        for monitor in self.plan.monitors:
+            fallback = fallback_hosts(self.plan, monitor, self.facts)
+            for cmd in monitor_commands(self.plan, monitor, fallback_hosts=fallback):
+                if self._usable(cmd.host):
+                    if cmd.tool != monitor.tool:
+                        self.emit(ev.RUN_START, f"{cmd.host}: {monitor.tool} is missing, "
+                                  f"using {cmd.tool} instead", level=ev.WARNING, host=cmd.host)
+                    runs.append(_Run(cmd, monitor.name))
+        await asyncio.gather(*(self._start(r) for r in runs))
+        return [r for r in runs if r.task is not None]
+
+    async def _run_step(self, step: StepSpec, repeat: int) -> None:
+        label = step.name if step.repeat == 1 else f"{step.name}#{repeat + 1}"
+        self.current_step = label
+        hosts = [h for h in step.hosts if self._usable(h)]
+        self.emit(ev.STEP_START, f"step {label} on {', '.join(hosts) or 'no host'}",
+                  step=label)
+        started = time.monotonic()
+        try:
+            commands = self._step_commands(step)
+        except ValueError as exc:
+            self._failures.append(f"step {label}: {exc}")
+            self.emit(ev.STEP_END, f"step {label} failed: {exc}", level=ev.ERROR, step=label)
+            return
+        runs = [_Run(c, label) for c in commands if self._usable(c.host)]
+        for host in {r.command.host for r in runs}:
+            self._set_host_state(host, "running")
+        await self._upload(runs)
+        servers = [r for r in runs if r.command.role == SERVER]
+        others = [r for r in runs if r.command.role != SERVER]
+        if servers:
+            await asyncio.gather(*(self._start(r) for r in servers))
+            await self._wait_ready(servers)
+        await asyncio.gather(*(self._start(r) for r in others))
+        await asyncio.gather(*(r.task for r in others if r.task is not None))
+        if servers:
+            await self._stop_runs(servers)
+        failed_before = len(self._failures)
+        for r in runs:
+            if r.task is not None and r.task.done() and not r.task.cancelled():
+                status = r.task.result()
+                if status != 0 and r.command.role != SERVER:
+                    self._failures.append(f"{r.command.host}: step {label} exited with "
+                                          f"status {status}")
+        for host in {r.command.host for r in runs}:
+            if self.host_state.get(host) == "running":
+                self._set_host_state(host, "done")
+        seconds = time.monotonic() - started
+        ok = len(self._failures) == failed_before
+        self.emit(ev.STEP_END, f"step {label} {'done' if ok else 'failed'} in {seconds:.1f} s",
+                  level=ev.INFO if ok else ev.ERROR, step=label, seconds=seconds)
+        self.current_step = None
+
+    def _step_commands(self, step: StepSpec) -> list[RemoteCommand]:
+        address = step.server_address
+        if step.server is not None and not address:
+            spec = self.plan.hosts[step.server]
+            address = "127.0.0.1" if spec.local else (spec.address or spec.ssh_alias)
+        return step_commands(self.plan, step, server_address=address)
+
+    async def _upload(self, runs: list[_Run]) -> None:
+        for r in runs:
+            for up in r.command.uploads:
+                await self.transports[r.command.host].put_file(str(up.local), up.remote)
+
+    async def _wait_ready(self, servers: list[_Run]) -> None:
+        """Until every server printed its first line (it is listening), or a timeout."""
+        waits = [asyncio.wait_for(r.ready.wait(), SERVER_READY_TIMEOUT) for r in servers]
+        await asyncio.gather(*waits, return_exceptions=True)
+
+    async def _start(self, run: _Run) -> None:
+        cmd = run.command
+        transport = self.transports[cmd.host]
+        run_id = _run_id(run.step, cmd.role, cmd.name, cmd.host, str(len(self._active)))
+        try:
+            handle = await transport.start(RemoteRun(run_id, cmd.exec_argv, cmd.deadline))
+        except HostError as exc:
+            self._fail_host(cmd.host, f"cannot start {cmd.tool}: {exc.reason}")
+            return
+        run.handle = handle
+        self._active.append(run)
+        parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
+        run.task = asyncio.create_task(self._follow(transport, run, parser))
+        if cmd.role != MONITOR:
+            self.emit(ev.RUN_START, f"{cmd.host}: {cmd.tool} started", host=cmd.host,
+                      step=run.step, command=cmd.shell_line())
+
+    async def _follow(self, transport: Transport, run: _Run, parser: Parser) -> int:
+        """Output -> lines -> samples -> sinks, until the process ends; its exit status."""
+        assert run.handle is not None
+        cmd = run.command
+        splitter = LineSplitter()
+        warned = 0
+        try:
+            async for chunk in transport.follow(run.handle):
+                lines = splitter.feed(chunk)
+                if lines:
+                    run.ready.set()
+                    self._deliver(run, parser.feed_text("\n".join(lines), time.time()))
+                    warned = self._report_parse_warnings(parser, run, warned)
+        except HostError as exc:
+            self._fail_host(cmd.host, f"lost {cmd.tool}: {exc.reason}")
+            return -1
+        rest = splitter.finish()
+        if rest:
+            self._deliver(run, parser.feed_text("\n".join(rest), time.time()))
+        self._deliver(run, parser.finish())
+        self._report_parse_warnings(parser, run, warned)
+        status = await transport.exit_status(run.handle)
+        status = -1 if status is None else status
+        if cmd.role != MONITOR:
+            self.emit(ev.RUN_END, f"{cmd.host}: {cmd.tool} exited with status {status}, "
+                      f"{run.samples} samples", level=ev.INFO if status == 0 or
+                      cmd.role == SERVER else ev.ERROR, host=cmd.host, step=run.step,
+                      status=status)
+        return status
+
+    def _deliver(self, run: _Run, samples: list[Sample]) -> None:
+        if not samples:
+            return
+        step = run.step if run.command.role != MONITOR else (self.current_step or "-")
+        for s in samples:
+            s.labels = {**s.labels, "step": step}
+        run.samples += len(samples)
+        for sink in self._sample_sinks:
+            sink(samples)
+
+    def _report_parse_warnings(self, parser: Parser, run: _Run, already: int) -> int:
+        for w in parser.warnings[already:]:
+            self.emit(ev.PARSE_WARNING, str(w), level=ev.WARNING, host=run.command.host,
+                      step=run.step)
+        return len(parser.warnings)
+
+    async def _stop_runs(self, runs: list[_Run]) -> None:
+        async def stop(r: _Run) -> None:
+            if r.handle is None:
+                return
+            try:
+                await self.transports[r.command.host].stop(r.handle, grace=STOP_GRACE)
+            except HostError as exc:
+                self.emit(ev.RUN_END, f"{r.command.host}: could not stop {r.command.tool}: "
+                          f"{exc.reason}", level=ev.ERROR, host=r.command.host)
+            if r.task is not None:
+                try:
+                    await asyncio.wait_for(asyncio.shield(r.task), 10.0)
+                except (TimeoutError, asyncio.CancelledError):
+                    r.task.cancel()
+                except Exception:  # noqa: BLE001 - already reported by the follower
+                    pass
+        await asyncio.gather(*(stop(r) for r in runs))
+        for r in runs:
+            if r in self._active:
+                self._active.remove(r)
+
+    async def _stop_everything(self) -> None:
+        """Stop every process still running on every host, then close the links."""
+        if self._active:
+            await self._stop_runs(list(self._active))
+        await close_all(self.transports)

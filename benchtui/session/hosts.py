@@ -1,0 +1,57 @@
+"""From a plan's hosts to connected transports: one per host, all connected at once."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from benchtui.errors import HostError
+from benchtui.plan.model import HostSpec
+from benchtui.transport import LocalTransport, StateCallback, Transport
+from benchtui.transport.ssh import SshTransport
+from benchtui.transport.sshtarget import SshTarget
+
+
+@dataclass(frozen=True)
+class SshOptions:
+    """SSH settings given on the command line rather than in the plan."""
+
+    accept_new_host_keys: bool = False
+    known_hosts: str | None = None
+    config: str | None = None
+    connect_timeout: float = 10.0
+
+
+def make_transport(spec: HostSpec, session_id: str, options: SshOptions,
+                   on_state: StateCallback | None = None) -> Transport:
+    """The transport for one host of the plan."""
+    if spec.local:
+        return LocalTransport(spec.name, session_id=session_id, on_state=on_state)
+    target = SshTarget(
+        host=spec.address or spec.ssh_alias or spec.name, port=spec.port, user=spec.user,
+        identity=str(spec.identity) if spec.identity else None, jump=spec.jump,
+        known_hosts=options.known_hosts, accept_new_host_keys=options.accept_new_host_keys,
+        config=options.config, connect_timeout=options.connect_timeout)
+    return SshTransport(spec.name, target, session_id=session_id, on_state=on_state)
+
+
+async def connect_all(transports: Mapping[str, Transport]) -> dict[str, HostError]:
+    """Connect every transport concurrently; a slow or dead host never holds up the others.
+    Returns the hosts that could not be reached, with why."""
+    names = list(transports)
+    results = await asyncio.gather(*(transports[n].connect() for n in names),
+                                   return_exceptions=True)
+    failed: dict[str, HostError] = {}
+    for name, result in zip(names, results, strict=True):
+        if isinstance(result, HostError):
+            failed[name] = result
+        elif isinstance(result, BaseException):
+            if isinstance(result, asyncio.CancelledError | KeyboardInterrupt):
+                raise result
+            failed[name] = HostError(name, f"cannot connect ({type(result).__name__}: {result})")
+    return failed
+
+
+async def close_all(transports: Mapping[str, Transport]) -> None:
+    await asyncio.gather(*(t.close() for t in transports.values()), return_exceptions=True)

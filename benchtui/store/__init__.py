@@ -1,0 +1,1 @@
+"""Where samples live: the live store (ring buffers, latest values, merged histograms)."""

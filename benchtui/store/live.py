@@ -1,0 +1,127 @@
+"""The live store: every series' recent points, each host's latest values, and fleet-wide
+latency percentiles from merged histograms.
+
+Bounded memory: each series keeps at most ``window`` points (a ring buffer), whatever the
+session's length. Series are keyed by (host, tool, metric, labels). Fleet percentiles are never
+averages of percentiles: for each (metric labels without host), the store keeps every host's
+latest per-interval histogram and merges them on demand.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.sample import HISTOGRAM_METRIC, SUMMARY, Sample
+
+SeriesKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
+#: Labels of a histogram across hosts: (tool, sorted labels without host).
+FleetKey = tuple[str, tuple[tuple[str, str], ...]]
+
+DEFAULT_WINDOW = 3600
+FLEET_QUANTILES = (0.5, 0.99, 0.999)
+
+
+@dataclass(slots=True)
+class Series:
+    """One series' recent points, oldest first."""
+
+    host: str
+    tool: str
+    metric: str
+    labels: dict[str, str]
+    kind: str
+    times: deque[float] = field(default_factory=deque)
+    values: deque[float] = field(default_factory=deque)
+
+    @property
+    def last(self) -> float | None:
+        return self.values[-1] if self.values else None
+
+    @property
+    def last_t(self) -> float | None:
+        return self.times[-1] if self.times else None
+
+
+class LiveStore:
+    """Fed by the session (live) or by replay: the same code path either way."""
+
+    def __init__(self, window: int = DEFAULT_WINDOW) -> None:
+        if window < 1:
+            raise ValueError("window must be at least 1 point")
+        self.window = window
+        self.series: dict[SeriesKey, Series] = {}
+        self.summaries: list[Sample] = []
+        self.host_last_t: dict[str, float] = {}
+        self.samples_total = 0
+        self.version = 0
+        self._histograms: dict[FleetKey, dict[str, tuple[float, LatencyHistogram]]] = {}
+
+    def add(self, samples: Iterable[Sample]) -> int:
+        """Take samples in; returns how many. Summary samples are kept whole (few per run)."""
+        n = 0
+        window = self.window
+        for s in samples:
+            n += 1
+            t = s.t if s.t is not None else (s.elapsed or 0.0)
+            last = self.host_last_t.get(s.host)
+            if last is None or t > last:
+                self.host_last_t[s.host] = t
+            if s.kind == SUMMARY:
+                self.summaries.append(s)
+                continue
+            if s.metric == HISTOGRAM_METRIC and s.histogram is not None:
+                fkey = (s.tool, tuple(sorted(s.labels.items())))
+                self._histograms.setdefault(fkey, {})[s.host] = (t, s.histogram)
+                continue
+            key = (s.host, s.tool, s.metric, tuple(sorted(s.labels.items())))
+            series = self.series.get(key)
+            if series is None:
+                series = Series(s.host, s.tool, s.metric, s.labels, s.kind,
+                                deque(maxlen=window), deque(maxlen=window))
+                self.series[key] = series
+            series.times.append(t)
+            series.values.append(s.value)
+        if n:
+            self.samples_total += n
+            self.version += 1
+        return n
+
+    def find(self, metric: str | None = None, host: str | None = None,
+             **labels: str) -> Iterator[Series]:
+        """The series matching a metric, a host and label values (None matches anything)."""
+        for series in self.series.values():
+            if metric is not None and series.metric != metric:
+                continue
+            if host is not None and series.host != host:
+                continue
+            if any(series.labels.get(k) != v for k, v in labels.items()):
+                continue
+            yield series
+
+    def hosts(self) -> list[str]:
+        return sorted(self.host_last_t)
+
+    def fleet_histogram(self, *, since: float | None = None, **labels: str) -> LatencyHistogram:
+        """Every host's latest interval histogram matching ``labels`` (and newer than
+        ``since``), merged."""
+        merged = LatencyHistogram()
+        for (_tool, key_labels), per_host in self._histograms.items():
+            lab = dict(key_labels)
+            if any(lab.get(k) != v for k, v in labels.items()):
+                continue
+            for t, hist in per_host.values():
+                if since is None or t >= since:
+                    merged.merge(hist)
+        return merged
+
+    def fleet_latency(self, quantiles: Iterable[float] = FLEET_QUANTILES, *,
+                      since: float | None = None, **labels: str) -> dict[float, float]:
+        """Fleet-wide latency quantiles (seconds) from merged histograms; {} if none yet."""
+        return self.fleet_histogram(since=since, **labels).quantiles(quantiles)
+
+    def fleet_sum(self, metric: str, **labels: str) -> float:
+        """Sum over hosts and series of the latest value (fleet IOPS, bandwidth)."""
+        return sum(s.values[-1] for s in self.find(metric, **labels) if s.values)

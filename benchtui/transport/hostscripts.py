@@ -1,0 +1,222 @@
+"""The POSIX shell scripts that run on a host, and the argvs that carry them there.
+
+Every script is a constant text run as ``sh -c SCRIPT sh ARG...``: values (paths, ids, the
+command itself) only ever arrive as positional parameters, never pasted into script text. The
+local transport executes these argvs directly; the SSH transport sends ``shlex.join(argv)``,
+which quotes every element, so a value like ``x; touch /tmp/pwned`` stays one argument.
+
+The scripts need ``sh``, coreutils (``timeout``, ``tail``, ``sleep`` with fractions),
+``setsid -f`` (util-linux >= 2.31), ``grep -z`` and ``/proc``: any current Linux distribution.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from benchtui.transport.base import (
+    EXIT_UNKNOWN,
+    KILL_AFTER,
+    RUN_TAG_VARIABLE,
+    RemoteRun,
+    RunHandle,
+)
+
+#: Where runs keep their files, relative to the home directory of the user on the host.
+DEFAULT_RUNS_DIR = ".cache/benchtui/runs"
+
+#: ``alive PID``: true while PID exists and is not a zombie (a zombie's parent may never
+#: reap it when PID 1 of a container does not, and ``kill -0`` would say it lives).
+_ALIVE = r"""
+alive() {
+  s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+  case $s in *") Z "*|*") X "*|"") return 1;; esac
+  return 0
+}
+"""
+
+#: Runs detached (setsid -f) as the run's wrapper: starts the command under ``timeout`` with
+#: its output in ``out``, records "WRAPPER_PID PGID" in ``pid``, waits, writes ``rc``.
+#: ``timeout`` makes itself a process group leader, so PGID is its PID.
+WRAPPER = r"""
+d=$1 deadline=$2 kill_after=$3 tag=$4 cwd=$5
+shift 5
+finish() { printf '%s\n' "$1" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"; }
+if [ -n "$cwd" ] && ! cd -- "$cwd" 2>>"$d/out"; then
+  printf '%s 0\n' "$$" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
+  finish 126
+  exit 0
+fi
+env "$TAGVAR=$tag" timeout --kill-after="$kill_after" "$deadline" env "$@" \
+  >>"$d/out" 2>&1 </dev/null &
+p=$!
+printf '%s %s\n' "$$" "$p" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
+wait "$p"
+finish "$?"
+""".replace("$TAGVAR", RUN_TAG_VARIABLE)
+
+#: Creates the run directory, starts WRAPPER in a new session, waits for its ``pid`` file and
+#: prints "DIRECTORY WRAPPER_PID PGID".
+START = r"""
+base=$1 session=$2 run=$3 deadline=$4 kill_after=$5 tag=$6 cwd=$7 wrapper=$8
+shift 8
+case $base in /*) ;; *) base="$HOME/$base";; esac
+mkdir -p -- "$base/$session/$run" || exit 111
+d=$(cd -- "$base/$session/$run" && pwd -P) || exit 111
+if [ -e "$d/pid" ]; then echo "run directory $d is already used" >&2; exit 112; fi
+: > "$d/out" || exit 111
+setsid -f sh -c "$wrapper" sh "$d" "$deadline" "$kill_after" "$tag" "$cwd" "$@" \
+  </dev/null >/dev/null 2>&1 || { echo "setsid -f failed" >&2; exit 113; }
+i=0
+while [ ! -s "$d/pid" ]; do
+  i=$((i + 1))
+  if [ "$i" -gt 1000 ]; then echo "the run did not start within 10 s" >&2; exit 114; fi
+  sleep 0.01
+done
+printf '%s %s\n' "$d" "$(cat "$d/pid")"
+"""
+
+#: Ends a run: SIGTERM to its process group (while it runs) and to every process tagged
+#: with the run's tag, SIGKILL to what is left after the grace ticks (0.1 s each).
+STOP = r"""
+d=$1 tag=$2 ticks=$3
+[ -r "$d/pid" ] || { echo "no run in $d" >&2; exit 2; }
+read -r wpid pgid < "$d/pid"
+tagged() {
+  grep -lzxF -e "$TAGVAR=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
+}
+signal() {
+  if [ ! -e "$d/rc" ] && [ "$pgid" -gt 1 ]; then kill -"$1" -- "-$pgid" 2>/dev/null; fi
+  for p in $(tagged); do kill -"$1" "$p" 2>/dev/null; done
+}
+signal TERM
+i=0
+while [ -n "$(tagged)" ] && [ "$i" -lt "$ticks" ]; do sleep 0.1; i=$((i + 1)); done
+signal KILL
+i=0
+while [ -n "$(tagged)" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+left=$(tagged)
+if [ -n "$left" ]; then echo "processes still running: $left" | tr '\n' ' ' >&2; exit 3; fi
+exit 0
+""".replace("$TAGVAR", RUN_TAG_VARIABLE)
+
+#: Prints "rc N" when the run ended, "running" while its wrapper lives, else "lost".
+STATUS = _ALIVE + r"""
+d=$1
+[ -r "$d/pid" ] || { echo "no run in $d" >&2; exit 2; }
+if [ -r "$d/rc" ]; then printf 'rc %s\n' "$(cat "$d/rc")"; exit 0; fi
+read -r wpid pgid < "$d/pid"
+if alive "$wpid"; then echo running; exit 0; fi
+if [ -r "$d/rc" ]; then printf 'rc %s\n' "$(cat "$d/rc")"; else echo lost; fi
+"""
+
+#: Exit status of FOLLOW when its ``tail`` ended while the run still lives: follow again.
+FOLLOW_AGAIN = 75
+
+#: Streams ``out`` from byte OFFSET (0-based) while the run lives, then exits 0. The bytes
+#: written after ``tail`` was stopped are read by a final DRAIN from the offset reached.
+FOLLOW = _ALIVE + r"""
+d=$1 offset=$2 wpid=$3
+[ -r "$d/out" ] || { echo "no output file $d/out" >&2; exit 2; }
+tail -c "+$((offset + 1))" -s 0.2 -F "$d/out" 2>/dev/null &
+t=$!
+while [ ! -e "$d/rc" ] && alive "$wpid" && kill -0 "$t" 2>/dev/null; do sleep 0.2; done
+kill "$t" 2>/dev/null
+wait "$t" 2>/dev/null
+if [ -e "$d/rc" ] || ! alive "$wpid"; then exit 0; fi
+exit $AGAIN
+""".replace("$AGAIN", str(FOLLOW_AGAIN))
+
+#: Prints ``out`` from byte OFFSET (0-based) to its current end.
+DRAIN = r"""
+[ -r "$1/out" ] || { echo "no output file $1/out" >&2; exit 2; }
+exec tail -c "+$(($2 + 1))" "$1/out"
+"""
+
+#: Writes standard input to PATH atomically (through PATH.benchtui-tmp), parents created.
+PUT = r"""
+p=$1
+dir=$(dirname -- "$p")
+mkdir -p -- "$dir" && cat > "$p.benchtui-tmp" && mv -f -- "$p.benchtui-tmp" "$p"
+"""
+
+
+def shell_line(argv: Sequence[str]) -> str:
+    """One command line for a remote shell: every element quoted with ``shlex.quote``."""
+    return shlex.join(argv)
+
+
+def script_argv(script: str, *args: str) -> list[str]:
+    """The argv that runs ``script`` with ``args`` as its positional parameters."""
+    return ["sh", "-c", script, "sh", *args]
+
+
+def command_argv(command: Sequence[str] | str) -> list[str]:
+    """An argv for a command given as an argv (kept as is) or a shell line (``sh -c``)."""
+    if isinstance(command, str):
+        return ["sh", "-c", command]
+    return list(command)
+
+
+def bounded_argv(command: Sequence[str] | str, timeout: float) -> list[str]:
+    """``command`` under ``timeout`` on the host, so a short command cannot linger."""
+    return ["timeout", "--kill-after=2", _seconds(timeout), *command_argv(command)]
+
+
+def start_argv(run: RemoteRun, *, runs_dir: str, session_id: str, tag: str) -> list[str]:
+    """The argv of START for ``run``; it prints what ``parse_started`` reads."""
+    env_pairs = [f"{name}={value}" for name, value in run.env.items()]
+    if isinstance(run.command, str):
+        tail = ["sh", "-c", run.command]
+    else:
+        tail = ["sh", "-c", 'exec "$@"', "sh", *run.command]
+    return script_argv(START, runs_dir, session_id, run.run_id, _seconds(run.deadline),
+                       _seconds(KILL_AFTER), tag, run.cwd or "", WRAPPER, *env_pairs, *tail)
+
+
+def parse_started(stdout: str) -> tuple[str, int, int]:
+    """(directory, wrapper PID, PGID) from what START printed; ``ValueError`` if garbled."""
+    fields = stdout.strip().rsplit(" ", 2)
+    if len(fields) != 3:
+        raise ValueError(f"unexpected answer from the start script: {stdout!r}")
+    directory, wrapper_pid, pgid = fields
+    return directory, int(wrapper_pid), int(pgid)
+
+
+def stop_argv(handle: RunHandle, grace: float) -> list[str]:
+    ticks = max(1, round(grace * 10))
+    return script_argv(STOP, handle.directory, handle.tag, str(ticks))
+
+
+def status_argv(handle: RunHandle) -> list[str]:
+    return script_argv(STATUS, handle.directory)
+
+
+def parse_status(stdout: str) -> int | None:
+    """The exit status STATUS printed: ``None`` while running, ``EXIT_UNKNOWN`` if lost."""
+    text = stdout.strip()
+    if text == "running":
+        return None
+    if text.startswith("rc "):
+        try:
+            return int(text[3:])
+        except ValueError:
+            return EXIT_UNKNOWN
+    return EXIT_UNKNOWN
+
+
+def follow_argv(handle: RunHandle, offset: int) -> list[str]:
+    return script_argv(FOLLOW, handle.directory, str(offset), str(handle.wrapper_pid))
+
+
+def drain_argv(handle: RunHandle, offset: int) -> list[str]:
+    return script_argv(DRAIN, handle.directory, str(offset))
+
+
+def put_argv(remote_path: str) -> list[str]:
+    return script_argv(PUT, remote_path)
+
+
+def _seconds(value: float) -> str:
+    """Seconds as ``timeout`` and ``sleep`` read them: ``2.5``, ``60``."""
+    return f"{value:.3f}".rstrip("0").rstrip(".")

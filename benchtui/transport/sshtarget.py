@@ -1,0 +1,124 @@
+"""Where and how to reach a host over SSH, and the known_hosts file: no asyncssh here.
+
+``SshTarget`` holds the options benchtui honours (see docs/transport.md); what it leaves unset
+comes from ``~/.ssh/config`` (``Host`` aliases, ``HostName``, ``Port``, ``User``,
+``IdentityFile``, ``ProxyJump``), from ssh-agent (``SSH_AUTH_SOCK``) and from the default
+keys in ``~/.ssh``, as with OpenSSH.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_PORT = 22
+#: The system-wide known_hosts file, read too when the target names no file of its own.
+GLOBAL_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
+
+
+@dataclass(frozen=True, slots=True)
+class SshTarget:
+    """One SSH host: an address or a ``~/.ssh/config`` alias, and optional overrides.
+
+    ``jump`` is a ProxyJump host, ``[user@]host[:port]``; it is verified against the same
+    known_hosts and offered the same keys. ``known_hosts`` defaults to
+    ``~/.ssh/known_hosts``; with ``accept_new_host_keys`` an unknown host's key is trusted on
+    first use and appended there (a *changed* key is still refused). ``config`` is an OpenSSH
+    client config file (default ``~/.ssh/config``). ``identity`` is a private key file; when
+    it is given, ssh-agent is used only if ``agent_path`` is given too.
+    """
+
+    host: str
+    port: int | None = None
+    user: str | None = None
+    identity: str | None = None
+    jump: str | None = None
+    known_hosts: str | None = None
+    accept_new_host_keys: bool = False
+    config: str | None = None
+    agent_path: str | None = None
+    connect_timeout: float = 10.0
+    keepalive_interval: float = 5.0
+    keepalive_count_max: int = 3
+
+    @property
+    def where(self) -> str:
+        """``host:port`` as the user would recognise it in a message."""
+        return f"{self.host}:{self.port or DEFAULT_PORT}"
+
+    def known_hosts_path(self) -> Path:
+        """The file host keys are checked against and first-use keys written to."""
+        return Path(self.known_hosts or Path.home() / ".ssh" / "known_hosts").expanduser()
+
+    def known_hosts_text(self) -> str:
+        """The trusted keys: ``known_hosts_path``, plus /etc/ssh/ssh_known_hosts by default."""
+        text = read_known_hosts(self.known_hosts_path())
+        if self.known_hosts is None:
+            text += "\n" + read_known_hosts(GLOBAL_KNOWN_HOSTS)
+        return text
+
+    def jump_target(self) -> SshTarget:
+        """The jump host as a target with this target's keys and known_hosts."""
+        if not self.jump:
+            raise ValueError("this target has no jump host")
+        user, host, port = parse_jump(self.jump)
+        return SshTarget(host=host, port=port, user=user, identity=self.identity,
+                         known_hosts=self.known_hosts,
+                         accept_new_host_keys=self.accept_new_host_keys, config=self.config,
+                         agent_path=self.agent_path, connect_timeout=self.connect_timeout,
+                         keepalive_interval=self.keepalive_interval,
+                         keepalive_count_max=self.keepalive_count_max)
+
+
+def parse_jump(spec: str) -> tuple[str | None, str, int | None]:
+    """``[user@]host[:port]`` (``[v6addr]:port`` too) as (user, host, port)."""
+    user, _, hostport = spec.rpartition("@")
+    host, port = hostport, None
+    if hostport.startswith("["):
+        host, _, rest = hostport[1:].partition("]")
+        if rest.startswith(":"):
+            port = int(rest[1:])
+    elif hostport.count(":") == 1:
+        host, _, port_text = hostport.partition(":")
+        port = int(port_text)
+    if not host:
+        raise ValueError(f"jump host {spec!r} has no host name")
+    return user or None, host, port
+
+
+def host_pattern(host: str, port: int | None) -> str:
+    """How known_hosts names a host: ``host`` on port 22, ``[host]:port`` elsewhere."""
+    return host if port in (None, DEFAULT_PORT) else f"[{host}]:{port}"
+
+
+def read_known_hosts(path: Path) -> str:
+    """The text of a known_hosts file; empty when it does not exist or cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        return ""
+
+
+def append_known_host(path: Path, pattern: str, key_line: str) -> None:
+    """Append ``pattern key_line`` to a known_hosts file (created 0600 in a 0700 directory)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with os.fdopen(fd, "a", encoding="utf-8") as stream:
+        if stream.tell() > 0 and not path.read_bytes().endswith(b"\n"):
+            stream.write("\n")
+        stream.write(f"{pattern} {key_line}\n")
+
+
+def unknown_key_hint(host: str, port: int | None, path: Path) -> str:
+    """How to trust a host whose key is not known yet."""
+    port_opt = f"-p {port} " if port not in (None, DEFAULT_PORT) else ""
+    return (f"check the key and add it with `ssh-keyscan {port_opt}{host} >> {path}`, "
+            f"or run with --accept-new-host-keys to trust it on first use")
+
+
+def changed_key_hint(pattern: str, path: Path) -> str:
+    """What to do when a host's key differs from the recorded one."""
+    return (f"if the host was reinstalled, remove the old key with "
+            f"`ssh-keygen -R '{pattern}' -f {path}` and connect again; "
+            f"otherwise someone may be intercepting the connection")

@@ -1,0 +1,52 @@
+"""The live store: bounded series, fleet sums, fleet percentiles from merged histograms."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.sample import HISTOGRAM_METRIC, Sample
+from benchtui.store.live import LiveStore
+
+
+def s(host: str, metric: str, value: float, t: float, **labels: str) -> Sample:
+    return Sample(t, "fio", "interval", metric, value, labels, host)
+
+
+def test_series_are_bounded_by_the_window() -> None:
+    store = LiveStore(window=5)
+    store.add(s("h1", "iops", float(i), float(i), job="j", op="read") for i in range(100))
+    (series,) = store.find("iops")
+    assert list(series.values) == [95.0, 96.0, 97.0, 98.0, 99.0]
+    assert series.last_t == 99.0
+    assert store.samples_total == 100
+
+
+def test_fleet_sum_and_hosts() -> None:
+    store = LiveStore()
+    store.add([s("h1", "iops", 100.0, 1.0, job="j", op="read"),
+               s("h2", "iops", 250.0, 1.0, job="j", op="read"),
+               s("h2", "iops", 50.0, 1.0, job="j", op="write")])
+    assert store.fleet_sum("iops", op="read") == 350.0
+    assert store.fleet_sum("iops") == 400.0
+    assert store.hosts() == ["h1", "h2"]
+
+
+def test_fleet_latency_is_from_merged_histograms_not_averaged_percentiles() -> None:
+    # Host 1: 99 fast ops at 1 ms; host 2: 1 op at 100 ms. Averaging the hosts' p99 would say
+    # ~50 ms; the true fleet p99 over 100 ops is 1 ms and p99.9 is 100 ms.
+    h1 = LatencyHistogram({1_000_000: 99})
+    h2 = LatencyHistogram({100_000_000: 1})
+    store = LiveStore()
+    for host, h in (("h1", h1), ("h2", h2)):
+        sample = Sample(1.0, "fio", "interval", HISTOGRAM_METRIC, float(h.total()),
+                        {"job": "j", "op": "read", "measure": "clat"}, host, histogram=h)
+        store.add([sample])
+    q = store.fleet_latency((0.5, 0.99, 0.999), op="read")
+    assert q == {0.5: 0.001, 0.99: 0.001, 0.999: 0.1}
+    assert store.fleet_latency(op="write") == {}
+
+
+def test_window_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="window"):
+        LiveStore(window=0)

@@ -1,0 +1,94 @@
+"""LineSplitter: lines across chunk boundaries, \\r and \\r\\n, byte offsets, continuity."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchtui.transport.base import Chunk
+from benchtui.transport.lines import LineSplitter
+
+
+def chunks_of(data: bytes, cuts: list[int], start: int = 0) -> list[Chunk]:
+    """``data`` cut at ``cuts`` into chunks whose offsets count from ``start``."""
+    bounds = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    return [Chunk(start + b, data[a:b]) for a, b in itertools.pairwise(bounds)]
+
+
+def split_all(data: bytes, cuts: list[int]) -> tuple[list[str], LineSplitter]:
+    splitter = LineSplitter()
+    lines: list[str] = []
+    for chunk in chunks_of(data, cuts):
+        lines.extend(splitter.feed(chunk))
+    lines.extend(splitter.finish())
+    return lines, splitter
+
+
+def test_partial_lines_wait_for_their_end() -> None:
+    splitter = LineSplitter()
+    assert splitter.feed(Chunk(3, b"abc")) == []
+    assert splitter.pending == 3
+    assert splitter.feed(Chunk(8, b"de\nfg")) == ["abcde"]
+    assert splitter.consumed == 6 and splitter.offset == 8
+    assert splitter.finish() == ["fg"]
+
+
+def test_carriage_return_ends_a_line_and_crlf_is_one_end() -> None:
+    eta = b"Jobs: 1 [r(1)][10%]\rJobs: 1 [r(1)][20%]\r\nnext\n"
+    assert split_all(eta, [])[0] == ["Jobs: 1 [r(1)][10%]", "Jobs: 1 [r(1)][20%]", "next"]
+
+
+def test_crlf_split_across_chunks_is_one_line_end() -> None:
+    splitter = LineSplitter()
+    assert splitter.feed(Chunk(2, b"a\r")) == ["a"]
+    assert splitter.consumed == 2
+    assert splitter.feed(Chunk(5, b"\nb\n")) == ["b"]
+    assert splitter.consumed == 5
+
+
+def test_utf8_character_cut_between_chunks_is_kept_whole() -> None:
+    data = "µs → 12\n".encode()
+    assert split_all(data, [1, 2, 5])[0] == ["µs → 12"]
+
+
+def test_a_lost_or_repeated_byte_is_caught() -> None:
+    splitter = LineSplitter()
+    splitter.feed(Chunk(4, b"abcd"))
+    with pytest.raises(ValueError, match="1 bytes lost"):
+        splitter.feed(Chunk(7, b"fg"))
+    with pytest.raises(ValueError, match="1 bytes repeated"):
+        splitter.feed(Chunk(5, b"de"))
+
+
+def test_resume_at_an_offset_continues_the_count() -> None:
+    splitter = LineSplitter(offset=100)
+    assert splitter.feed(Chunk(104, b"xyz\n")) == ["xyz"]
+    assert splitter.consumed == 104
+
+
+def test_an_endless_line_is_cut_to_bound_memory() -> None:
+    splitter = LineSplitter(max_line_bytes=8)
+    assert splitter.feed_bytes(b"0123") == []
+    assert splitter.feed_bytes(b"456789") == ["0123456789"]
+    assert splitter.pending == 0
+
+
+@given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", "é".encode(), b" "]),
+                max_size=40),
+       st.lists(st.integers(min_value=0, max_value=200), max_size=10))
+def test_any_chunking_gives_the_lines_of_the_whole(pieces: list[bytes], cuts: list[int]
+                                                   ) -> None:
+    data = b"".join(pieces)
+    whole, _ = split_all(data, [])
+    chunked, splitter = split_all(data, cuts)
+    assert chunked == whole
+    assert splitter.offset == len(data)
+    # Lines joined back with their ends equal the text, ends normalised to \n.
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+    expected = text.split("\n")
+    if expected[-1] == "":
+        expected.pop()
+    assert whole == expected
