@@ -290,6 +290,14 @@ def test_json_samples_flow_before_the_document_ends() -> None:
     assert len(pick(early, "cpu_ratio")) == 6
 
 
+def test_json_grepped_disk_lines() -> None:
+    text = disk("real_sysstat12_json_x_t_iso.json")
+    grepped = "\n".join(line for line in text.splitlines() if '"disk_device"' in line)
+    samples, _ = parse_with(IostatJsonParser, grepped)
+    assert series(samples, "disk_iops", device="vda", op="write") == [839.67, 10896.0]
+    assert elapsed_values(samples) == [1.0, 2.0]
+
+
 def test_real_json_d_y() -> None:
     samples, _ = parse_with(IostatJsonParser, disk("real_sysstat12_json_d_y.json"))
     assert {s.labels["op"] for s in pick(samples, "disk_bandwidth_bytes")} == {

@@ -18,6 +18,7 @@ import orjson
 
 from benchtui.errors import UsageError
 from benchtui.export.formats import JsonlWriter
+from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
 from benchtui.session import events as ev
 from benchtui.session.engine import Session, SessionOptions, SessionResult
@@ -65,7 +66,7 @@ def _write_facts(path: str, facts: dict[str, HostFacts]) -> None:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    plan = load_plan(args.plan)
+    plan = load_plan(args.plan, parser_names=all_parsers())
     session = Session(plan, options=_options(args), on_event=ProgressPrinter(sys.stderr))
     result = asyncio.run(session.check())
     if args.facts:
@@ -112,7 +113,7 @@ def run_headless(args: argparse.Namespace) -> int:
         raise UsageError("the live console is not available yet; use benchtui run PLAN --jsonl")
     if args.facts == "-":
         raise UsageError("--facts - would mix with the samples on stdout; give a file name")
-    plan = load_plan(args.plan)
+    plan = load_plan(args.plan, parser_names=all_parsers())
     writer = JsonlWriter(sys.stdout)
 
     def write(samples: list[object]) -> None:

@@ -63,10 +63,13 @@ def summary_samples(parser: Parser, doc: dict[str, Any], labels: list[str], t: f
     for label, job in zip(labels, jobs, strict=True):
         if not isinstance(job, dict):
             continue
+        ran = False
         for op in OPS:
             d = job.get(op)
             if isinstance(d, dict):
-                _direction(add, label, op, d)
+                ran = _direction(add, label, op, d) or ran
+        if not ran:
+            continue  # a job that did no I/O (it failed at once): nothing to show
         for key, mode in (("usr_cpu", "user"), ("sys_cpu", "system")):
             pct = _num(job.get(key))
             if pct is None:
@@ -88,12 +91,13 @@ def summary_samples(parser: Parser, doc: dict[str, Any], labels: list[str], t: f
     return out
 
 
-def _direction(add: Any, label: str, op: str, d: dict[str, Any]) -> None:
+def _direction(add: Any, label: str, op: str, d: dict[str, Any]) -> bool:
+    """The samples of one direction, if it did any I/O (then True)."""
     io = _num(d.get("io_bytes")) or 0.0
     measured = {m: x for m, key in MEASURES
                 if isinstance(x := d.get(key), dict) and (_num(x.get("N")) or 0) > 0}
     if io <= 0 and not measured:
-        return  # this direction did no I/O: no write=0 series for a read-only job
+        return False  # this direction did no I/O: no write=0 series for a read-only job
     iops, bw = _num(d.get("iops")), _num(d.get("bw_bytes"))
     if iops is not None and iops >= 0:
         add("iops", iops, {"job": label, "op": op})
@@ -112,3 +116,4 @@ def _direction(add: Any, label: str, op: str, d: dict[str, Any]) -> None:
                 q, v = _quantile(key), _num(value)
                 if q is not None and v is not None and v >= 0:
                     add("latency_seconds", v / _NS, {**lab, "quantile": q})
+    return True

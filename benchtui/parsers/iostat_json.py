@@ -20,7 +20,8 @@ each element of its ``statistics`` array on its own lines as the interval ends::
 
 So each ``"avg-cpu"`` line and each ``{"disk_device": ...}`` line is a complete JSON object
 and is decoded on its own, as soon as it arrives. A ``{`` line alone inside ``statistics``
-starts a report (``-t`` adds its ``"timestamp"``; ``-y`` drops the since-boot report).
+starts a report (``-t`` adds its ``"timestamp"``; ``-y`` drops the since-boot report); disk
+lines grepped out of the document start a report when a device repeats.
 
 Keys are mapped like the text columns (``_disk_common.COLUMNS``): ``r/s``, ``rkB/s`` or
 ``rMB/s``, ``rrqm/s``, ``r_await``, ``rareq-sz``, ``aqu-sz``, ``util`` (a percentage), ``tps``,
@@ -81,6 +82,7 @@ _OLD_KEYS: dict[str, Column] = {
 }
 
 _TIMESTAMP = re.compile(r'^\s*"timestamp":\s*"([^"]*)"')
+_DATE = re.compile(r'^"date":\s*"([^"]*)"')
 
 
 class IostatJsonParser(Parser):
@@ -102,6 +104,7 @@ class IostatJsonParser(Parser):
         self._report_t: float | None = None
         self._elapsed = 0.0
         self._skip = False
+        self._devices: set[str] = set()
 
     def _new_report(self) -> None:
         self._report += 1
@@ -109,16 +112,13 @@ class IostatJsonParser(Parser):
         self._elapsed = k * self.interval
         self._skip = self.skip_first_report and self._report == 1
         self._report_t = None
+        self._devices.clear()
 
     def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
         text = line.strip()
         if not text:
             return None
         if text.startswith('{"disk_device"'):
-            if not self._in_stats:  # a bare disk object (e.g. grepped): no report seen yet
-                self._in_stats = True
-            if self._report == 0:
-                self._new_report()
             return self._disk(text, line, t)
         if text.startswith('"avg-cpu"'):
             if self._report == 0:
@@ -148,7 +148,7 @@ class IostatJsonParser(Parser):
                 self._in_stats = False
             return None
         if text.startswith('"date"'):
-            m = re.match(r'^"date":\s*"([^"]*)"', text)
+            m = _DATE.match(text)
             if m is not None:
                 self._clock.learn_date(m.group(1))
             return None
@@ -179,6 +179,10 @@ class IostatJsonParser(Parser):
         if not isinstance(device, str):
             self.warn("disk object without a device name", line)
             return None
+        # Bare disk objects (grepped from the document) start a report when a device repeats.
+        if self._report == 0 or device in self._devices:
+            self._new_report()
+        self._devices.add(device)
         if self._skip:
             return None
         keys = _OLD_KEYS if "r" in obj and "r/s" not in obj else _NEW_KEYS

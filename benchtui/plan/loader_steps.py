@@ -238,6 +238,7 @@ def _read_jobfile(fields: Fields, run: _Runnable, base: Path) -> tuple[Path | No
 
 
 def _unique_name(base: str, used: set[str]) -> str:
+    """``base``, or ``base-2``, ``base-3``... whichever is not taken yet."""
     base = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-._")[:60] or "step"
     name, n = base, 1
     while name in used:
@@ -273,6 +274,7 @@ def _read_names(source: Source, tables: list[Any], kind: str, keys: Mapping[str,
 
 def read_monitors(source: Source, tables: list[Any], hosts: HostNames,
                   parser_names: Collection[str] | None) -> list[MonitorSpec]:
+    """The ``[[monitor]]`` tables, checked and resolved."""
     monitors: list[MonitorSpec] = []
     all_fields = _read_names(source, tables, "monitor", MONITOR_KEYS)
     used = {f.table["name"] for f in all_fields if "name" in f.table}
@@ -319,6 +321,7 @@ def read_monitors(source: Source, tables: list[Any], hosts: HostNames,
 
 def read_steps(source: Source, tables: list[Any], hosts: HostNames,
                parser_names: Collection[str] | None, base: Path) -> list[StepSpec]:
+    """The ``[[step]]`` tables, checked and resolved; jobfiles are read relative to ``base``."""
     steps: list[StepSpec] = []
     all_fields = _read_names(source, tables, "step", STEP_KEYS)
     used = {f.table["name"] for f in all_fields if "name" in f.table}

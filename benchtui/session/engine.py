@@ -30,7 +30,7 @@ from benchtui.plan.commands import (
 from benchtui.plan.model import Plan, StepSpec
 from benchtui.plan.preflight import ERROR as FINDING_ERROR
 from benchtui.plan.preflight import Finding, fallback_hosts, paths_to_inspect, preflight
-from benchtui.plan.tools import executables_needed
+from benchtui.plan.tools import TOOLS, executables_needed
 from benchtui.session import events as ev
 from benchtui.session.events import Event
 from benchtui.session.facts import HostFacts, facts_script, parse_facts
@@ -71,6 +71,8 @@ class _Run:
     task: asyncio.Task[int] | None = None
     samples: int = 0
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    #: benchtui stopped it on purpose (end of a step's duration, a server after its clients).
+    stopped: bool = False
 
 
 @dataclass
@@ -150,7 +152,7 @@ class Session:
         needed = executables_needed(self.plan)
         paths = paths_to_inspect(self.plan)
         results = await asyncio.gather(
-            *(self._gather_facts(h, list(needed.get(h, {})), paths.get(h, [])) for h in up),
+            *(self._gather_facts(h, needed.get(h, {}), paths.get(h, [])) for h in up),
             return_exceptions=True)
         for host, result in zip(up, results, strict=True):
             if isinstance(result, BaseException):
@@ -168,8 +170,15 @@ class Session:
             self.emit(ev.PREFLIGHT, text, level=level, host=f.host, step=f.step)
         return findings
 
-    async def _gather_facts(self, host: str, tools: list[str], paths: list[str]) -> HostFacts:
-        result = await self.transports[host].run(facts_script(tools, paths), timeout=30.0)
+    async def _gather_facts(self, host: str, programs: Mapping[str, str],
+                            paths: list[str]) -> HostFacts:
+        """``programs``: program -> the tool it is for (its catalogue says how to ask the
+        program its version)."""
+        versions = {}
+        for program, tool in programs.items():
+            spec = TOOLS.get(tool)
+            versions[program] = spec.version if spec and spec.executable == program else None
+        result = await self.transports[host].run(facts_script(versions, paths), timeout=30.0)
         return parse_facts(result.stdout)
 
     def _fail_host(self, host: str, reason: str) -> None:
@@ -255,14 +264,21 @@ class Session:
             await asyncio.gather(*(self._start(r) for r in servers))
             await self._wait_ready(servers)
         await asyncio.gather(*(self._start(r) for r in others))
-        await asyncio.gather(*(r.task for r in others if r.task is not None))
+        tasks = [r.task for r in others if r.task is not None]
+        if step.duration is not None and tasks:
+            # A tool that runs until stopped (iostat as a step): stop it, as a success.
+            await asyncio.wait(tasks, timeout=step.duration)
+            await self._stop_runs([r for r in others if r.task is not None and not r.task.done()],
+                                  expected=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         if servers:
             await self._stop_runs(servers)
         failed_before = len(self._failures)
         for r in runs:
-            if r.task is not None and r.task.done() and not r.task.cancelled():
+            if r.task is not None and r.task.done() and not r.task.cancelled() \
+                    and r.task.exception() is None:
                 status = r.task.result()
-                if status != 0 and r.command.role != SERVER:
+                if status != 0 and r.command.role != SERVER and not r.stopped:
                     self._failures.append(f"{r.command.host}: step {label} exited with "
                                           f"status {status}")
         for host in {r.command.host for r in runs}:
@@ -332,9 +348,10 @@ class Session:
         status = await transport.exit_status(run.handle)
         status = -1 if status is None else status
         if cmd.role != MONITOR:
-            self.emit(ev.RUN_END, f"{cmd.host}: {cmd.tool} exited with status {status}, "
-                      f"{run.samples} samples", level=ev.INFO if status == 0 or
-                      cmd.role == SERVER else ev.ERROR, host=cmd.host, step=run.step,
+            how = "was stopped" if run.stopped else f"exited with status {status}"
+            fine = status == 0 or run.stopped or cmd.role == SERVER
+            self.emit(ev.RUN_END, f"{cmd.host}: {cmd.tool} {how}, {run.samples} samples",
+                      level=ev.INFO if fine else ev.ERROR, host=cmd.host, step=run.step,
                       status=status)
         return status
 
@@ -354,10 +371,11 @@ class Session:
                       step=run.step)
         return len(parser.warnings)
 
-    async def _stop_runs(self, runs: list[_Run]) -> None:
+    async def _stop_runs(self, runs: list[_Run], *, expected: bool = True) -> None:
         async def stop(r: _Run) -> None:
             if r.handle is None:
                 return
+            r.stopped = expected
             try:
                 await self.transports[r.command.host].stop(r.handle, grace=STOP_GRACE)
             except HostError as exc:
@@ -378,5 +396,5 @@ class Session:
     async def _stop_everything(self) -> None:
         """Stop every process still running on every host, then close the links."""
         if self._active:
-            await self._stop_runs(list(self._active))
+            await self._stop_runs(list(self._active), expected=False)
         await close_all(self.transports)

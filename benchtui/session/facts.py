@@ -8,22 +8,8 @@ on every Linux host, over SSH or locally. It prints tagged, tab-separated lines 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TypedDict
-
-#: How each tool reports its version (first line of output is kept).
-VERSION_COMMANDS: dict[str, str] = {
-    "fio": "fio --version",
-    "iostat": "iostat -V",
-    "iperf3": "iperf3 --version",
-    "iperf": "iperf --version",
-    "mbw": "mbw -h",
-    "rados": "rados --version",
-    "rbd": "rbd --version",
-    "timeout": "timeout --version",
-    "setsid": "setsid --version",
-    "tail": "tail --version",
-}
 
 
 class BlockDevice(TypedDict):
@@ -63,11 +49,13 @@ class HostFacts(TypedDict):
     files: dict[str, FileFacts]
 
 
-def facts_script(tools: Iterable[str], paths: Iterable[str] = ()) -> str:
+def facts_script(programs: Mapping[str, Sequence[str] | None],
+                 paths: Iterable[str] = ()) -> str:
     """The shell script that prints a host's facts (tagged lines, see ``parse_facts``):
-    system facts, the version of each program in ``tools``, and what is at each of ``paths``
-    (fio's files and devices: exists, size, real path, the device holding it). Every value
-    from the plan is quoted."""
+    system facts, where each program is and its version (``programs``: program -> the argv
+    whose first line of output is its version, or None for ``PROGRAM --version``), and what
+    is at each of ``paths`` (fio's files and devices: exists, size, real path, the device
+    holding it). Every value from the plan is quoted."""
     lines = [
         "LC_ALL=C; export LC_ALL",
         'printf "K\\thostname\\t%s\\n" "$(uname -n)"',
@@ -90,8 +78,8 @@ def facts_script(tools: Iterable[str], paths: Iterable[str] = ()) -> str:
         'case "$dev" in /dev/*) printf "M\\t%s\\t%s\\t%s\\n" "$dev" "$mnt" "$fs";; esac; '
         "done < /proc/mounts",
     ]
-    for tool in sorted(set(tools)):
-        version = VERSION_COMMANDS.get(tool, f"{shlex.quote(tool)} --version")
+    for tool, argv in sorted(programs.items()):
+        version = shlex.join(argv) if argv else f"{shlex.quote(tool)} --version"
         q = shlex.quote(tool)
         lines.append(
             f'if p=$(command -v {q} 2>/dev/null); then printf "T\\t%s\\t%s\\t%s\\n" {q} "$p" '
