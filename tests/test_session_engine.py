@@ -8,6 +8,7 @@ plan value runs nothing; a link cut for 10 s loses no sample.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import subprocess
@@ -92,7 +93,7 @@ async def test_samples_from_every_host_every_second(sshd_hosts: list[SshdHost],
     for (host, op), times in got.interval_times("iops", "fio").items():
         times.sort()
         assert len(times) >= 4, (host, op, times)
-        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
         assert max(gaps) < 1.6, (host, op, gaps)
     for host in names:
         assert session.host_state[host] == "done"
@@ -206,7 +207,7 @@ def assert_continuous(got: Collector, minimum: int) -> None:
     for (_h, op), times in series.items():
         assert len(times) == len(set(times)), f"duplicate samples for {op}"
         times.sort()
-        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
         assert len(times) >= minimum and max(gaps) < 1.6, (op, gaps)
 
 

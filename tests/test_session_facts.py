@@ -8,7 +8,8 @@ from benchtui.session.facts import facts_script, parse_facts
 
 
 def test_facts_of_this_machine() -> None:
-    out = subprocess.run(["sh", "-c", facts_script({"fio": ("fio", "--version"), "no-such-tool-xyz": None})],
+    script = facts_script({"fio": ("fio", "--version"), "no-such-tool-xyz": None})
+    out = subprocess.run(["sh", "-c", script],
                          capture_output=True, text=True, timeout=30, check=True)
     facts = parse_facts(out.stdout)
     assert facts["kernel"] and facts["arch"] and facts["hostname"]

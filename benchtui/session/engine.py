@@ -83,6 +83,11 @@ class SessionResult:
     findings: list[Finding] = field(default_factory=list)
 
 
+def _without_host(error: HostError) -> str:
+    """The error's sentence without its leading host name (the caller names the host)."""
+    return str(error).removeprefix(f"{error.host}: ")
+
+
 def _run_id(*parts: str) -> str:
     return _UNSAFE_ID.sub("_", "-".join(parts))[:100].strip("._-") or "run"
 
@@ -145,7 +150,7 @@ class Session:
         reached are marked failed. Returns the findings (errors and warnings)."""
         failed = await connect_all(self.transports)
         for host, error in failed.items():
-            self._fail_host(host, str(error))
+            self._fail_host(host, _without_host(error))
         up = [h for h in self.transports if h not in failed]
         for host in up:
             self._set_host_state(host, "up")
@@ -314,7 +319,7 @@ class Session:
         try:
             handle = await transport.start(RemoteRun(run_id, cmd.exec_argv, cmd.deadline))
         except HostError as exc:
-            self._fail_host(cmd.host, f"cannot start {cmd.tool}: {exc.reason}")
+            self._fail_host(cmd.host, f"cannot start {cmd.tool}: {_without_host(exc)}")
             return
         run.handle = handle
         self._active.append(run)
@@ -338,7 +343,7 @@ class Session:
                     self._deliver(run, parser.feed_text("\n".join(lines), time.time()))
                     warned = self._report_parse_warnings(parser, run, warned)
         except HostError as exc:
-            self._fail_host(cmd.host, f"lost {cmd.tool}: {exc.reason}")
+            self._fail_host(cmd.host, f"lost {cmd.tool}: {_without_host(exc)}")
             return -1
         rest = splitter.finish()
         if rest:
@@ -380,7 +385,7 @@ class Session:
                 await self.transports[r.command.host].stop(r.handle, grace=STOP_GRACE)
             except HostError as exc:
                 self.emit(ev.RUN_END, f"{r.command.host}: could not stop {r.command.tool}: "
-                          f"{exc.reason}", level=ev.ERROR, host=r.command.host)
+                          f"{_without_host(exc)}", level=ev.ERROR, host=r.command.host)
             if r.task is not None:
                 try:
                     await asyncio.wait_for(asyncio.shield(r.task), 10.0)
