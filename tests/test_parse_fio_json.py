@@ -87,9 +87,9 @@ def test_registry_names() -> None:
 
 
 def test_interval_values_from_two_consecutive_dumps() -> None:
-    text = fixture_text("fio_json/randread_randwrite_jsonplus.txt")
+    text = fixture_text("fio_json/randread_randwrite.jsonplus.txt")
     d = docs(text)
-    samples, parser = parse("randread_randwrite_jsonplus.txt")
+    samples, parser = parse("randread_randwrite.jsonplus.txt")
     assert not parser.warnings
     # By hand, from the file: read of job rread, dumps 1 and 2 (lines 1-954 and 955-1926):
     # timestamp_ms 1795319860042 -> 1795319861042, clat_ns.N 20087 -> 47851,
@@ -132,7 +132,7 @@ def test_interval_values_from_two_consecutive_dumps() -> None:
 
 def test_first_interval_runs_from_the_job_start() -> None:
     """The first dump covers the job's runtime so far (read.runtime 824 ms for 20087 reads)."""
-    samples, _ = parse("randread_randwrite_jsonplus.txt")
+    samples, _ = parse("randread_randwrite.jsonplus.txt")
     t1 = 1795319860.042
     assert at(samples, t1, "iops", job="rread", op="read") == pytest.approx(20087 / 0.824)
     assert at(samples, t1, "bandwidth_bytes", job="rread", op="read") == pytest.approx(
@@ -143,7 +143,7 @@ def test_first_interval_runs_from_the_job_start() -> None:
 
 
 def test_last_partial_interval_and_elapsed() -> None:
-    samples, _ = parse("randread_randwrite_jsonplus.txt")
+    samples, _ = parse("randread_randwrite.jsonplus.txt")
     # final report 187 ms after the last status dump: 81847 - 76370 reads
     assert at(samples, 1795319862.229, "iops", job="rread", op="read") == pytest.approx(
         (81847 - 76370) / 0.187)
@@ -154,15 +154,15 @@ def test_last_partial_interval_and_elapsed() -> None:
 
 
 def test_only_directions_with_io_and_no_total() -> None:
-    samples, _ = parse("randread_randwrite_jsonplus.txt")
+    samples, _ = parse("randread_randwrite.jsonplus.txt")
     ops = {(s.labels["job"], s.labels["op"]) for s in samples if "op" in s.labels}
     assert ops == {("rread", "read"), ("rwrite", "write")}
 
 
 def test_histograms_add_up_to_the_final_count() -> None:
-    text = fixture_text("fio_json/randread_randwrite_jsonplus.txt")
+    text = fixture_text("fio_json/randread_randwrite.jsonplus.txt")
     final = docs(text)[-1]
-    samples, _ = parse("randread_randwrite_jsonplus.txt")
+    samples, _ = parse("randread_randwrite.jsonplus.txt")
     for job, op in (("rread", "read"), ("rwrite", "write")):
         hs = intervals(samples, HISTOGRAM_METRIC, job=job, op=op)
         assert len(hs) == 4
@@ -174,7 +174,7 @@ def test_histograms_add_up_to_the_final_count() -> None:
 
 
 def test_quantile_labels_and_monotonic() -> None:
-    samples, _ = parse("randread_randwrite_jsonplus.txt")
+    samples, _ = parse("randread_randwrite.jsonplus.txt")
     for t in {s.t or 0.0 for s in intervals(samples, "latency_seconds")}:
         vals = [at(samples, t, "latency_seconds", job="rread", op="read", measure="clat",
                    quantile=q) for q in ("0.5", "0.9", "0.99", "0.999", "0.9999")]
@@ -185,7 +185,7 @@ def test_quantile_labels_and_monotonic() -> None:
 
 
 def test_summary_from_the_final_report() -> None:
-    samples, _ = parse("randread_randwrite_jsonplus.txt")
+    samples, _ = parse("randread_randwrite.jsonplus.txt")
     # The final document, job rread: "iops" : 27273.242253, "bw_bytes" : 111711200,
     # clat percentile "99.900000" : 113152, min 17463, max 22217622; usr_cpu 3.1, sys_cpu 27.7;
     # disk_util vda util 81.749829.
@@ -209,14 +209,14 @@ def test_summary_from_the_final_report() -> None:
 
 
 def test_summary_iops_close_to_the_intervals() -> None:
-    samples, _ = parse("randread_randwrite_jsonplus.txt")
+    samples, _ = parse("randread_randwrite.jsonplus.txt")
     iv = [s.value for s in intervals(samples, "iops", job="rread", op="read")]
     assert sum(iv) / len(iv) == pytest.approx(one(samples, "iops", SUMMARY, job="rread"),
                                               rel=0.1)
 
 
 def test_final_report_alone_gives_a_summary_only() -> None:
-    samples, parser = parse("final_only_jsonplus.txt")
+    samples, parser = parse("final_only.jsonplus.txt")
     assert samples and all(s.kind == SUMMARY for s in samples)
     assert not parser.warnings
     assert one(samples, "iops", SUMMARY, job="once", op="read") == 27881.118881
@@ -230,7 +230,7 @@ def test_ramp_time_reset() -> None:
     """Dump 1 is inside ramp_time (io_bytes counted, N 0): nothing. Dump 2 comes after the
     reset: its 37310 reads took its read.runtime, 999 ms. Dump 4, 13 ms after dump 3 with no
     completion (the job had ended), is not an interval."""
-    samples, parser = parse("ramp_jsonplus.txt")
+    samples, parser = parse("ramp.jsonplus.txt")
     assert not parser.warnings
     iops = intervals(samples, "iops", job="ramped", op="read")
     assert [s.t for s in iops] == [1795319864.498, 1795319865.498]
@@ -247,9 +247,9 @@ def test_ramp_time_reset() -> None:
 def test_counter_drop_starts_a_new_baseline() -> None:
     """Two runs one after the other with the same job names: the second run's first dump has
     smaller counters and an earlier clock. It becomes the baseline, with a warning."""
-    text = fixture_text("fio_json/randread_randwrite_jsonplus.txt")
+    text = fixture_text("fio_json/randread_randwrite.jsonplus.txt")
     twice, parser = parse_with(FioJsonParser, text + text)
-    once, _ = parse("randread_randwrite_jsonplus.txt")
+    once, _ = parse("randread_randwrite.jsonplus.txt")
     assert any("counters restarted" in w.reason for w in parser.warnings)
     n_once = len(intervals(once, "iops"))
     assert len(intervals(twice, "iops")) == 2 * n_once - 2  # the second run's first: skipped
@@ -258,9 +258,9 @@ def test_counter_drop_starts_a_new_baseline() -> None:
 
 
 def test_group_reporting_plain_json() -> None:
-    text = fixture_text("fio_json/group_reporting_json.txt")
+    text = fixture_text("fio_json/group_reporting.json.txt")
     d = docs(text)
-    samples, parser = parse("group_reporting_json.txt")
+    samples, parser = parse("group_reporting.json.txt")
     assert not parser.warnings
     assert {s.labels.get("job") for s in samples} - {None} == {"grouped"}
     a, b = d[0]["jobs"][0]["read"], d[1]["jobs"][0]["read"]
@@ -278,7 +278,7 @@ def test_group_reporting_plain_json() -> None:
 
 
 def test_jobs_sharing_a_name() -> None:
-    samples, _ = parse("numjobs_json.txt")
+    samples, _ = parse("numjobs.json.txt")
     jobs = {s.labels["job"] for s in samples if "job" in s.labels}
     assert jobs == {"twins#0", "twins#1"}
     for job in jobs:
@@ -290,7 +290,7 @@ def test_jobs_sharing_a_name() -> None:
 
 
 def test_job_error_is_a_warning_and_the_rest_goes_on() -> None:
-    samples, parser = parse("error_merged_jsonplus.txt")
+    samples, parser = parse("error_merged.jsonplus.txt")
     errors = [w for w in parser.warnings if "error" in w.reason]
     assert len(errors) == 1 and "'bad'" in errors[0].reason and "28" in errors[0].reason
     assert not [s for s in samples if s.labels.get("job") == "bad"]
@@ -299,13 +299,13 @@ def test_job_error_is_a_warning_and_the_rest_goes_on() -> None:
 
 
 def test_lat_percentiles_and_percentile_list() -> None:
-    samples, _ = parse("latpct_jsonplus.txt")
+    samples, _ = parse("latpct.jsonplus.txt")
     t = 1795319874.546
     for measure in ("clat", "lat"):
         qs = {s.labels["quantile"] for s in intervals(samples, "latency_seconds", op="read",
                                                        measure=measure) if s.t == t}
         assert qs == {"0.5", "0.9", "0.99", "0.995", "0.999", "0.9999"}
-    d = docs(fixture_text("fio_json/latpct_jsonplus.txt"))
+    d = docs(fixture_text("fio_json/latpct.jsonplus.txt"))
     a, b = d[0]["jobs"][0]["write"]["lat_ns"], d[1]["jobs"][0]["write"]["lat_ns"]
     hist = LatencyHistogram.from_fio_bins(b["bins"]).delta(
         LatencyHistogram.from_fio_bins(a["bins"]))
@@ -341,9 +341,24 @@ def test_block_and_chunks_equal_lines(name: str) -> None:
     assert [s.to_dict() for s in b] == want
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_bytes_equal_text(name: str) -> None:
+    """feed_bytes (a file as read, for the CLI) gives feed_text's samples and warnings, also
+    with CRLF line ends, a UTF-8 BOM, UTF-16 (PowerShell) and bytes that are not UTF-8."""
+    text = fixture_text(f"fio_json/{name}")
+    want, parser = parse(name)
+    for data in (text.encode(), b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode(),
+                 text.encode("utf-16"), b"\xff junk \xfe\n" + text.encode()):
+        p = FioJsonParser()
+        got = p.feed_bytes(data) + p.finish()
+        assert [s.to_dict() for s in got] == [s.to_dict() for s in want]
+        assert [(w.line, w.reason) for w in p.warnings] == [
+            (w.line + (data.startswith(b"\xff junk")), w.reason) for w in parser.warnings]
+
+
 def test_junk_crlf_and_foreign_lines_do_not_matter() -> None:
-    text = fixture_text("fio_json/randread_randwrite_jsonplus.txt")
-    clean, _ = parse("randread_randwrite_jsonplus.txt")
+    text = fixture_text("fio_json/randread_randwrite.jsonplus.txt")
+    clean, _ = parse("randread_randwrite.jsonplus.txt")
     lines = text.split("\n")
     lines.insert(500, "fio: a note printed on stderr, merged into the stream")
     noisy = "Jobs: 2 (f=2): [r(1),w(1)]\n  {\n}\n" + "\r\n".join(lines)
@@ -356,12 +371,12 @@ def test_junk_crlf_and_foreign_lines_do_not_matter() -> None:
 
 
 def test_truncated_documents() -> None:
-    text = fixture_text("fio_json/randread_randwrite_jsonplus.txt")
+    text = fixture_text("fio_json/randread_randwrite.jsonplus.txt")
     d_lines = text.split("\n")
     # the first dump cut short (fio killed, restarted), then the whole stream
     cut = "\n".join(d_lines[:300]) + "\n" + text
     samples, parser = parse_with(FioJsonParser, cut)
-    clean, _ = parse("randread_randwrite_jsonplus.txt")
+    clean, _ = parse("randread_randwrite.jsonplus.txt")
     assert any("incomplete" in w.reason for w in parser.warnings)
     assert [s.to_dict() for s in samples] == [s.to_dict() for s in clean]
     # the stream ends inside a dump: summary from the last whole one
@@ -374,11 +389,11 @@ def test_truncated_documents() -> None:
 
 
 def test_time_not_advancing_is_skipped_with_a_warning() -> None:
-    text = fixture_text("fio_json/randread_randwrite_jsonplus.txt")
+    text = fixture_text("fio_json/randread_randwrite.jsonplus.txt")
     first = text[: text.find("\n}\n") + 3]
     samples, parser = parse_with(FioJsonParser, first + text)
     assert any("did not advance" in w.reason for w in parser.warnings)
-    clean, _ = parse("randread_randwrite_jsonplus.txt")
+    clean, _ = parse("randread_randwrite.jsonplus.txt")
     assert [s.to_dict() for s in samples] == [s.to_dict() for s in clean]
 
 
@@ -396,7 +411,7 @@ def test_garbage_never_raises() -> None:
 
 
 def test_delta_histogram_is_a_latency_histogram() -> None:
-    h = DeltaHistogram([1000, 2000, 3000], [2, 2, 7])
+    h = DeltaHistogram([1000, 2000, 3000], (2, 2, 7))
     assert isinstance(h, LatencyHistogram)
     assert h == LatencyHistogram({1000: 2, 3000: 5})
     assert LatencyHistogram({1000: 2, 3000: 5}) == h
@@ -404,9 +419,11 @@ def test_delta_histogram_is_a_latency_histogram() -> None:
     assert h.to_json_buckets() == {"1e-06": 2, "3e-06": 5}
     merged = LatencyHistogram()
     merged.merge(h)
-    merged.merge(DeltaHistogram([1000], [1]))
+    merged.merge(DeltaHistogram([1000], (1,)))
     assert merged.counts == {1000: 3, 3000: 5}
-    assert counts_of([5, 6], [0, 4]) == {6: 4}
+    assert counts_of([5, 6, 7], [0, 4, 4]) == {6: 4}
+    h.counts = {1: 1}
+    assert h.total() == 1
 
 
 def test_fast_quantiles_agree_with_latency_histogram() -> None:

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from benchtui.model.events import Event
 from benchtui.model.sample import Sample
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session, SessionOptions
-from benchtui.session.events import Event
 from benchtui.session.hosts import SshOptions
 from tests.helpers import check_invariants, require_tool
 from tests.sshd import NetnsLab, SshdHost, kill_sessions

@@ -16,13 +16,15 @@ from typing import TextIO
 
 import orjson
 
+from benchtui.cli.extras import session_extras
 from benchtui.errors import UsageError
 from benchtui.export.formats import JsonlWriter
+from benchtui.model import events as ev
+from benchtui.model.events import Event
+from benchtui.model.sample import Sample
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
-from benchtui.session import events as ev
 from benchtui.session.engine import Session, SessionOptions, SessionResult
-from benchtui.session.events import Event
 from benchtui.session.facts import HostFacts
 from benchtui.session.hosts import SshOptions
 
@@ -109,20 +111,20 @@ def _print_check_report(session: Session, result: SessionResult) -> None:
 
 
 def run_headless(args: argparse.Namespace) -> int:
-    if not args.jsonl:
-        raise UsageError("the live console is not available yet; use benchtui run PLAN --jsonl")
+    """``benchtui run PLAN --jsonl [--record SESSION] [--export ADDR]``."""
     if args.facts == "-":
         raise UsageError("--facts - would mix with the samples on stdout; give a file name")
     plan = load_plan(args.plan, parser_names=all_parsers())
     writer = JsonlWriter(sys.stdout)
 
-    def write(samples: list[object]) -> None:
-        writer.write(samples)  # type: ignore[arg-type]
+    def write(samples: list[Sample]) -> None:
+        writer.write(samples)
         sys.stdout.flush()
 
-    session = Session(plan, options=_options(args), on_samples=write,  # type: ignore[arg-type]
+    session = Session(plan, options=_options(args), on_samples=write,
                       on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
-    return asyncio.run(_run_until_signal(session, args.facts))
+    with session_extras(session, None, record=args.record, export=args.export):
+        return asyncio.run(_run_until_signal(session, args.facts))
 
 
 async def _run_until_signal(session: Session, facts_path: str | None) -> int:

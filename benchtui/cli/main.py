@@ -49,14 +49,90 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_options(p)
 
     p = sub.add_parser(
-        "run", help="run a plan on its hosts",
+        "run", help="run a plan on its hosts, in the live console",
         description="Run the plan: monitors for the whole session, steps one after another, "
-        "each on all its hosts at once. With --jsonl, samples go to stdout as JSON Lines and "
-        "progress to stderr. Exit 0 when all steps succeeded, 1 when any failed, 130 on Ctrl-C.")
+        "each on all its hosts at once, shown live in the console. With --jsonl there is no "
+        "console: samples go to stdout as JSON Lines and progress to stderr. Exit 0 when all "
+        "steps succeeded, 1 when any failed, 130 on Ctrl-C.")
     _engine_options(p)
     p.add_argument("--jsonl", action="store_true", help="no console: print samples as JSON Lines")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
+    _recording_options(p)
+    _console_options(p)
+
+    p = sub.add_parser(
+        "demo", help="run a short built-in fio + iostat plan on this machine, in the console",
+        description="Run a built-in plan on this machine (fio randrw on a temporary file in "
+        "your cache directory, with iostat or /proc/diskstats beside it) in the live console.")
+    p.add_argument("--seconds", type=int, default=60, help="how long fio runs (default 60)")
+    _recording_options(p)
+    _console_options(p)
+
+    p = sub.add_parser(
+        "record", help="run a plan headless and record the session to a file",
+        description="Run the plan with no console and record everything (plan, host facts, "
+        "events, samples, raw output) to a session file; progress goes to stderr.")
+    _engine_options(p)
+    p.add_argument("--output", "-o", metavar="SESSION", required=True,
+                   help="the session file to write")
+    p.add_argument("--export", metavar="ADDR",
+                   help="also serve Prometheus metrics on ADDR (host:port) while recording")
+    p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
+
+    p = sub.add_parser(
+        "replay", help="replay a recorded session in the console",
+        description="Open a session file in the console: play, pause, speed x0.25 to x32, "
+        "step, seek, jump between events.")
+    p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
+    p.add_argument("--speed", type=float, default=1.0, help="playback speed (0.25 to 32)")
+    _console_options(p)
+
+    p = sub.add_parser(
+        "dump", help="print the samples of a recorded session",
+        description="Print the samples recorded in a session file as JSON Lines "
+        "(docs/SAMPLES.md), CSV or OpenMetrics (for promtool tsdb create-blocks-from "
+        "openmetrics).")
+    p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
+    p.add_argument("--format", choices=("jsonl", "csv", "openmetrics"), default="jsonl")
+    p.add_argument("--host", action="append", metavar="H", help="only this host (repeatable)")
+    p.add_argument("--metric", action="append", metavar="M",
+                   help="only this metric (repeatable)")
+    p.add_argument("--from", dest="from_", metavar="T",
+                   help="from this time: seconds into the session, or an ISO 8601 time")
+    p.add_argument("--to", metavar="T",
+                   help="up to this time: seconds into the session, or an ISO 8601 time")
+    p.add_argument("--histograms", action="store_true",
+                   help="also print per-interval latency histograms (JSON Lines only)")
+
+    p = sub.add_parser(
+        "info", help="describe a recorded session",
+        description="Print a session file's plan, hosts, steps, duration, size and any gaps.")
+    p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
+    p.add_argument("--json", action="store_true", help="print it as a JSON document")
+
+    p = sub.add_parser(
+        "serve", help="run a plan headless and serve Prometheus metrics",
+        description="Run the plan with no console and serve its live values on /metrics for "
+        "Prometheus while it runs, and for --linger seconds after the last step.")
+    _engine_options(p)
+    p.add_argument("--listen", metavar="ADDR", default="127.0.0.1:9464",
+                   help="host:port to serve /metrics on (default 127.0.0.1:9464)")
+    p.add_argument("--linger", type=float, default=30.0, metavar="SECONDS",
+                   help="keep serving this long after the last step (default 30)")
+    p.add_argument("--record", metavar="SESSION", help="also record the session to this file")
+    p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     return parser
+
+
+def _recording_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--record", metavar="SESSION", help="also record the session to this file")
+    p.add_argument("--export", metavar="ADDR",
+                   help="also serve Prometheus metrics on ADDR (host:port)")
+
+
+def _console_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--theme", default="dark", metavar="NAME",
+                   help="console theme: a name from themes/ (dark, light, high-contrast)")
 
 
 def _engine_options(p: argparse.ArgumentParser) -> None:
@@ -88,9 +164,33 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_check(args)
         if args.command == "run":
-            from benchtui.cli.fleet_cmd import run_headless
+            if args.jsonl:
+                from benchtui.cli.fleet_cmd import run_headless
 
-            return run_headless(args)
+                return run_headless(args)
+            from benchtui.cli.console_cmd import run_console
+
+            return run_console(args)
+        if args.command == "demo":
+            from benchtui.cli.console_cmd import run_demo
+
+            return run_demo(args)
+        if args.command == "record":
+            from benchtui.cli.record_cmd import run_record
+
+            return run_record(args)
+        if args.command == "replay":
+            from benchtui.cli.replay_cmd import run_replay
+
+            return run_replay(args)
+        if args.command in ("dump", "info"):
+            from benchtui.cli.dump_cmd import run_dump, run_info
+
+            return run_dump(args) if args.command == "dump" else run_info(args)
+        if args.command == "serve":
+            from benchtui.cli.serve_cmd import run_serve
+
+            return run_serve(args)
     except BenchtuiError as exc:
         print(f"benchtui: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -24,8 +24,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeGuard
 
-import orjson
-
 from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample, quantile_label
 from benchtui.parsers._fio_json_bins import (
     Bins,
@@ -35,7 +33,7 @@ from benchtui.parsers._fio_json_bins import (
     read_bins,
 )
 from benchtui.parsers._fio_json_summary import summary_samples
-from benchtui.parsers.base import Parser
+from benchtui.parsers._json_stream import JsonStreamParser
 
 OPS = ("read", "write", "trim")
 #: (measure label, fio's key) of the latencies fio reports per direction.
@@ -52,6 +50,9 @@ _NS = 1e9
 _DETECT = re.compile(r'"fio version"\s*:\s*"[^"\n]*",.{0,400}?"jobs"\s*:\s*\[', re.DOTALL)
 
 
+_NUMBER = (int, float)
+
+
 def _num(x: object) -> TypeGuard[int | float]:
     return type(x) is int or type(x) is float
 
@@ -66,33 +67,32 @@ class _Dir:
     ios: int | float = 0  # total_ios
     stats: dict[str, tuple[int | float, int | float]] = field(default_factory=dict)  # N, mean
     raw: dict[str, dict[str, int]] = field(default_factory=dict)  # measure -> bins as decoded
-    bins: dict[str, Bins] = field(default_factory=dict)  # the same, with running sums
+    bins: dict[str, Bins] = field(default_factory=dict)  # the same, keys read (by _job)
 
 
 _ZERO = _Dir()
 
 
 def _snapshot(d: object) -> _Dir | None:
-    if not isinstance(d, dict):
+    if type(d) is not dict:
         return None
-    if not d.get("io_bytes") and not d.get("total_ios") and not d.get("runtime"):
+    io, runtime, ios = d.get("io_bytes", 0), d.get("runtime", 0), d.get("total_ios", 0)
+    if not io and not ios and not runtime:
         return _ZERO  # a direction the job does not use (shared, never written to)
     stats: dict[str, tuple[int | float, int | float]] = {}
     raw: dict[str, dict[str, int]] = {}
     for measure, key in MEASURES:
         x = d.get(key)
-        if isinstance(x, dict):
+        if type(x) is dict:
             n = x.get("N")
-            mean = x.get("mean")
-            if _num(n) and n > 0 and _num(mean):
+            if isinstance(n, _NUMBER) and n > 0 and isinstance(mean := x.get("mean"), _NUMBER):
                 stats[measure] = (n, mean)
             b = x.get("bins")
-            if isinstance(b, dict) and b:
+            if type(b) is dict and b:
                 raw[measure] = b
-    io, runtime, ios = d.get("io_bytes", 0), d.get("runtime", 0), d.get("total_ios", 0)
     n = stats["clat"][0] if "clat" in stats else stats["lat"][0] if "lat" in stats else 0
-    return _Dir(n, io if _num(io) else 0, runtime if _num(runtime) else 0,
-                ios if _num(ios) else 0, stats, raw)
+    return _Dir(n, io if type(io) in _NUMBER else 0, runtime if type(runtime) in _NUMBER else 0,
+                ios if type(ios) in _NUMBER else 0, stats, raw)
 
 
 @dataclass(slots=True)
@@ -115,7 +115,7 @@ class _Interval:
     span: float  # seconds
 
 
-class FioJsonParser(Parser):
+class FioJsonParser(JsonStreamParser):
     """fio ``--output-format=json`` / ``json+``, with or without ``--status-interval``."""
 
     name: ClassVar[str] = "fio-json"
@@ -126,11 +126,7 @@ class FioJsonParser(Parser):
 
     def __init__(self, host: str = "-", source: str = "-") -> None:
         super().__init__(host, source)
-        self._pending: list[str] | None = None
-        self._hint = 0  # the length of the last document, less a margin
         self._deferred: list[Sample] | None = None
-        self._text: str | None = None  # the last block given to feed_text, for line numbers
-        self._counted = self._mark = 0
         self._jobs: dict[str, _Job] = {}
         self._last: dict[str, Any] | None = None
         self._last_t: float | None = None
@@ -146,92 +142,8 @@ class FioJsonParser(Parser):
             return 0
         return 95 if _DETECT.search(head, i, i + 2000) else 0
 
-    # --- splitting the stream into documents -----------------------------------------------
-
-    def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
-        pending = self._pending
-        if pending is None:
-            if line == "{":
-                self._pending = ["{"]
-            else:
-                self.unknown()
-            return None
-        pending.append(line)
-        if line != "}":
-            return None
-        self._pending = None
-        return self._document("\n".join(pending), t)
-
-    def feed_text(self, text: str, t: float | None = None) -> list[Sample]:
-        """The fast path: documents are found with str.find over the whole block."""
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        self._count_lines()
-        # Line numbers (for warnings) are counted only when a warning needs them.
-        self._text, self._counted, self._mark = text, 0, 0
-        self.lineno += 1
-        out: list[Sample] = []
-        pos, size = 0, len(text)
-        while pos < size:
-            if self._pending is None:
-                start = _open_at(text, pos)
-                if start < 0:
-                    self.unknown_lines += text.count("\n", pos) + (not text.endswith("\n"))
-                    break
-                self.unknown_lines += text.count("\n", pos, start)
-                if self._hint:
-                    # Skip most of the search: a dump is about as long as the previous one.
-                    # A decoding success proves no shorter document was skipped over.
-                    guess = text.find("\n}\n", start + self._hint)
-                    if guess >= 0:
-                        chunk = text[start:guess + 2]
-                        try:
-                            doc = orjson.loads(chunk)
-                        except orjson.JSONDecodeError:
-                            pass
-                        else:
-                            self._mark = guess + 1
-                            out.extend(self._checked(self._document(chunk, t, doc)))
-                            pos = guess + 3
-                            continue
-            else:
-                start = pos
-            end = _close_at(text, start)
-            if end < 0:
-                rest = text[start:].removesuffix("\n")
-                if self._pending is None:
-                    self._pending = [rest]
-                else:
-                    self._pending.append(rest)
-                break
-            chunk = text[start:end + 1]
-            if self._pending is not None:
-                self._pending.append(chunk)
-                chunk = "\n".join(self._pending)
-                self._pending = None
-            self._mark = end  # a warning names the document's closing line
-            out.extend(self._checked(self._document(chunk, t)))
-            pos = end + 2
-        self._mark = len(text)
-        self.lineno += (not text.endswith("\n")) - 1
-        return out
-
-    def warn(self, reason: str, text: str = "") -> None:
-        self._count_lines(keep=True)
-        super().warn(reason, text)
-
-    def _count_lines(self, *, keep: bool = False) -> None:
-        if self._text is not None:
-            self.lineno += self._text.count("\n", self._counted, self._mark)
-            self._counted = self._mark
-            if not keep:
-                self._text = None
-
     def flush(self) -> list[Sample] | None:
-        if self._pending is not None:
-            self.warn("incomplete JSON document at the end of the stream (ignored)",
-                      self._pending[0])
-            self._pending = None
+        self.flush_pending()
         if self._last is None:
             return None
         doc = self._last
@@ -242,40 +154,16 @@ class FioJsonParser(Parser):
         elapsed = self._elapsed(ts) if _num(ts) else None
         return summary_samples(self, doc, self._job_labels(jobs), t, elapsed)
 
-    def _document(self, chunk: str, t: float | None, doc: object = None) -> list[Sample] | None:
-        self._hint = max(0, len(chunk) - 2048)
-        if doc is None:
-            doc = self._decode(chunk)
-        if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
-            self.unknown_lines += chunk.count("\n") + 1
-            return None
+    def wanted(self, doc: object) -> bool:
+        return isinstance(doc, dict) and isinstance(doc.get("jobs"), list)
+
+    def document(self, doc: Any, t: float | None) -> list[Sample] | None:
         try:
             return self._dump(doc, t)
-        except (KeyError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
+        except (LookupError, TypeError, ValueError, AttributeError, ArithmeticError) as exc:
             self.warn(f"malformed fio JSON document ({type(exc).__name__}: {exc})")
-            return None
-
-    def _decode(self, chunk: str) -> object:
-        try:
-            return orjson.loads(chunk)
-        except orjson.JSONDecodeError:
-            pass
-        inner = chunk.rfind("\n{\n")
-        if inner >= 0:  # a dump cut short (fio killed), then a whole one
-            self.warn("incomplete JSON document skipped", chunk[:40])
-            return self._decode(chunk[inner + 1:])
-        # Foreign lines (stderr merged into stdout) inside a document: fio indents every line.
-        lines = chunk.split("\n")
-        kept = [x for x in lines[1:-1] if x.startswith(" ")]
-        if len(kept) < len(lines) - 2:
-            try:
-                doc = orjson.loads("{\n" + "\n".join(kept) + "\n}")
-            except orjson.JSONDecodeError:
-                pass
-            else:
-                self.unknown_lines += len(lines) - 2 - len(kept)
-                return doc
-        self.warn("not a valid JSON document (ignored)", chunk[:40])
+        except Exception as exc:  # noqa: BLE001 - as Parser.feed: never kill a live session
+            self.warn(f"internal parser error ({type(exc).__name__}: {exc})")
         return None
 
     # --- one dump ----------------------------------------------------------------------------
@@ -412,6 +300,7 @@ class FioJsonParser(Parser):
         t = iv.ts / 1000
         elapsed = self._elapsed(iv.ts)
         host, tool = self.host, self.tool
+        add = out.append
         qs: list[tuple[float, str]] | None = None
         active = self._jobs[label].active
         for op in OPS:
@@ -419,37 +308,35 @@ class FioJsonParser(Parser):
             if c is None or op not in active:
                 continue
             p = prev.get(op, _ZERO)
-            out.append(Sample(t, tool, INTERVAL, "iops", (c.n - p.n) / span,
-                              {"job": label, "op": op}, host, elapsed))
-            out.append(Sample(t, tool, INTERVAL, "bandwidth_bytes", (c.io - p.io) / span,
-                              {"job": label, "op": op}, host, elapsed))
+            add(Sample(t, tool, INTERVAL, "iops", (c.n - p.n) / span, {"job": label, "op": op},
+                       host, elapsed))
+            add(Sample(t, tool, INTERVAL, "bandwidth_bytes", (c.io - p.io) / span,
+                       {"job": label, "op": op}, host, elapsed))
+            before = p.stats
             for measure, (n2, mean2) in c.stats.items():
-                n1, mean1 = p.stats.get(measure, (0, 0.0))
-                if n2 > n1:
-                    mean = (mean2 * n2 - mean1 * n1) / (n2 - n1) / _NS
-                    if mean >= 0:
-                        out.append(Sample(t, tool, INTERVAL, "latency_mean_seconds", mean,
-                                          {"job": label, "op": op, "measure": measure},
-                                          host, elapsed))
+                n1, mean1 = before.get(measure, (0, 0.0))
+                if n2 > n1 and (mean := (mean2 * n2 - mean1 * n1) / (n2 - n1) / _NS) >= 0:
+                    add(Sample(t, tool, INTERVAL, "latency_mean_seconds", mean,
+                               {"job": label, "op": op, "measure": measure}, host, elapsed))
             if not c.bins:
                 continue
             if qs is None:
                 qs = self._quantile_list(job, doc)
-            for measure, bins in c.bins.items():
+            histogram = self.histograms
+            for measure in HISTOGRAM_MEASURES:
                 cum = cums.get((op, measure))
                 if not cum or cum[-1] <= 0:
                     continue
+                bins = c.bins[measure]
                 for q, v in quantiles(bins.ns, cum, bins.ascending, qs):
-                    out.append(Sample(t, tool, INTERVAL, "latency_seconds", v,
-                                      {"job": label, "op": op, "measure": measure, "quantile": q},
-                                      host, elapsed))
-            for measure in HISTOGRAM_MEASURES:
-                cum = cums.get((op, measure))
-                if cum and cum[-1] > 0:
-                    out.append(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(cum[-1]),
-                                      {"job": label, "op": op, "measure": measure}, host,
-                                      elapsed, DeltaHistogram(c.bins[measure].ns, cum)))
-                    break
+                    add(Sample(t, tool, INTERVAL, "latency_seconds", v,
+                               {"job": label, "op": op, "measure": measure, "quantile": q},
+                               host, elapsed))
+                if histogram:  # one per job and direction: the first measure of the list
+                    histogram = False
+                    add(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(cum[-1]),
+                               {"job": label, "op": op, "measure": measure}, host, elapsed,
+                               DeltaHistogram(bins.ns, tuple(cum))))
 
 
 def _counters_dropped(prev: dict[str, _Dir], cur: dict[str, _Dir]) -> bool:
@@ -476,23 +363,3 @@ def _percentile_list(plist: object) -> list[tuple[float, str]]:
     for text in wanted:
         found.setdefault(quantile_label(text), float(text) / 100)
     return sorted(((q, label) for label, q in found.items()), key=lambda x: x[0])
-
-
-def _open_at(text: str, pos: int) -> int:
-    """Index of the next line that is exactly ``{`` at or after ``pos`` (a line start)."""
-    if text.startswith("{", pos) and (pos + 1 == len(text) or text[pos + 1] == "\n"):
-        return pos
-    i = text.find("\n{\n", pos)
-    if i >= 0:
-        return i + 1
-    return len(text) - 1 if text.endswith("\n{") and len(text) - 2 >= pos else -1
-
-
-def _close_at(text: str, pos: int) -> int:
-    """Index of the next line that is exactly ``}`` at or after ``pos`` (a line start)."""
-    if text.startswith("}", pos) and (pos + 1 == len(text) or text[pos + 1] == "\n"):
-        return pos
-    i = text.find("\n}\n", pos)
-    if i >= 0:
-        return i + 1
-    return len(text) - 1 if text.endswith("\n}") and len(text) - 2 >= pos else -1

@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from benchtui.errors import HostError
+from benchtui.model import events as ev
+from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
 from benchtui.parsers.base import Parser
@@ -24,6 +26,7 @@ from benchtui.plan.commands import (
     MONITOR,
     SERVER,
     RemoteCommand,
+    expected_run_seconds,
     monitor_commands,
     step_commands,
 )
@@ -31,8 +34,6 @@ from benchtui.plan.model import Plan, StepSpec
 from benchtui.plan.preflight import ERROR as FINDING_ERROR
 from benchtui.plan.preflight import Finding, fallback_hosts, paths_to_inspect, preflight
 from benchtui.plan.tools import TOOLS, executables_needed
-from benchtui.session import events as ev
-from benchtui.session.events import Event
 from benchtui.session.facts import HostFacts, facts_script, parse_facts
 from benchtui.session.hosts import SshOptions, close_all, connect_all, make_transport
 from benchtui.transport import (
@@ -46,6 +47,7 @@ from benchtui.transport import (
 
 SampleSink = Callable[[list[Sample]], None]
 EventSink = Callable[[Event], None]
+OutputSink = Callable[[OutputLines], None]
 
 #: How long an iperf server gets to start listening before its clients start (seconds).
 SERVER_READY_TIMEOUT = 5.0
@@ -103,6 +105,7 @@ class Session:
         self.session_id = self.options.session_id or new_session_id()
         self._sample_sinks: list[SampleSink] = [on_samples] if on_samples else []
         self._event_sinks: list[EventSink] = [on_event] if on_event else []
+        self._output_sinks: list[OutputSink] = []
         self.transports: dict[str, Transport] = dict(transports) if transports else {
             name: make_transport(spec, self.session_id, self.options.ssh, self._on_link_state)
             for name, spec in plan.hosts.items() if name in plan.hosts_in_use()}
@@ -119,6 +122,10 @@ class Session:
 
     def add_event_sink(self, sink: EventSink) -> None:
         self._event_sinks.append(sink)
+
+    def add_output_sink(self, sink: OutputSink) -> None:
+        """Raw tool output, line by line as it arrives (the console's log, recordings)."""
+        self._output_sinks.append(sink)
 
     def emit(self, kind: str, message: str, *, level: str = ev.INFO, host: str | None = None,
              step: str | None = None, **data: object) -> None:
@@ -250,8 +257,15 @@ class Session:
         label = step.name if step.repeat == 1 else f"{step.name}#{repeat + 1}"
         self.current_step = label
         hosts = [h for h in step.hosts if self._usable(h)]
+        expected = step.duration
+        if expected is None:
+            try:
+                expected = expected_run_seconds(step)
+            except ValueError:  # reported below, where the step's commands are made
+                expected = None
         self.emit(ev.STEP_START, f"step {label} on {', '.join(hosts) or 'no host'}",
-                  step=label)
+                  step=label, hosts=hosts, tool=step.tool, expected_seconds=expected,
+                  index=step.index, repeat=repeat + 1)
         started = time.monotonic()
         try:
             commands = self._step_commands(step)
@@ -340,14 +354,18 @@ class Session:
                 lines = splitter.feed(chunk)
                 if lines:
                     run.ready.set()
-                    self._deliver(run, parser.feed_text("\n".join(lines), time.time()))
+                    now = time.time()
+                    self._output(run, lines, now)
+                    self._deliver(run, parser.feed_text("\n".join(lines), now))
                     warned = self._report_parse_warnings(parser, run, warned)
         except HostError as exc:
             self._fail_host(cmd.host, f"lost {cmd.tool}: {_without_host(exc)}")
             return -1
         rest = splitter.finish()
         if rest:
-            self._deliver(run, parser.feed_text("\n".join(rest), time.time()))
+            now = time.time()
+            self._output(run, rest, now)
+            self._deliver(run, parser.feed_text("\n".join(rest), now))
         self._deliver(run, parser.finish())
         self._report_parse_warnings(parser, run, warned)
         status = await transport.exit_status(run.handle)
@@ -359,6 +377,14 @@ class Session:
                       level=ev.INFO if fine else ev.ERROR, host=cmd.host, step=run.step,
                       status=status)
         return status
+
+    def _output(self, run: _Run, lines: list[str], t: float) -> None:
+        if self._output_sinks:
+            cmd = run.command
+            step = run.step if cmd.role != MONITOR else (self.current_step or "-")
+            out = OutputLines(t, cmd.host, step, cmd.tool, cmd.role, tuple(lines))
+            for sink in self._output_sinks:
+                sink(out)
 
     def _deliver(self, run: _Run, samples: list[Sample]) -> None:
         if not samples:

@@ -53,6 +53,8 @@ class LineSplitter:
             if data[0] == 0x0A:  # the \n of a \r\n split across chunks
                 pos = 1
                 self.consumed = self.offset + 1
+        if data.find(b"\r", pos) < 0:
+            return self._feed_without_cr(data, pos, lines)
         while pos < end:
             cut = _next_line_end(data, pos)
             if cut < 0:
@@ -70,6 +72,28 @@ class LineSplitter:
                     self._after_cr = True
             lines.append(self._take(self.offset + after))
             pos = after
+        self.offset += end
+        return lines
+
+    def _feed_without_cr(self, data: bytes, pos: int, lines: list[str]) -> list[str]:
+        """``feed_bytes`` for data with no ``\\r`` (most output): every complete line is
+        decoded and split at once, which is many times faster than line by line."""
+        end = len(data)
+        last = data.rfind(b"\n", pos)
+        if last >= 0:
+            if self._buffer:
+                self._buffer += data[pos:last]
+                block = self._buffer.decode("utf-8", errors="replace")
+                self._buffer.clear()
+            else:
+                block = data[pos:last].decode("utf-8", errors="replace")
+            lines.extend(block.split("\n"))
+            self.consumed = self.offset + last + 1
+            pos = last + 1
+        if pos < end:
+            self._buffer += data[pos:]
+            if len(self._buffer) >= self._max_line:
+                lines.append(self._take(self.offset + end))
         self.offset += end
         return lines
 

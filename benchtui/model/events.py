@@ -45,3 +45,16 @@ class Event:
         if self.data:
             out["data"] = self.data
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class OutputLines:
+    """Raw lines a tool printed on a host, as they arrived (for logs and recordings).
+    ``t`` is Unix epoch seconds on the controller when they arrived."""
+
+    t: float
+    host: str
+    step: str
+    tool: str
+    role: str
+    lines: tuple[str, ...]

@@ -1,0 +1,282 @@
+"""The controller side of benchmarks/fleet_scale.py: runs one plan in-process and measures it.
+
+Started by fleet_scale.py as a separate process (so that its CPU time and memory are the
+controller's alone):
+
+    python benchmarks/fleet_probe.py --plan PLAN --known-hosts FILE --session-id ID
+        --hosts N --seconds S --result OUT.json [--profile FILE] [--pin]
+
+benchtui's ``Session`` runs the plan with a ``LiveStore`` sink; nothing in the engine is
+changed. What is measured:
+
+- ``e2e``: for every fio document (but the first of each run, which the parser holds back
+  until the second arrives, by design), the time its samples are in the store minus the document's
+  ``timestamp_ms`` (the replay stamps it when it prints it). An upper bound of "line arrived ->
+  in the store": it also counts the file write, ``tail -F``, sshd, loopback TCP and asyncssh.
+- ``inside``: store time minus the time the transport's ``follow`` handed over the chunk that
+  completed the document (the transports are wrapped): the controller's own processing.
+- ``lag``: how late a 50 ms ticker of the event loop wakes up: how long a chunk that is ready
+  may wait before the loop reads it.
+- ``cpu_pct``: this process's CPU time (``time.process_time``: not sshd, not the replays) over
+  wall time in the steady part, as % of one core; ``runqueue_wait_pct``: the time it was
+  runnable but had no CPU (/proc/self/schedstat), i.e. how much the other processes on the
+  same cores held it back; ``machine_busy_pct``: every core, every process (/proc/stat).
+- samples/s into the store, RSS in the steady part and at peak.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchtui.model.events import Event
+from benchtui.model.sample import Sample
+from benchtui.plan.loader import load_plan
+from benchtui.session.engine import Session, SessionOptions
+from benchtui.session.hosts import SshOptions
+from benchtui.store.live import LiveStore
+from benchtui.transport import Chunk, RunHandle, Transport
+
+#: The plan's step and monitor names (fleet_scale.py writes the plan).
+FIO_STEP, IOSTAT_MONITOR = "fio-replay", "iostat-replay"
+#: Seconds after every host's first fio document before the steady part starts.
+SETTLE = 2.0
+NAN = float("nan")
+
+
+class ArrivalStamps:
+    """Wraps a transport: notes when ``follow`` handed over each run's latest chunk."""
+
+    def __init__(self, inner: Transport, stamps: dict[tuple[str, str], float]) -> None:
+        self._inner = inner
+        self._stamps = stamps
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def follow(self, handle: RunHandle, offset: int = 0) -> AsyncGenerator[Chunk, None]:
+        key = (handle.host, "fio" if FIO_STEP in handle.run_id else "iostat")
+        stamps = self._stamps
+        async for chunk in self._inner.follow(handle, offset):
+            stamps[key] = time.time()
+            yield chunk
+
+
+class Tick(NamedTuple):
+    """What the sampler reads once a second."""
+
+    mono: float
+    cpu: float  # this process's CPU seconds
+    samples: int  # samples in the store so far
+    rss: int  # bytes
+    busy: int  # machine jiffies busy
+    total: int  # machine jiffies
+    waited: float  # seconds runnable but not running
+
+
+class Probe:
+    """The sample sink (``LiveStore.add`` plus latency notes), a resource sampler and an
+    event-loop lag ticker."""
+
+    def __init__(self, store: LiveStore) -> None:
+        self.store = store
+        self.arrivals: dict[tuple[str, str], float] = {}
+        self.e2e: list[tuple[float, float]] = []  # (monotonic when stored, latency s)
+        self.late: list[tuple[str, float, float]] = []  # (host, when stored, latency s)
+        self.inside: list[tuple[float, float]] = []
+        self.first_fio: dict[str, float] = {}
+        self.last_fio = 0.0
+        self.docs: set[tuple[str, float]] = set()
+        self.ticks: list[Tick] = []
+        self.lags: list[tuple[float, float]] = []
+        self.events: list[tuple[float, Event]] = []
+
+    def sink(self, samples: list[Sample]) -> None:
+        self.store.add(samples)
+        first = samples[0]
+        if first.tool != "fio":
+            return
+        now, mono = time.time(), time.monotonic()
+        host = first.host
+        seen = {s.t for s in samples if s.t is not None and s.kind == "interval"}
+        # The parser holds a run's first document back until the second arrives (a lone
+        # document would be a final report): that wait is by design, not measured.
+        newest = max(seen, default=None) if host not in self.first_fio else None
+        for t in seen:
+            if (host, t) not in self.docs:
+                self.docs.add((host, t))
+                if newest is not None and t != newest:
+                    continue
+                self.e2e.append((mono, now - t))
+                if now - t > 0.25 and len(self.late) < 50:
+                    self.late.append((host, mono, now - t))
+        arrived = self.arrivals.get((host, "fio"))
+        if arrived is not None and seen:
+            self.inside.append((mono, now - arrived))
+        self.first_fio.setdefault(host, mono)
+        self.last_fio = mono
+
+    def event(self, event: Event) -> None:
+        self.events.append((time.monotonic(), event))
+        if event.level == "error":
+            print(f"  ! {event.message}", file=sys.stderr)
+
+    async def sample_resources(self) -> None:
+        while True:
+            busy, total = machine_jiffies()
+            self.ticks.append(Tick(time.monotonic(), time.process_time(),
+                                   self.store.samples_total, _rss_bytes(), busy, total,
+                                   _runqueue_wait()))
+            await asyncio.sleep(1.0)
+
+    async def measure_lag(self, period: float = 0.05) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + period
+            await asyncio.sleep(period)
+            self.lags.append((time.monotonic(), loop.time() - due))
+
+
+def _runqueue_wait() -> float:
+    """Seconds this process's main thread has been runnable but waiting for a CPU."""
+    with open("/proc/self/schedstat") as f:
+        return int(f.read().split()[1]) / 1e9
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """(busy, total) clock ticks of all CPUs since boot."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + fields[4]
+    return sum(fields) - idle, sum(fields)
+
+
+def _pct(values: list[float], q: float) -> float:
+    if not values:
+        return NAN
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"n": len(values), "p50": _pct(values, 0.5), "p99": _pct(values, 0.99),
+            "max": max(values, default=NAN)}
+
+
+def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: int,
+              started: float, ended: float, cpu_total: float) -> dict[str, Any]:
+    """The numbers of one run, from what the probe saw (times in seconds)."""
+    # The steady part needs every host streaming (at least 90% of them, if some failed).
+    streaming = len(probe.first_fio)
+    all_streaming = max(probe.first_fio.values()) if streaming >= 0.9 * hosts > 0 else None
+    out: dict[str, Any] = {
+        "hosts": hosts, "seconds": seconds, "ok": ok, "failures": failures[:5],
+        "fio_docs": len(probe.docs), "fio_docs_expected": hosts * seconds,
+        "hosts_streaming": len(probe.first_fio), "samples_total": probe.store.samples_total,
+        "wall": ended - started, "cpu_total": cpu_total,
+        "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "e2e_all": _spread([v for _, v in probe.e2e]),
+        "teardown": ended - probe.last_fio if probe.last_fio else None,
+        "timeline": [  # (s since start, CPU %, run-queue wait %, samples/s) per second
+            (round(t1.mono - started, 1), round(100 * (t1.cpu - t0.cpu) / (t1.mono - t0.mono)),
+             round(100 * (t1.waited - t0.waited) / (t1.mono - t0.mono)),
+             round((t1.samples - t0.samples) / (t1.mono - t0.mono)))
+            for t0, t1 in zip(probe.ticks, probe.ticks[1:], strict=False)],
+        "steady": None,
+        "late_docs": [(h, round(m - started, 2), round(v, 3)) for h, m, v in probe.late],
+    }
+    session_start = next((m for m, e in probe.events if e.kind == "session_start"), None)
+    if session_start is not None:
+        out["prepare"] = session_start - started
+        if all_streaming is not None:
+            out["until_all_streaming"] = all_streaming - session_start
+    if all_streaming is None or probe.last_fio - 0.5 - (all_streaming + SETTLE) < 2:
+        return out
+    a, b = all_streaming + SETTLE, probe.last_fio - 0.5
+    steady: dict[str, Any] = {"from": a - started, "seconds": b - a}
+    ticks = [t for t in probe.ticks if a <= t.mono <= b]
+    if len(ticks) >= 2:
+        t0, t1 = ticks[0], ticks[-1]
+        wall = t1.mono - t0.mono
+        steady.update(seconds=wall, cpu_pct=100 * (t1.cpu - t0.cpu) / wall,
+                      samples_per_s=(t1.samples - t0.samples) / wall,
+                      rss=statistics.median(t.rss for t in ticks),
+                      machine_busy_pct=100 * (t1.busy - t0.busy) / max(1, t1.total - t0.total)
+                      * (os.cpu_count() or 1),
+                      runqueue_wait_pct=100 * (t1.waited - t0.waited) / wall)
+    steady["e2e"] = _spread([v for m, v in probe.e2e if a <= m <= b])
+    steady["inside"] = _spread([v for m, v in probe.inside if a <= m <= b])
+    steady["lag"] = _spread([v for m, v in probe.lags if a <= m <= b])
+    steady["lag_spikes"] = [(round(m - started, 2), round(v, 3))
+                            for m, v in probe.lags if a <= m <= b and v > 0.25][:20]
+    out["steady"] = steady
+    return out
+
+
+async def run_session(plan_path: Path, known_hosts: str, session_id: str,
+                      hosts: int, seconds: int) -> dict[str, Any]:
+    probe = Probe(LiveStore())
+    options = SessionOptions(ssh=SshOptions(known_hosts=known_hosts, connect_timeout=60.0),
+                             session_id=session_id)
+    session = Session(load_plan(plan_path), options=options, on_samples=probe.sink,
+                      on_event=probe.event)
+    session.transports = {name: ArrivalStamps(t, probe.arrivals)
+                          for name, t in session.transports.items()}
+    helpers = [asyncio.create_task(probe.sample_resources()),
+               asyncio.create_task(probe.measure_lag())]
+    started, cpu0 = time.monotonic(), time.process_time()
+    try:
+        result = await session.run()
+    finally:
+        for task in helpers:
+            task.cancel()
+    return summarize(probe, result.ok, result.failures, hosts, seconds, started,
+                     time.monotonic(), time.process_time() - cpu0)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--plan", type=Path, required=True)
+    ap.add_argument("--known-hosts", required=True)
+    ap.add_argument("--session-id", required=True)
+    ap.add_argument("--hosts", type=int, required=True)
+    ap.add_argument("--seconds", type=int, required=True)
+    ap.add_argument("--result", type=Path, required=True)
+    ap.add_argument("--profile", help="cProfile (CPU time) the controller into FILE")
+    ap.add_argument("--pin", action="store_true", help="run on CPU 0 only")
+    args = ap.parse_args()
+    if args.pin:
+        os.sched_setaffinity(0, {0})
+    coro = run_session(args.plan, args.known_hosts, args.session_id, args.hosts, args.seconds)
+    if args.profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile(time.process_time)  # CPU time, not waits
+        result = profiler.runcall(asyncio.run, coro)
+        profiler.dump_stats(args.profile)
+        pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(30)
+    else:
+        result = asyncio.run(coro)
+    args.result.write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
