@@ -1,0 +1,120 @@
+"""``benchtui check`` and ``benchtui run --jsonl`` as a user runs them: real fio on this machine,
+exit codes, one-sentence errors, the facts document, the step label on every sample."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import require_tool
+
+PLAN = """
+[session]
+name = "cli-test"
+
+[hosts.here]
+local = true
+
+[[monitor]]
+tool = "iostat"
+
+[[step]]
+name = "{step}"
+tool = "fio"
+hosts = "all"
+{extra}
+args = "--filename={data} --size=16m --rw=randrw --bs=4k --ioengine=psync --runtime=3 --time_based"
+"""
+
+
+def benchtui(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "benchtui", *args], capture_output=True,
+                          text=True, timeout=timeout, check=False)
+
+
+def write_plan(tmp_path: Path, step: str = "randrw", extra: str = "") -> Path:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.format(step=step, extra=extra, data=tmp_path / "fio.dat"))
+    return plan
+
+
+def assert_one_sentence(stderr: str) -> None:
+    assert "Traceback" not in stderr
+    lines = [x for x in stderr.splitlines() if x.strip()]
+    assert lines, "an error must be said"
+
+
+@pytest.mark.slow
+def test_run_jsonl_prints_samples_with_the_step_and_writes_facts(tmp_path: Path) -> None:
+    require_tool("fio")
+    plan = write_plan(tmp_path)
+    facts = tmp_path / "facts.json"
+    out = benchtui("run", str(plan), "--jsonl", "--facts", str(facts))
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(x) for x in out.stdout.splitlines()]
+    fio = [r for r in rows if r["tool"] == "fio" and r["kind"] == "interval"]
+    assert fio and all(r["host"] == "here" and r["labels"]["step"] == "randrw" for r in fio)
+    assert {r["metric"] for r in fio} >= {"iops", "bandwidth_bytes", "latency_seconds"}
+    assert any(r["tool"] == "iostat" or r["tool"] == "diskstats" for r in rows)
+    # One progress line per step and host, in words, on stderr.
+    assert "randrw" in out.stderr
+    document = json.loads(facts.read_text())
+    here = document["here"] if "here" in document else document["hosts"]["here"]
+    assert here["kernel"] and here["os"] and here["cpu_model"]
+    assert here["cpu_count"] >= 1 and here["mem_bytes"] > 0
+    assert here["tools"]["fio"].startswith("fio-3")
+    assert here["block_devices"]
+    for device in here["block_devices"].values():  # the seed reports' first table
+        assert {"model", "size_bytes", "rotational", "scheduler", "read_ahead_kb"} <= set(device)
+
+
+@pytest.mark.slow
+def test_run_exits_1_with_the_reason_when_a_step_fails(tmp_path: Path) -> None:
+    require_tool("fio")
+    # An option fio refuses: the step fails on its host, the reason is said.
+    plan = write_plan(tmp_path, extra='env = { }\n')
+    text = plan.read_text().replace("--runtime=3", "--runtime=3 --rw=nonsense")
+    plan.write_text(text)
+    out = benchtui("run", str(plan), "--jsonl")
+    assert out.returncode == 1, out.stderr
+    assert_one_sentence(out.stderr)
+    assert "here" in out.stderr and "randrw" in out.stderr
+
+
+def test_check_reports_versions_and_runs_nothing(tmp_path: Path) -> None:
+    require_tool("fio")
+    plan = write_plan(tmp_path)
+    out = benchtui("check", str(plan))
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "here" in out.stdout and "fio-3" in out.stdout
+    assert not (tmp_path / "fio.dat").exists(), "check must not run fio"
+
+
+def test_check_names_a_missing_program_and_exits_1(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, extra='executable = "/opt/no-such-dir/fio"')
+    out = benchtui("check", str(plan))
+    assert out.returncode == 1
+    report = out.stdout + out.stderr
+    assert "/opt/no-such-dir/fio is not installed on here" in report
+    assert "Traceback" not in report
+
+
+def test_a_plan_error_is_one_sentence_with_file_and_line(tmp_path: Path) -> None:
+    plan = write_plan(tmp_path, extra='repeats = 3')
+    for command in (("check",), ("run", "--jsonl")):
+        out = benchtui(*command, str(plan))
+        assert out.returncode == 2
+        assert_one_sentence(out.stderr)
+        assert len(out.stderr.strip().splitlines()) == 1
+        assert str(plan) in out.stderr and "repeats" in out.stderr
+        assert "repeat" in out.stderr.replace("repeats", "")  # what to write instead
+
+
+def test_a_missing_plan_file_is_one_sentence(tmp_path: Path) -> None:
+    out = benchtui("run", str(tmp_path / "nope.toml"), "--jsonl")
+    assert out.returncode == 2
+    assert len(out.stderr.strip().splitlines()) == 1 and "nope.toml" in out.stderr
