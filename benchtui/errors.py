@@ -85,3 +85,18 @@ class RecordingError(BenchtuiError):
     def __str__(self) -> str:
         where = f"{self.path} at byte {self.offset}" if self.offset is not None else self.path
         return f"{where}: {self.reason}"
+
+
+@dataclass
+class ExportError(BenchtuiError):
+    """The metrics endpoint cannot be served: the port is taken, the address is not on this
+    machine, or binding it is not allowed. Nothing was run."""
+
+    address: str
+    reason: str
+    hint: str = ""
+    exit_code = 2
+
+    def __str__(self) -> str:
+        text = f"cannot serve metrics on {self.address}: {self.reason}"
+        return f"{text}; {self.hint}" if self.hint else text

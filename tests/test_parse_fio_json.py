@@ -142,6 +142,26 @@ def test_first_interval_runs_from_the_job_start() -> None:
     assert all(s.elapsed == pytest.approx(1.0) for s in first)
 
 
+def test_a_live_stream_gets_its_first_interval_with_the_first_dump() -> None:
+    """The engine sets ``stream``: the first dump's interval comes out as soon as the dump
+    ends, not a second later with the next one (benchtui demo's first numbers), and the
+    samples of the whole stream are the same as when read from a file."""
+    text = fixture_text("fio_json/randread_randwrite.jsonplus.txt")
+    first_end = text.splitlines().index("}")
+    lines = text.splitlines()
+    live = FioJsonParser()
+    live.stream = True
+    early = [s for line in lines[: first_end + 1] for s in live.feed(line) or []]
+    assert {s.t for s in early if s.metric == "iops"} == {1795319860.042}
+    rest = [s for line in lines[first_end + 1:] for s in live.feed(line) or []]
+    rest += live.flush() or []
+    from_file, _ = parse("randread_randwrite.jsonplus.txt")
+    assert [(s.metric, s.t, s.value, s.labels) for s in early + rest] == [
+        (s.metric, s.t, s.value, s.labels) for s in from_file]
+    quiet = FioJsonParser()
+    assert not [s for line in lines[: first_end + 1] for s in quiet.feed(line) or []]
+
+
 def test_last_partial_interval_and_elapsed() -> None:
     samples, _ = parse("randread_randwrite.jsonplus.txt")
     # final report 187 ms after the last status dump: 81847 - 76370 reads

@@ -133,6 +133,9 @@ def _recording_options(p: argparse.ArgumentParser) -> None:
 def _console_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theme", default="dark", metavar="NAME",
                    help="console theme: a name from themes/ (dark, light, high-contrast)")
+    p.add_argument("--history", type=int, default=3600, metavar="POINTS",
+                   help="points kept per chart series, older ones are dropped (default 3600: "
+                   "an hour at one sample a second); bounds memory however long it runs")
 
 
 def _engine_options(p: argparse.ArgumentParser) -> None:

@@ -64,6 +64,10 @@ class Parser:
         #: caller that never reads them, ``benchtui parse`` without --histograms, saves
         #: their cost: on a one-hour fio json+ capture, a third of the parse time).
         self.histograms = True
+        #: True when the caller knows the input is a live per-interval stream (the engine
+        #: starts fio with --status-interval=1): a parser may then emit a first interval at
+        #: once instead of waiting to tell it from a lone end-of-run report.
+        self.stream = False
 
     # --- what subclasses implement -------------------------------------------------------
 

@@ -209,7 +209,8 @@ class FioJsonParser(JsonStreamParser):
             ts = None
         # The first dump's interval (from the job's start) waits for a second dump: a lone
         # document is a final report, whose whole-run figures are the summary, not an interval.
-        first_doc = self._last is None
+        # A caller that knows it reads a status stream (self.stream) gets it at once.
+        first_doc = self._last is None and not self.stream
         out: list[Sample] = []
         if self._deferred is not None:
             out, self._deferred = self._deferred, None

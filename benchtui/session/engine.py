@@ -338,6 +338,7 @@ class Session:
         run.handle = handle
         self._active.append(run)
         parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
+        parser.stream = True  # live output (fio runs with --status-interval=1)
         run.task = asyncio.create_task(self._follow(transport, run, parser))
         if cmd.role != MONITOR:
             self.emit(ev.RUN_START, f"{cmd.host}: {cmd.tool} started", host=cmd.host,

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from benchtui.errors import HostError
 from benchtui.plan.model import HostSpec
 from benchtui.transport import LocalTransport, StateCallback, Transport
-from benchtui.transport.ssh import SshTransport
 from benchtui.transport.sshtarget import SshTarget
 
 
@@ -28,6 +27,10 @@ def make_transport(spec: HostSpec, session_id: str, options: SshOptions,
     """The transport for one host of the plan."""
     if spec.local:
         return LocalTransport(spec.name, session_id=session_id, on_state=on_state)
+    # Imported here: asyncssh takes ~0.5 s to import, which a local-only plan (benchtui demo)
+    # should not pay before its first numbers.
+    from benchtui.transport.ssh import SshTransport
+
     target = SshTarget(
         host=spec.address or spec.ssh_alias or spec.name, port=spec.port, user=spec.user,
         identity=str(spec.identity) if spec.identity else None, jump=spec.jump,

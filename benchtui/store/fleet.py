@@ -14,7 +14,7 @@ Everything is bounded: series by the store's window, events and raw output lines
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from benchtui.model import events as ev
@@ -116,6 +116,10 @@ class FleetState:
         #: bound of the live one.
         self.latest_t: float | None = None
         self.version = 0
+        #: Called with every batch of samples once the state has taken it in, on the feeding
+        #: thread: for consumers that must see every interval, not just the latest (the
+        #: Prometheus exporter's histogram counters). Keep them cheap.
+        self.sample_listeners: list[Callable[[list[Sample]], None]] = []
         for h in hosts:
             self.host(h)
 
@@ -159,6 +163,8 @@ class FleetState:
                 newest = s.t
         self.latest_t = newest
         self.version += 1
+        for listener in self.sample_listeners:
+            listener(samples)
 
     def on_output(self, out: OutputLines) -> None:
         view = self.host(out.host)

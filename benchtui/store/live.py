@@ -10,7 +10,7 @@ latest per-interval histogram and merges them on demand.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from benchtui.model.histogram import LatencyHistogram
@@ -104,24 +104,50 @@ class LiveStore:
     def hosts(self) -> list[str]:
         return sorted(self.host_last_t)
 
-    def fleet_histogram(self, *, since: float | None = None, **labels: str) -> LatencyHistogram:
+    def fleet_histogram(self, *, since: float | None = None,
+                        hosts: Collection[str] | None = None,
+                        **labels: str) -> LatencyHistogram:
         """Every host's latest interval histogram matching ``labels`` (and newer than
-        ``since``), merged."""
-        merged = LatencyHistogram()
+        ``since``; only ``hosts`` when given: one host's jobs merged), merged."""
+        return LatencyHistogram.merged(self.latest_histograms(since=since, hosts=hosts,
+                                                              **labels))
+
+    def latest_histograms(self, *, since: float | None = None,
+                          hosts: Collection[str] | None = None,
+                          **labels: str) -> list[LatencyHistogram]:
+        """The histograms ``fleet_histogram`` merges (do not modify them)."""
+        out: list[LatencyHistogram] = []
         for (_tool, key_labels), per_host in self._histograms.items():
             lab = dict(key_labels)
             if any(lab.get(k) != v for k, v in labels.items()):
                 continue
-            for t, hist in per_host.values():
+            if hosts is not None and len(hosts) < len(per_host):
+                found = ((h, per_host[h]) for h in hosts if h in per_host)
+            else:
+                found = ((h, v) for h, v in per_host.items()
+                         if hosts is None or h in hosts)
+            for _host, (t, hist) in found:
                 if since is None or t >= since:
-                    merged.merge(hist)
-        return merged
+                    out.append(hist)
+        return out
 
     def fleet_latency(self, quantiles: Iterable[float] = FLEET_QUANTILES, *,
-                      since: float | None = None, **labels: str) -> dict[float, float]:
+                      since: float | None = None, hosts: Collection[str] | None = None,
+                      **labels: str) -> dict[float, float]:
         """Fleet-wide latency quantiles (seconds) from merged histograms; {} if none yet."""
-        return self.fleet_histogram(since=since, **labels).quantiles(quantiles)
+        parts = self.latest_histograms(since=since, hosts=hosts, **labels)
+        if len(parts) == 1:  # one job on one host: its own quantiles, no merged copy
+            return parts[0].quantiles(quantiles)
+        if not parts:
+            return {}
+        merged = LatencyHistogram(dict(parts[0].counts))  # a C-level copy, then add the rest
+        for part in parts[1:]:
+            merged.merge(part)
+        return merged.quantiles(quantiles)
 
-    def fleet_sum(self, metric: str, **labels: str) -> float:
-        """Sum over hosts and series of the latest value (fleet IOPS, bandwidth)."""
-        return sum(s.values[-1] for s in self.find(metric, **labels) if s.values)
+    def fleet_sum(self, metric: str, *, since: float | None = None, **labels: str) -> float:
+        """Sum over hosts and series of the latest value (fleet IOPS, bandwidth); with
+        ``since``, only series with a point at or after it (a finished step or a silent host
+        no longer counts)."""
+        return sum(s.values[-1] for s in self.find(metric, **labels)
+                   if s.values and (since is None or s.times[-1] >= since))

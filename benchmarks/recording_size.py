@@ -1,0 +1,297 @@
+"""How big a session file is: the reference session of issue 5, recorded for real, then
+extended to an hour.
+
+The reference: one host (this machine), fio randrw with two jobs (4 KiB, libaio, iodepth 16,
+direct) in json+ at 1 Hz with its per-interval latency histograms, and ``iostat -x`` of every
+device at 1 Hz. The script
+
+1. runs that plan for ``--seconds`` (60) through benchtui's real engine with the real recorder
+   attached (``benchtui.cli.record_cmd.recording``), counting the raw output the tools printed;
+2. extends the minute to ``--hours`` (1) the way a longer run would look: the recorded
+   minute's records again and again, times advanced, every value jittered (floats by ~1%,
+   integers and decimals kept integral / to their decimals, each histogram count by a rounded
+   N(0, 0.5)), written with the real writer in half-second frames as the recorder does;
+3. measures what takes the room (the same hour without histograms, without raw text) and how
+   close the histograms are to what they must cost at least (the order-0 entropy of the
+   count differences, a rough floor for any coder that stores them exactly);
+4. writes the results into docs/benchmarks/recording.md (between the ``size`` markers).
+
+    .venv/bin/python benchmarks/recording_size.py [--seconds 60] [--hours 1] [--out FILE|-]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import math
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchtui.cli.record_cmd import recording  # noqa: E402
+from benchtui.model.events import Event, OutputLines  # noqa: E402
+from benchtui.model.histogram import LatencyHistogram  # noqa: E402
+from benchtui.model.sample import Sample  # noqa: E402
+from benchtui.parsers.registry import all_parsers  # noqa: E402
+from benchtui.plan.loader import load_plan  # noqa: E402
+from benchtui.session.engine import Session  # noqa: E402
+from benchtui.store.recording import Record, SessionReader, SessionWriter  # noqa: E402
+from benchtui.store.recording.writer import FLUSH_SECONDS  # noqa: E402
+
+OUT_MD = ROOT / "docs" / "benchmarks" / "recording.md"
+BUDGET_MB_PER_HOST_HOUR = 4.0
+PLAN = """[session]
+name = "reference"
+description = "issue 5 reference: fio randrw 2 jobs json+ 1 Hz + iostat -x of all devices"
+
+[hosts.here]
+local = true
+
+[[monitor]]
+tool = "iostat"
+
+[[step]]
+name = "randrw"
+tool = "fio"
+hosts = "all"
+args = \"\"\"
+  --filename={scratch}/benchtui-recording-size.dat --size=256m --numjobs=2
+  --rw=randrw --bs=4k --ioengine=libaio --iodepth=16 --direct=1
+  --runtime={seconds} --time_based
+\"\"\"
+"""
+
+Timed = tuple[float, Record]
+
+
+def record_reference(workdir: Path, seconds: int) -> tuple[Path, dict[str, int]]:
+    """Run the reference plan for real with the recorder; (file, raw output bytes per tool)."""
+    scratch = Path("/var/tmp")  # /tmp is often tmpfs, which refuses direct=1
+    plan_path = workdir / "reference.toml"
+    plan_path.write_text(PLAN.format(scratch=scratch, seconds=seconds))
+    plan = load_plan(str(plan_path), parser_names=all_parsers())
+    raw: Counter[str] = Counter()
+
+    def count(out: OutputLines) -> None:
+        raw[out.tool] += sum(len(line.encode()) + 1 for line in out.lines)
+
+    session = Session(plan)
+    session.add_output_sink(count)
+    path = workdir / "reference-minute.btr"
+    with recording(session, str(path)):
+        result = asyncio.run(session.run())
+    (scratch / "benchtui-recording-size.dat").unlink(missing_ok=True)
+    if not result.ok:
+        raise SystemExit(f"the reference run failed: {result.failures}")
+    return path, dict(raw)
+
+
+def _jitter_value(v: float, rng: random.Random) -> float:
+    if type(v) is not float or not math.isfinite(v) or v == 0:
+        return v
+    g = 1 + rng.gauss(0, 0.01)
+    if v.is_integer():
+        return float(round(v * g))
+    text = repr(v)
+    if "e" not in text and len(text.partition(".")[2]) <= 4:
+        return round(v * g, len(text.partition(".")[2]))
+    return v * g
+
+
+def _jitter_histogram(h: LatencyHistogram, rng: random.Random) -> LatencyHistogram:
+    counts = {}
+    for k, c in h.counts.items():
+        c2 = max(0, c + round(rng.gauss(0, 0.5))) if c > 1 else c
+        if c2:
+            counts[k] = c2
+    return LatencyHistogram(counts)
+
+
+def _shift(record: Record, dt: float, rng: random.Random) -> Record:
+    if isinstance(record, Event):
+        return replace(record, t=record.t + dt)
+    if isinstance(record, OutputLines):
+        return replace(record, t=record.t + dt)
+    out = []
+    for s in record:
+        hist = _jitter_histogram(s.histogram, rng) if s.histogram is not None else None
+        if hist is not None:
+            value = float(hist.total())
+        elif s.metric == "latency_seconds":
+            value = s.value  # a histogram bucket: kept as it is
+        else:
+            value = _jitter_value(s.value, rng)
+        out.append(Sample(None if s.t is None else s.t + dt, s.tool, s.kind, s.metric, value,
+                          dict(s.labels), s.host,
+                          None if s.elapsed is None else s.elapsed + dt, hist))
+    return out
+
+
+def extend(minute: Path, target: Path, seconds: float, *, keep_histograms: bool = True,
+           keep_output: bool = True, seed: int = 1) -> tuple[float, float]:
+    """Write ``seconds`` of the minute's steady part, repeated and jittered: (file size in
+    bytes, seconds covered)."""
+    rng = random.Random(seed)
+    with SessionReader.open(str(minute)) as r:
+        meta = r.meta
+        events = r.events()
+        step = [e.t for e in events if e.kind in ("step_start", "step_end")]
+        a, b = (step[0] + 2.0, step[-1] - 1.0) if len(step) >= 2 else (r.start, r.end)
+        part = list(r.timed_records(a, b))
+    cycle = b - a
+    writer = SessionWriter(str(target), replace(meta, facts=dict(meta.facts)))
+    frame: list[Timed] = []
+    frame_end = a + FLUSH_SECONDS
+    k = 0
+    covered = 0.0
+    while covered < seconds:
+        dt = k * cycle
+        for t, record in part:
+            if not keep_output and isinstance(record, OutputLines):
+                continue
+            if isinstance(record, Event) and k:
+                continue  # the minute's step events, once
+            shifted = _shift(record, dt, rng)
+            if not keep_histograms and isinstance(shifted, list):
+                shifted = [replace(s, histogram=None) for s in shifted
+                           if s.metric != "latency_histogram"]
+            while t + dt >= frame_end:
+                writer.append(frame)
+                frame = []
+                frame_end += FLUSH_SECONDS
+            frame.append((t + dt, shifted))
+        k += 1
+        covered = k * cycle
+    writer.append(frame)
+    writer.close()
+    return target.stat().st_size, covered
+
+
+def histogram_floor(minute: Path) -> tuple[float, int, float]:
+    """(bytes per second the order-0 entropy of the histograms' count differences needs,
+    buckets per second, histograms per second) over the recorded minute."""
+    diffs: Counter[int] = Counter()
+    buckets = 0
+    hists = 0
+    with SessionReader.open(str(minute)) as r:
+        times = []
+        for s in r.samples(metrics=["latency_histogram"]):
+            if s.histogram is None or s.kind != "interval":
+                continue
+            hists += 1
+            times.append(s.t)
+            previous = 0
+            for _k, c in sorted(s.histogram.counts.items()):
+                diffs[c - previous] += 1
+                previous = c
+                buckets += 1
+    n = sum(diffs.values())
+    bits = -sum(v * math.log2(v / n) for v in diffs.values()) if n else 0.0
+    span = (max(times) - min(times)) if len(times) > 1 else 1.0
+    return bits / 8 / span, round(buckets / span), hists / span
+
+
+def mb_per_host_hour(size: float, seconds: float, hosts: int = 1) -> float:
+    return size / 1e6 / hosts / (seconds / 3600)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=int, default=60, help="length of the real run")
+    ap.add_argument("--hours", type=float, default=1.0, help="length of the extended session")
+    ap.add_argument("--out", default=str(OUT_MD), help="Markdown file to write ('-': none)")
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="benchtui-recsize-"))
+    started = time.strftime("%Y-%m-%d %H:%M")
+    minute, raw = record_reference(work, args.seconds)
+    with SessionReader.open(str(minute)) as r:
+        real_seconds = r.end - r.start
+        real_size = r.size_bytes
+        samples_per_s = r.sample_count / real_seconds
+        lines = r.output_line_count
+    target = args.hours * 3600
+    rows = []
+    for label, kw in [("as recorded (histograms, iostat text)", {}),
+                      ("without the histograms", {"keep_histograms": False}),
+                      ("without the raw text", {"keep_output": False})]:
+        path = work / f"hour-{len(rows)}.btr"
+        size, covered = extend(minute, path, target, **kw)  # type: ignore[arg-type]
+        rows.append((label, size, covered))
+        if rows[1:]:
+            path.unlink()
+    hour_path = work / "hour-0.btr"
+    t = time.perf_counter()
+    with SessionReader.open(str(hour_path)) as r:
+        opened_ms = (time.perf_counter() - t) * 1000
+        segments = r.segment_count
+    floor_bps, buckets_per_s, hists_per_s = histogram_floor(minute)
+    full = mb_per_host_hour(rows[0][1], rows[0][2])
+    no_hist = mb_per_host_hour(rows[1][1], rows[1][2])
+    no_text = mb_per_host_hour(rows[2][1], rows[2][2])
+    raw_json = mb_per_host_hour(raw.get("fio", 0), real_seconds)
+    verdict = "within" if full <= BUDGET_MB_PER_HOST_HOUR else "OVER"
+    load = os.getloadavg()[0]
+    md = "\n".join([
+        "<!-- size -->",
+        "",
+        f"Run on {started}: `.venv/bin/python benchmarks/recording_size.py --seconds "
+        f"{args.seconds} --hours {args.hours:g}` (load average {load:.1f} on 2 cores at the "
+        "end; sizes do not depend on load).",
+        "",
+        f"Real run: {real_seconds:.0f} s, {samples_per_s:.0f} samples/s, "
+        f"{hists_per_s:.0f} latency histograms/s with {buckets_per_s} buckets/s in all, "
+        f"{lines} raw text lines kept; the tools printed {raw.get('fio', 0) / 1e6:.1f} MB of "
+        f"fio json+ ({raw_json:.0f} MB/h) and {raw.get('iostat', 0) / 1e3:.0f} KB of iostat "
+        "text.",
+        "",
+        "| session | size | MB per host-hour |",
+        "|---|---|---|",
+        f"| the real run, recorded ({real_seconds:.0f} s) | {real_size / 1e6:.2f} MB | "
+        f"{mb_per_host_hour(real_size, real_seconds):.2f} |",
+        *(f"| extended to {covered / 3600:.2f} h, {label} | {size / 1e6:.2f} MB | "
+          f"{mb_per_host_hour(size, covered):.2f} |" for label, size, covered in rows),
+        "",
+        f"- Budget: {BUDGET_MB_PER_HOST_HOUR:g} MB per host-hour: **{verdict}** "
+        f"({full:.2f}).",
+        f"- The latency histograms take {full - no_hist:.2f} MB/h ({(full - no_hist) / full:.0%})"
+        f"; everything else (all samples' values, the iostat text, events, frame headers) "
+        f"{no_hist:.2f} MB/h, of which the raw text {full - no_text:.2f}.",
+        f"- Floor for the histograms: the order-0 entropy of their count differences alone is "
+        f"{floor_bps * 3600 / 1e6:.2f} MB/h ({floor_bps * 8 / max(buckets_per_s, 1):.1f} bits "
+        "per bucket), before the bucket positions.",
+        f"- The hour's file opens in {opened_ms:.1f} ms ({segments} segments, index read "
+        "from the end).",
+        "",
+        "<!-- /size -->",
+    ])
+    shutil.rmtree(work, ignore_errors=True)
+    print(md)
+    if args.out != "-":
+        write_section(Path(args.out), "size", md)
+    return 0
+
+
+def write_section(path: Path, name: str, section: str) -> None:
+    """Replace the ``name`` section of ``path`` (append it if there is none)."""
+    begin, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    text = path.read_text() if path.exists() else "# Recording: size and cost\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + section + rest.split(end, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

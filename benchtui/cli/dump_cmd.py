@@ -1,0 +1,249 @@
+"""``benchtui dump SESSION`` and ``benchtui info SESSION``: a recorded session, read by people
+and by other programs.
+
+``dump`` prints the recorded samples as JSON Lines or CSV (the writers ``benchtui parse`` uses,
+so the schema is docs/SAMPLES.md) or as OpenMetrics text for ``promtool tsdb
+create-blocks-from openmetrics``; ``--host``, ``--metric``, ``--from`` and ``--to`` narrow it.
+``info`` describes the file: plan, hosts, steps, duration, size, counts, gaps and the warnings
+of a damaged or truncated file. Both print the reader's warnings on stderr and exit 1 when the
+file cannot be read as a session (one sentence, from ``RecordingError``), 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
+from typing import TextIO
+
+import orjson
+
+from benchtui.errors import UsageError
+from benchtui.export.formats import writer_for
+from benchtui.model import events as ev
+from benchtui.model.sample import HISTOGRAM_METRIC, Sample
+from benchtui.session.replay import TimelineStep, parse_position, steps_from_events
+from benchtui.store.recording import Gap, SessionReader
+
+#: Samples handed to a writer at once.
+BATCH = 5000
+#: Gaps listed one by one by ``info`` before they are only counted.
+MAX_GAPS_SHOWN = 20
+
+
+def _open(path: str) -> SessionReader:
+    reader = SessionReader.open(path)
+    for warning in reader.warnings:
+        print(f"benchtui: warning: {warning}", file=sys.stderr)
+    return reader
+
+
+def _time_bound(option: str, text: str | None, reader: SessionReader) -> float | None:
+    if text is None:
+        return None
+    try:
+        return parse_position(text, reader.start, reader.end)
+    except ValueError as exc:
+        raise UsageError(f"{option}: {exc}") from None
+
+
+def _batches(samples: Iterable[Sample]) -> Iterator[list[Sample]]:
+    it = iter(samples)
+    while batch := list(islice(it, BATCH)):
+        yield batch
+
+
+def run_dump(args: argparse.Namespace) -> int:
+    if args.histograms and args.format == "csv":
+        raise UsageError("--histograms needs --format jsonl or openmetrics "
+                         "(a histogram does not fit in a CSV row)")
+    with _open(args.session) as reader:
+        t0 = _time_bound("--from", args.from_, reader)
+        t1 = _time_bound("--to", args.to, reader)
+        if t0 is not None and t1 is not None and t1 <= t0:
+            raise UsageError("--to must be later than --from")
+        unknown = sorted(set(args.host or ()) - set(reader.meta.hosts))
+        if unknown and reader.meta.hosts:
+            raise UsageError(f"no host {', '.join(unknown)} in {args.session}; its hosts are "
+                             f"{', '.join(reader.meta.hosts)}")
+        metrics = set(args.metric) if args.metric else None
+        if metrics is not None and args.histograms:
+            metrics.add(HISTOGRAM_METRIC)
+        samples = reader.samples(hosts=args.host, metrics=metrics, t0=t0, t1=t1)
+        out = sys.stdout
+        if args.format == "openmetrics":
+            written = _dump_openmetrics(samples, out, histograms=args.histograms)
+        else:
+            writer = writer_for(args.format, out, histograms=args.histograms)
+            written = sum(writer.write(batch) for batch in _batches(samples))
+        out.flush()
+    if written == 0:
+        print(f"benchtui: no recorded sample in {args.session} matches "
+              f"{_describe_filter(args)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _dump_openmetrics(samples: Iterable[Sample], out: TextIO, *, histograms: bool) -> int:
+    from benchtui.export.openmetrics import OpenMetricsWriter
+
+    with OpenMetricsWriter(out) as writer:
+        for batch in _batches(samples):
+            writer.write(s for s in batch if histograms or s.histogram is None)
+    for reason, n in sorted(writer.skipped.items()):
+        print(f"benchtui: note: {n} samples left out of the OpenMetrics output ({reason})",
+              file=sys.stderr)
+    return writer.written
+
+
+def _describe_filter(args: argparse.Namespace) -> str:
+    parts = []
+    if args.host:
+        parts.append("host " + "/".join(args.host))
+    if args.metric:
+        parts.append("metric " + "/".join(args.metric))
+    if args.from_:
+        parts.append(f"from {args.from_}")
+    if args.to:
+        parts.append(f"to {args.to}")
+    return ", ".join(parts) if parts else "(the file holds no samples)"
+
+
+# --- info -------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class SessionInfo:
+    """Everything ``info`` tells about a session file (``--json`` prints it as is)."""
+
+    path: str
+    name: str
+    session_id: str
+    schema_version: int
+    writer: str
+    plan_path: str | None
+    plan: str
+    started: float
+    ended: float | None
+    complete: bool
+    start: float
+    end: float
+    size_bytes: int
+    sample_count: int
+    event_count: int
+    event_warnings: int
+    event_errors: int
+    hosts: dict[str, str]
+    facts: dict[str, dict[str, object]]
+    steps: list[TimelineStep]
+    gaps: list[Gap]
+    warnings: list[str]
+
+    @property
+    def duration_seconds(self) -> float:
+        return self.end - self.start
+
+    def to_dict(self) -> dict[str, object]:
+        out = {k: getattr(self, k) for k in self.__slots__}
+        out["duration_seconds"] = self.duration_seconds
+        out["steps"] = [{"name": s.name, "start": s.t0, "end": s.t1, "ok": s.ok,
+                         "seconds": None if s.t1 is None else s.t1 - s.t0} for s in self.steps]
+        out["gaps"] = [{"host": g.host, "start": g.t0, "end": g.t1, "seconds": g.seconds}
+                       for g in self.gaps]
+        return out
+
+
+def session_info(reader: SessionReader) -> SessionInfo:
+    meta = reader.meta
+    events = sorted(reader.events(), key=lambda e: e.t)
+    return SessionInfo(
+        path=reader.path, name=meta.name, session_id=meta.session_id,
+        schema_version=meta.schema_version, writer=meta.writer, plan_path=meta.plan_path,
+        plan=meta.plan_text, started=meta.started, ended=meta.ended, complete=reader.complete,
+        start=reader.start, end=reader.end, size_bytes=reader.size_bytes,
+        sample_count=reader.sample_count, event_count=reader.event_count,
+        event_warnings=sum(1 for e in events if e.level == ev.WARNING),
+        event_errors=sum(1 for e in events if e.level == ev.ERROR),
+        hosts={h: _host_line(meta.facts.get(h, {})) for h in meta.hosts},
+        facts=meta.facts, steps=steps_from_events(events), gaps=reader.gaps(),
+        warnings=list(reader.warnings))
+
+
+def _host_line(facts: dict[str, object]) -> str:
+    """A host's facts in a few words: OS, kernel, CPUs, memory."""
+    parts = []
+    if facts.get("os"):
+        parts.append(str(facts["os"]))
+    if facts.get("kernel"):
+        parts.append(f"kernel {facts['kernel']}")
+    cpus = facts.get("cpu_count")
+    if isinstance(cpus, int):
+        parts.append(f"{cpus} x {facts.get('cpu_model') or 'CPU'}")
+    mem = facts.get("mem_bytes")
+    if isinstance(mem, int | float):
+        parts.append(f"{mem / 2**30:.1f} GiB RAM")
+    return ", ".join(parts)
+
+
+def _clock(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S %z", time.localtime(t))
+
+
+def _span(seconds: float) -> str:
+    s = round(seconds)
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}h{m:02d}m{sec:02d}s" if h else f"{m}m{sec:02d}s" if m else f"{seconds:.1f}s"
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+def run_info(args: argparse.Namespace) -> int:
+    with _open(args.session) as reader:
+        info = session_info(reader)
+    if args.json:
+        sys.stdout.write(orjson.dumps(info.to_dict(), option=orjson.OPT_INDENT_2).decode()
+                         + "\n")
+    else:
+        sys.stdout.write(format_info(info))
+    return 0
+
+
+def format_info(info: SessionInfo) -> str:
+    """The text ``info`` prints: a few labelled lines, then the plan as recorded."""
+    start = info.start
+    lines = [
+        f"session   {info.name} ({info.path})",
+        f"format    schema {info.schema_version}, written by benchtui {info.writer or '?'}"
+        + ("" if info.complete else "; NOT closed (the recorder stopped early)"),
+        f"plan      {info.plan_path or '(no path recorded)'}",
+        f"time      {_clock(start)} .. {_clock(info.end)} ({_span(info.duration_seconds)})",
+        f"size      {_size(info.size_bytes)}, {info.sample_count} samples, "
+        f"{info.event_count} events ({info.event_warnings} warnings, {info.event_errors} "
+        "errors)",
+        f"hosts     {len(info.hosts)}",
+        *(f"  {h}{': ' + line if line else ''}" for h, line in info.hosts.items()),
+        f"steps     {len(info.steps)}",
+    ]
+    for step in info.steps:
+        took = "still running when the recording ended" if step.t1 is None else \
+            f"{_span(step.t1 - step.t0)}, {'ok' if step.ok else 'FAILED'}"
+        lines.append(f"  {step.name}: at +{_span(step.t0 - start)}, {took}")
+    lines.append(f"gaps      {len(info.gaps) or 'none'}")
+    lines.extend(f"  {g.host}: no sample for {_span(g.seconds)} from +{_span(g.t0 - start)} "
+                 f"({_clock(g.t0)})" for g in info.gaps[:MAX_GAPS_SHOWN])
+    if len(info.gaps) > MAX_GAPS_SHOWN:
+        lines.append(f"  ... and {len(info.gaps) - MAX_GAPS_SHOWN} more (see --json)")
+    lines.extend(f"warning   {w}" for w in info.warnings)
+    if info.plan.strip():
+        lines.extend(["", "plan as recorded:"])
+        lines.extend(f"  {line}" for line in info.plan.rstrip().splitlines())
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,90 @@
+"""``benchtui record PLAN -o SESSION``: run a plan headless and record it, and ``recording``,
+which every command that runs a plan uses for ``--record`` (through ``cli/extras.py``).
+
+No Textual here: progress goes to stderr (one line per step and host, as ``run --jsonl``)
+and a summary of the file at the end. Exit status as ``run``: 0 when every step succeeded, 1
+when a host or step failed, 130 on Ctrl-C/SIGTERM; in every case the file is closed with its
+index, and holds everything up to the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+from benchtui import __version__
+from benchtui.cli.extras import session_extras
+from benchtui.cli.fleet_cmd import ProgressPrinter, _options, _run_until_signal
+from benchtui.errors import RecordingError, UsageError
+from benchtui.parsers.registry import all_parsers
+from benchtui.plan.loader import load_plan
+from benchtui.session.engine import Session
+from benchtui.store.recording import SCHEMA_VERSION, Recorder, SessionMeta, SessionReader
+
+
+def _plan_text(session: Session) -> str:
+    """The plan as written (re-read from its file; "" for a plan that has none)."""
+    try:
+        return session.plan.path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+@contextlib.contextmanager
+def recording(session: Session, path: str, *,
+              on_close: Callable[[Recorder], None] | None = None) -> Iterator[None]:
+    """Record ``session`` to ``path`` while inside: the recorder takes the session's three
+    sinks, and the file is closed (segment, facts, end time, index) however the block ends.
+    ``on_close`` sees the recorder once it is closed (benchmarks read its numbers)."""
+    meta = SessionMeta(SCHEMA_VERSION, session.plan.name, session.session_id,
+                       _plan_text(session), str(session.plan.path), time.time(), None,
+                       hosts=list(session.transports), writer=__version__)
+    recorder = Recorder(path, meta)
+    session.add_sample_sink(recorder.on_samples)
+    session.add_event_sink(recorder.on_event)
+    session.add_output_sink(recorder.on_output)
+    try:
+        yield
+    finally:
+        # Facts also arrive as ``facts`` events; this covers a sink added after they came.
+        for host, facts in session.facts.items():
+            recorder.meta.facts.setdefault(host, dict(facts))
+        recorder.close()
+        if on_close is not None:
+            on_close(recorder)
+
+
+def run_record(args: argparse.Namespace) -> int:
+    """``benchtui record PLAN -o SESSION [--export ADDR]``."""
+    if args.facts == "-":
+        raise UsageError("--facts - is not supported with record; give a file name")
+    plan = load_plan(args.plan, parser_names=all_parsers())
+    session = Session(plan, options=_options(args),
+                      on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
+    with session_extras(session, None, record=args.output, export=args.export):
+        code = asyncio.run(_run_until_signal(session, args.facts))
+    _print_summary(args.output)
+    return code
+
+
+def _print_summary(path: str) -> None:
+    """One paragraph on stderr: what the file holds."""
+    try:
+        reader = SessionReader.open(path)
+    except RecordingError as exc:
+        print(f"benchtui: {exc}", file=sys.stderr)
+        return
+    with reader:
+        seconds = max(reader.end - reader.start, 0.0)
+        hosts = reader.host_count
+        per_hour = reader.size_bytes / max(hosts, 1) / max(seconds, 1.0) * 3600
+        print(f"benchtui: recorded {path}: {hosts} host(s), {seconds:.0f} s, "
+              f"{reader.sample_count} samples, {reader.event_count} events, "
+              f"{reader.output_line_count} output lines; {reader.size_bytes / 1e6:.2f} MB "
+              f"({per_hour / 1e6:.1f} MB per host-hour)", file=sys.stderr)
+        for warning in reader.warnings:
+            print(f"benchtui: warning: {warning}", file=sys.stderr)

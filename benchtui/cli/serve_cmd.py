@@ -1,0 +1,80 @@
+"""``benchtui serve PLAN``: run a plan headless and serve its live values to Prometheus; and
+``exporting()``, the ``/metrics`` endpoint that ``--export ADDR`` adds to run, record and demo.
+
+serve prints progress on stderr as ``run --jsonl`` does and exits as ``run`` does (0 all steps
+succeeded, 1 a step or host failed, 2 a usage or set-up error such as a port in use, 130 on
+Ctrl-C/SIGTERM during the run). After the last step it keeps serving for ``--linger`` seconds
+so that Prometheus scrapes the last values; Ctrl-C then ends the wait early and keeps the exit
+status of the run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from collections.abc import Iterator
+
+from benchtui.cli.extras import attach_state, session_extras
+from benchtui.cli.fleet_cmd import EXIT_INTERRUPTED, ProgressPrinter, _options, _run_until_signal
+from benchtui.errors import UsageError
+from benchtui.export.http import MetricsServer, exposure_warning, parse_listen
+from benchtui.export.prometheus import FleetCollector
+from benchtui.parsers.registry import all_parsers
+from benchtui.plan.loader import load_plan
+from benchtui.session.engine import Session
+from benchtui.store.fleet import FleetState
+
+
+@contextlib.contextmanager
+def exporting(state: FleetState, listen: str) -> Iterator[None]:
+    """Serve ``state`` on ``http://LISTEN/metrics`` while inside; the port is released on the
+    way out, however the block ends. Prints where (and a warning when other machines can
+    reach it) on stderr. Raises ``UsageError`` for a malformed address and ``ExportError``
+    when it cannot be bound, before anything runs."""
+    host, port = parse_listen(listen)
+    collector = FleetCollector(state)
+    server = MetricsServer(collector, host, port)
+    collector.attach()
+    try:
+        print(f"benchtui: serving metrics on {server.url}", file=sys.stderr)
+        warning = exposure_warning(server.address, server.host)
+        if warning:
+            print(f"benchtui: warning: {warning}", file=sys.stderr)
+        sys.stderr.flush()
+        yield
+    finally:
+        collector.detach()
+        server.close()
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    if args.linger < 0:
+        raise UsageError(f"--linger {args.linger:g}: give a number of seconds, 0 or more")
+    if args.facts == "-":
+        raise UsageError("--facts - is not available with serve; give a file name")
+    parse_listen(args.listen)  # a malformed address is a usage error before the plan is read
+    plan = load_plan(args.plan, parser_names=all_parsers())
+    session = Session(plan, options=_options(args),
+                      on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
+    state = attach_state(session)
+    with session_extras(session, state, record=args.record, export=args.listen):
+        return asyncio.run(_serve(session, state, args.linger, args.facts))
+
+
+async def _serve(session: Session, state: FleetState, linger: float,
+                 facts_path: str | None) -> int:
+    code = await _run_until_signal(session, facts_path)
+    if code == EXIT_INTERRUPTED or linger <= 0 or state.started is None:
+        return code
+    print(f"benchtui: the plan is done; serving its last values for {linger:g} s more "
+          "(Ctrl-C to stop now)", file=sys.stderr)
+    try:
+        await asyncio.sleep(linger)
+    except asyncio.CancelledError:
+        # Ctrl-C or SIGTERM while lingering: the run's outcome stands.
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+    return code

@@ -1,0 +1,251 @@
+"""Recorded samples as an OpenMetrics text file, for ``benchtui dump --format openmetrics`` and
+``promtool tsdb create-blocks-from openmetrics FILE DIR`` (backfilling a session into
+Prometheus).
+
+Names and labels are those of the live exporter (export/metric_names.py), so dashboards work on
+backfilled sessions too. Each sample becomes a point with its own timestamp (milliseconds, as
+Prometheus keeps them). Interval latency histograms become ``benchtui_op_latency_seconds``
+counters in the fixed bucket layout, summed over time per series as the live exporter does.
+
+OpenMetrics wants each metric family written in one piece and, inside it, each series' points
+together in time order, while a recording is read in time order across every series: the
+writer transposes. To keep memory flat on long sessions it spools the points to a temporary
+SQLite file (series id, time, value) and writes everything on ``close()``. Points without a
+time (``t`` null) cannot be placed and are counted in ``skipped``; a second point of a series in
+the same millisecond is dropped (Prometheus would reject it), counted likewise.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from typing import TextIO
+
+from benchtui.export.latency_buckets import LATENCY_BUCKETS, SLOTS, BucketCounts
+from benchtui.export.metric_names import (
+    HISTOGRAM_NAME,
+    METRICS,
+    family_help,
+    family_name,
+    family_spec,
+    format_value,
+    series_labels,
+)
+from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.sample import Sample
+
+_LE = (*(format_value(b) for b in LATENCY_BUCKETS), "+Inf")
+_BATCH = 20_000
+
+
+def _escape_label(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _label_text(labels: dict[str, str]) -> str:
+    if not labels:
+        return ""
+    return "{" + ",".join(f'{k}="{_escape_label(v)}"' for k, v in labels.items()) + "}"
+
+
+def _timestamp(t_ms: int) -> str:
+    return f"{t_ms // 1000}.{t_ms % 1000:03d}"
+
+
+class OpenMetricsWriter:
+    """``write()`` samples (any number of batches, any order), then ``close()`` writes the
+    file and ``# EOF``. Usable as a context manager (it closes on success only: a dump that
+    failed half-way must not look complete)."""
+
+    def __init__(self, out: TextIO, *, spool_dir: str | None = None) -> None:
+        self._out = out
+        fd, self._spool_path = tempfile.mkstemp(prefix="benchtui-om-", suffix=".sqlite",
+                                                dir=spool_dir)
+        os.close(fd)
+        self._db = sqlite3.connect(self._spool_path)
+        self._db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                               "CREATE TABLE p (s INTEGER, t INTEGER, q TEXT, v REAL, h BLOB);")
+        #: (family, sorted labels) -> series id; id -> (family, labels).
+        self._ids: dict[tuple[str, tuple[tuple[str, str], ...]], int] = {}
+        self._series: list[tuple[str, dict[str, str]]] = []
+        #: (metric, kind, host, tool, labels as given) -> (series id, quantile): the samples of
+        #: a series repeat, so their names and labels are worked out once.
+        self._known: dict[tuple[object, ...], tuple[int, str | None]] = {}
+        self._rows: list[tuple[int, int, str | None, float, bytes | None]] = []
+        self._summaries = {name for spec in METRICS.values() if spec.type == "summary"
+                           for name in (spec.name, spec.result_name)}
+        self.written = 0
+        self.skipped: Counter[str] = Counter()
+        self._closed = False
+
+    def write(self, samples: Iterable[Sample]) -> int:
+        """Take samples in; returns how many will be written."""
+        n = 0
+        rows = self._rows
+        known = self._known
+        for s in samples:
+            if s.t is None:
+                self.skipped["no time"] += 1
+                continue
+            seen = (s.metric, s.kind, s.host, s.tool, tuple(s.labels.items()))
+            where = known.get(seen)
+            if where is None:
+                where = known[seen] = self._series_of(s)
+            sid, quantile = where
+            if sid < 0:
+                self.skipped[f"no exported name for {s.metric}"] += 1
+                continue
+            blob = None
+            if self._series[sid][0] == HISTOGRAM_NAME:
+                if s.histogram is None:
+                    continue
+                blob = _pack(s.histogram)
+            rows.append((sid, round(s.t * 1000), quantile, float(s.value), blob))
+            n += 1
+            if len(rows) >= _BATCH:
+                self._flush()
+        return n
+
+    def _series_of(self, s: Sample) -> tuple[int, str | None]:
+        """(series id, quantile) of a sample's series; (-1, None) when it is not exported."""
+        family = family_name(s)
+        if family is None:
+            return -1, None
+        labels = series_labels(s)
+        # A summary's quantiles are one point of one series (OpenMetrics groups them).
+        quantile = labels.pop("quantile", None) if family in self._summaries else None
+        key = (family, tuple(sorted(labels.items())))
+        sid = self._ids.get(key)
+        if sid is None:
+            sid = self._ids[key] = len(self._series)
+            self._series.append((family, labels))
+        return sid, quantile
+
+    def _flush(self) -> None:
+        if self._rows:
+            self._db.executemany("INSERT INTO p VALUES (?, ?, ?, ?, ?)", self._rows)
+            self._rows = []
+
+    def close(self) -> None:
+        """Write every family, then ``# EOF``; remove the spool file."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._flush()
+            self._db.execute("CREATE INDEX p_st ON p (s, t)")
+            by_family: dict[str, list[int]] = {}
+            for sid, (family, _labels) in enumerate(self._series):
+                by_family.setdefault(family, []).append(sid)
+            for family in sorted(by_family):
+                self._write_family(family, sorted(
+                    by_family[family], key=lambda i: sorted(self._series[i][1].items())))
+            self._out.write("# EOF\n")
+        finally:
+            self.discard()
+
+    def discard(self) -> None:
+        """Drop the spool without writing (also done by ``close``)."""
+        self._closed = True
+        self._db.close()
+        if os.path.exists(self._spool_path):
+            os.unlink(self._spool_path)
+
+    def __enter__(self) -> OpenMetricsWriter:
+        return self
+
+    def __exit__(self, exc_type: object, *rest: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
+
+    # --- output ---------------------------------------------------------------------------------
+
+    def _write_family(self, family: str, ids: list[int]) -> None:
+        spec = family_spec(family)
+        typ = "histogram" if family == HISTOGRAM_NAME else (spec.type if spec else "gauge")
+        unit = "seconds" if family == HISTOGRAM_NAME else (spec.unit if spec else "")
+        out = self._out
+        out.write(f"# TYPE {family} {typ}\n")
+        if unit:
+            out.write(f"# UNIT {family} {unit}\n")
+        out.write(f"# HELP {family} {_escape_help(family_help(family))}\n")
+        for sid in ids:
+            labels = self._series[sid][1]
+            if typ == "histogram":
+                self._write_histogram(family, labels, self._points(sid))
+                continue
+            plain = f"{family}{_label_text(labels)} "
+            lines = []
+            for t, q, v, _h in self._points(sid):
+                text = plain if q is None else \
+                    f"{family}{_label_text({**labels, 'quantile': q})} "
+                lines.append(f"{text}{format_value(v)} {_timestamp(t)}\n")
+            self.written += len(lines)
+            out.writelines(lines)
+
+    def _points(self, sid: int) -> Iterator[tuple[int, str | None, float, bytes | None]]:
+        """A series' points in time order (a summary's quantiles in order), one per
+        millisecond (and quantile)."""
+        last = None
+        cursor = self._db.execute(
+            "SELECT t, q, v, h FROM p WHERE s = ? ORDER BY t, CAST(q AS REAL), rowid", (sid,))
+        for t, q, v, h in cursor:
+            if (t, q) == last:
+                self.skipped["two points in one millisecond"] += 1
+                continue
+            last = (t, q)
+            yield t, q, v, h
+
+    def _write_histogram(self, family: str, labels: dict[str, str],
+                         points: Iterable[tuple[int, str | None, float, bytes | None]]
+                         ) -> None:
+        counters = BucketCounts()
+        bucket_prefixes = [f"{family}_bucket{_label_text({**labels, 'le': le})} " for le in _LE]
+        tail = _label_text(labels)
+        out = self._out
+        for t, _q, _v, blob in points:
+            if blob is None:
+                continue
+            _unpack_into(blob, counters)
+            ts = _timestamp(t)
+            lines = [f"{prefix}{n} {ts}\n"
+                     for prefix, n in zip(bucket_prefixes, counters.cumulative(), strict=True)]
+            lines.append(f"{family}_count{tail} {counters.count} {ts}\n")
+            lines.append(f"{family}_sum{tail} {format_value(counters.sum_seconds)} {ts}\n")
+            out.writelines(lines)
+            self.written += 1
+
+
+def _pack(histogram: LatencyHistogram) -> bytes:
+    """One interval's histogram in the fixed buckets: SLOTS counts, the count, then the sum
+    in nanoseconds (integers, so that summing them later is exact)."""
+    one = BucketCounts()
+    one.add(histogram)
+    return array("q", [*one.counts, one.count, one.sum_ns]).tobytes()
+
+
+def _unpack_into(blob: bytes, counters: BucketCounts) -> None:
+    values = array("q")
+    values.frombytes(blob)
+    for i in range(SLOTS):
+        counters.counts[i] += values[i]
+    counters.count += values[SLOTS]
+    counters.sum_ns += values[SLOTS + 1]
+
+
+def write_openmetrics(samples: Iterable[Sample], out: TextIO, *,
+                      spool_dir: str | None = None) -> OpenMetricsWriter:
+    """Write ``samples`` as a whole OpenMetrics file; returns the closed writer (counts)."""
+    with OpenMetricsWriter(out, spool_dir=spool_dir) as writer:
+        writer.write(samples)
+    return writer

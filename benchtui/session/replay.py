@@ -1,0 +1,421 @@
+"""Replaying a recorded session: a player that feeds a ``FleetState`` from a session file.
+
+The player owns no screen and reads no clock. Front ends tell it how much wall time went by
+(``advance``) and it moves its position in data time by that much times its speed, handing
+every record recorded up to the new position to ``FleetState.on_samples``/``on_event``/
+``on_output``: the very calls the live engine's sinks make, so replay shows what was seen live.
+
+Seeking backwards, or further forward than a few seconds, builds a fresh ``FleetState`` and
+feeds it every event since the start (events are few and carry the steps, host states and
+facts) but samples and raw output only from shortly before ``t``: a seek costs what those
+seconds of data cost to decode, whatever the session's length. Chart history is then built in
+the background from ``t - window`` (see ``ReplayPlayer``). The price is that what lies before
+the window (older chart points, end-of-run summaries, per-host sample counts) is not in the
+rebuilt state; ``window`` should cover what the console shows.
+
+Times are Unix epoch seconds, as recorded; ``position`` always lies in ``[start, end]``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+from typing import Protocol
+
+from benchtui.model import events as ev
+from benchtui.model.events import Event, OutputLines
+from benchtui.store.fleet import FleetState
+from benchtui.store.live import DEFAULT_WINDOW
+from benchtui.store.recording import Gap, Record, SessionMeta
+
+#: The speeds ``faster``/``slower`` step through; ``set_speed`` clamps to the ends.
+SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
+MIN_SPEED = SPEEDS[0]
+MAX_SPEED = SPEEDS[-1]
+#: Seconds of samples a state rebuilt by a seek holds before its target: what the charts can
+#: show (the console asks for more when its chart window is longer).
+DEFAULT_REPLAY_WINDOW = 300.0
+#: Seconds of samples the state shown at once after a seek holds: more than the console's
+#: "current values" span (5 s), so that numbers and the header are right from the first frame.
+DEFAULT_QUICK_WINDOW = 6.0
+#: A seek forward by up to this many ``quick`` spans feeds on (keeps the history) rather
+#: than starting over: about as cheap as the quick start, and nothing to rebuild.
+FEED_ON = 2.0
+#: A state keeps this much more than the window's points (intervals are not exactly 1 s).
+HISTORY_MARGIN = 1.1
+#: One reporting interval (the tools run at 1 Hz): what ``step`` moves.
+DEFAULT_INTERVAL = 1.0
+#: Event kinds that ``next_event``/``prev_event`` stop at and the timeline marks, besides any
+#: warning or error.
+NOTABLE_KINDS = frozenset({ev.SESSION_START, ev.SESSION_END, ev.STEP_START, ev.STEP_END,
+                           ev.MARK})
+_DURATION = re.compile(r"(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?")
+_TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
+
+
+class RecordSource(Protocol):
+    """What the player needs of a session file (``SessionReader`` is one)."""
+
+    meta: SessionMeta
+    start: float
+    end: float
+
+    def events(self) -> list[Event]: ...
+
+    def timed_records(self, t0: float, t1: float) -> Iterator[tuple[float, Record]]: ...
+
+    def gaps(self) -> list[Gap]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineStep:
+    """One run of a step on the timeline; ``t1`` is None when the recording has no end."""
+
+    name: str
+    t0: float
+    t1: float | None
+    ok: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """What the timeline bar shows: the session's span, its steps, notable events and gaps."""
+
+    start: float
+    end: float
+    steps: tuple[TimelineStep, ...] = ()
+    events: tuple[Event, ...] = ()
+    gaps: tuple[Gap, ...] = ()
+
+    def fraction(self, t: float) -> float:
+        """Where ``t`` lies between start (0) and end (1)."""
+        span = self.end - self.start
+        return 0.0 if span <= 0 else min(max((t - self.start) / span, 0.0), 1.0)
+
+
+def is_notable(event: Event) -> bool:
+    """Events worth a mark on the timeline and a stop for ``n``/``N``."""
+    return event.kind in NOTABLE_KINDS or event.level in (ev.WARNING, ev.ERROR)
+
+
+def parse_position(text: str, start: float, end: float | None = None) -> float:
+    """A place in a session, as a user types it, to epoch seconds.
+
+    ``90``, ``90s``, ``5m``, ``1h30m``: that long into the session (from ``start``); ``50%``:
+    that fraction of it (needs ``end``); ``2025-11-22T14:05:00`` (ISO 8601, local time unless
+    it has an offset or ``Z``): that moment; ``14:05`` or ``14:05:30``: that time of day, on the
+    session's first day (or the next day when that is before the start). Raises ValueError
+    with a sentence that says what is accepted."""
+    raw = text.strip()
+    spec = raw.lower()
+    try:
+        if spec.endswith("%"):
+            if end is None:
+                raise ValueError("a percentage needs the session's end")
+            return start + float(spec[:-1]) / 100 * (end - start)
+        match = _DURATION.fullmatch(spec)
+        if match and any(match.groups()):
+            h, m, s = (float(g) if g else 0.0 for g in match.groups())
+            return start + h * 3600 + m * 60 + s
+        if _TIME_OF_DAY.fullmatch(spec):
+            day = datetime.fromtimestamp(start).astimezone()
+            at = datetime.combine(day.date(), time.fromisoformat(raw), day.tzinfo)
+            if at.timestamp() < start:
+                at += timedelta(days=1)
+            return at.timestamp()
+        when = datetime.fromisoformat(raw.replace("z", "Z"))
+        return when.timestamp() if when.tzinfo else when.astimezone().timestamp()
+    except (ValueError, OverflowError) as exc:
+        if "percentage" in str(exc):
+            raise
+        raise ValueError(
+            f"{text!r} is not a time: give seconds into the session (90, 5m, 1h30m), a "
+            "percentage (50%), a time of day (14:05) or an ISO 8601 time "
+            "(2025-11-22T14:05:00)") from None
+
+
+def steps_from_events(events: list[Event]) -> list[TimelineStep]:
+    """Each run of a step, from its ``step_start`` and ``step_end`` events (in time order)."""
+    open_steps: dict[str, int] = {}
+    found: list[TimelineStep] = []
+    for e in events:
+        name = e.step or "?"
+        if e.kind == ev.STEP_START:
+            open_steps[name] = len(found)
+            found.append(TimelineStep(name, e.t, None, None))
+        elif e.kind == ev.STEP_END and name in open_steps:
+            i = open_steps.pop(name)
+            found[i] = TimelineStep(name, found[i].t0, e.t, e.level != ev.ERROR)
+    return found
+
+
+def clamp_speed(speed: float) -> float:
+    if not math.isfinite(speed):
+        return MAX_SPEED if speed > 0 else MIN_SPEED
+    return min(max(speed, MIN_SPEED), MAX_SPEED)
+
+
+class _Feed:
+    """A state and the open read of the file that feeds it (one record of look-ahead)."""
+
+    def __init__(self, state: FleetState, records: Iterator[tuple[float, Record]]) -> None:
+        self.state = state
+        self._records = records
+        self._ahead: tuple[float, Record] | None = None
+        self.done = False
+
+    def through(self, t: float, budget: int | None = None) -> bool:
+        """Hand the state every record up to and including time ``t``, or stop once
+        ``budget`` samples went in. True when every record up to ``t`` is in."""
+        state = self.state
+        fed = 0
+        while not self.done:
+            item = self._ahead
+            if item is None:
+                item = next(self._records, None)
+                if item is None:
+                    self.done = True
+                    break
+            if item[0] > t:
+                self._ahead = item
+                return True
+            if budget is not None and fed >= budget:
+                self._ahead = item
+                return False
+            self._ahead = None
+            record = item[1]
+            if isinstance(record, list):
+                state.on_samples(record)
+                fed += len(record)
+            elif isinstance(record, Event):
+                state.on_event(record)
+            elif isinstance(record, OutputLines):
+                state.on_output(record)
+        return True
+
+
+class ReplayPlayer:
+    """Plays a recorded session into ``state``. Pure logic: no clock, no screen.
+
+    A seek that cannot feed on builds the new state in two goes, so that the screen follows
+    at once: ``state`` is first a state fed from ``t - quick`` only (current values, the
+    header, the last seconds of the charts: cheap), and a fuller one fed from ``t - window``
+    is built by ``work()`` a slice at a time, and replaces it (``generation`` grows) once it
+    has caught up with the position. A front end calls ``work`` between frames."""
+
+    def __init__(self, reader: RecordSource, *, window: float = DEFAULT_REPLAY_WINDOW,
+                 quick: float = DEFAULT_QUICK_WINDOW, history: int = DEFAULT_WINDOW,
+                 interval: float = DEFAULT_INTERVAL, speed: float = 1.0) -> None:
+        if not window > 0 or not quick > 0:
+            raise ValueError("window and quick must be positive numbers of seconds")
+        self.reader = reader
+        #: Seconds of samples a rebuilt state holds before its position (what charts show).
+        self.window = float(window)
+        #: Seconds of samples the state shown right after a seek holds.
+        self.quick = float(quick)
+        #: Points per series a state may keep at most (``--history``, as live).
+        self.max_history = history
+        self.interval = float(interval)
+        self.start = reader.start
+        self.end = max(reader.end, reader.start)
+        self.speed = clamp_speed(speed)
+        self.playing = False
+        #: Grows each time ``state`` is replaced by a new object (seeks, a finished build).
+        self.generation = 0
+        self._events = sorted(reader.events(), key=lambda e: e.t)
+        self._event_times = [e.t for e in self._events]
+        notable = [e for e in self._events if is_notable(e)]
+        self._notable = notable
+        self._notable_times = [e.t for e in notable]
+        self._timeline: Timeline | None = None
+        self.position = self.start
+        self._feed = self._new_feed(self.start)
+        self._build: _Feed | None = None
+        self._retired: list[FleetState] = []
+        self._feed.through(self.start)
+
+    @property
+    def state(self) -> FleetState:
+        """What to show now."""
+        return self._feed.state
+
+    @property
+    def building(self) -> bool:
+        """True while a fuller state is being built (``work`` has something to do)."""
+        return self._build is not None
+
+    # --- reading ---------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.reader.meta.name
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+    @property
+    def fraction(self) -> float:
+        """Position as a fraction of the session (0..1)."""
+        return 0.0 if self.duration <= 0 else (self.position - self.start) / self.duration
+
+    @property
+    def at_end(self) -> bool:
+        return self.position >= self.end
+
+    def timeline(self) -> Timeline:
+        """Steps, notable events and gaps of the whole session (computed once)."""
+        if self._timeline is None:
+            self._timeline = Timeline(self.start, self.end, tuple(steps_from_events(self._events)),
+                                      tuple(self._notable), tuple(self.reader.gaps()))
+        return self._timeline
+
+    # --- controls --------------------------------------------------------------------------
+
+    def play(self) -> None:
+        if self.at_end:
+            self.seek(self.start)
+        self.playing = True
+
+    def pause(self) -> None:
+        self.playing = False
+
+    def toggle(self) -> None:
+        if self.playing:
+            self.pause()
+        else:
+            self.play()
+
+    def set_speed(self, speed: float) -> float:
+        self.speed = clamp_speed(speed)
+        return self.speed
+
+    def faster(self) -> float:
+        """The next speed up the ladder (x0.25 .. x32)."""
+        return self.set_speed(next((s for s in SPEEDS if s > self.speed), MAX_SPEED))
+
+    def slower(self) -> float:
+        return self.set_speed(next((s for s in reversed(SPEEDS) if s < self.speed), MIN_SPEED))
+
+    def advance(self, wall_seconds: float) -> bool:
+        """``wall_seconds`` of wall time went by: when playing, move by that times the speed
+        and feed what was recorded up to there. Stops playing at the end. True if it moved."""
+        if not self.playing or not wall_seconds > 0:
+            return False
+        moved = self._forward_to(self.position + wall_seconds * self.speed)
+        if self.at_end:
+            self.playing = False
+        return moved
+
+    def step(self) -> bool:
+        """Pause, and move one reporting interval forward."""
+        self.playing = False
+        return self._forward_to(self.position + self.interval)
+
+    def seek(self, t: float) -> None:
+        """Go to data time ``t`` (clamped to the session). Forward by a few seconds (up to
+        ``FEED_ON * quick``): feed on; otherwise start over from ``t - quick`` and build from
+        ``t - window`` in the background (``work``)."""
+        t = min(max(t, self.start), self.end) if math.isfinite(t) else self.position
+        if self.position <= t <= self.position + FEED_ON * self.quick:
+            self._forward_to(t)
+            return
+        self._rebuild(t)
+
+    def seek_fraction(self, fraction: float) -> None:
+        """Go to a fraction (0..1) of the session."""
+        f = min(max(fraction, 0.0), 1.0) if math.isfinite(fraction) else 0.0
+        self.seek(self.start + f * self.duration)
+
+    def next_event(self) -> Event | None:
+        """Go to the next notable event after the position; None (and stay) if there is none."""
+        i = bisect_right(self._notable_times, self.position)
+        if i >= len(self._notable):
+            return None
+        event = self._notable[i]
+        self.seek(event.t)
+        return event
+
+    def prev_event(self) -> Event | None:
+        """Go to the last notable event before the position; None (and stay) if none."""
+        i = bisect_left(self._notable_times, self.position)
+        if i == 0:
+            return None
+        event = self._notable[i - 1]
+        self.seek(event.t)
+        return event
+
+    @property
+    def history(self) -> int:
+        """Points per series a new state keeps: the window's worth (and a margin), so that
+        memory follows what the charts show rather than ``max_history``: 1,600 series of a
+        16-host session cost ~64 bytes a point, 370 MB at an hour's 3,600 points."""
+        points = math.ceil(self.window / self.interval * HISTORY_MARGIN) + 10
+        return max(1, min(self.max_history, points))
+
+    def set_window(self, seconds: float) -> None:
+        """The charts' time window changed. A longer one is built at once at the position
+        (in the background: ``work``) while the current state stays on screen; a shorter
+        one applies from the next seek."""
+        if not seconds > 0:
+            raise ValueError("window must be a positive number of seconds")
+        grew = seconds > self.window
+        self.window = float(seconds)
+        if grew:
+            self._build = self._new_feed(max(self.start, self.position - self.window))
+
+    def work(self, budget: int = 20_000) -> bool:
+        """Feed the state being built by at most about ``budget`` samples; when it has
+        caught up with the position, it becomes ``state``. True while work remains."""
+        self._retired.clear()
+        build = self._build
+        if build is None:
+            return False
+        if not build.through(self.position, budget):
+            return True
+        self._build = None
+        self._retired.append(self._feed.state)
+        self._feed = build
+        self.generation += 1
+        return False
+
+    def finish_work(self) -> None:
+        """Build the fuller state now, whatever it costs (tests, benchmarks, headless use)."""
+        while self.work(1_000_000):
+            pass
+
+    # --- feeding ---------------------------------------------------------------------------
+
+    def _new_feed(self, t0: float) -> _Feed:
+        """A fresh state with every event before ``t0`` in it, reading on from ``t0``."""
+        meta = self.reader.meta
+        state = FleetState(meta.name, meta.hosts, window=self.history)
+        for event in self._events[:bisect_left(self._event_times, t0)]:
+            state.on_event(event)
+        return _Feed(state, self.reader.timed_records(t0, math.inf))
+
+    def _forward_to(self, t: float) -> bool:
+        t = min(t, self.end)
+        if t <= self.position:
+            return False
+        self.position = t
+        self._feed.through(t)
+        return True
+
+    def _rebuild(self, t: float) -> None:
+        """A fresh state at ``t`` from ``t - quick``, and a fuller one to build from
+        ``t - window`` (none needed when the quick one already starts at the start)."""
+        quick_t0 = max(self.start, t - self.quick)
+        self.generation += 1
+        self.position = t
+        # Freeing a state of a few hundred thousand points takes ~15 ms: let ``work`` do it,
+        # after the console has drawn the new place.
+        self._retired = [self._feed.state]
+        self._feed = self._new_feed(quick_t0)
+        self._feed.through(t)
+        full_t0 = max(self.start, t - max(self.window, self.quick))
+        self._build = self._new_feed(full_t0) if full_t0 < quick_t0 else None

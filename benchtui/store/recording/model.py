@@ -1,0 +1,48 @@
+"""What a session file describes, as plain data: its metadata, the gaps in a host's data, and
+the records it holds (the very objects the live session handed to its sinks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from benchtui.model.events import Event, OutputLines
+from benchtui.model.sample import Sample
+
+#: One thing the live session handed to a sink: a batch of samples (as one ``on_samples``
+#: call received it), an event, or raw output lines. Replay hands them to ``FleetState`` again.
+Record = list[Sample] | Event | OutputLines
+
+
+@dataclass(slots=True)
+class SessionMeta:
+    """What a session file says about itself (written at the start, completed at the end)."""
+
+    schema_version: int
+    name: str
+    session_id: str
+    #: The plan TOML exactly as it was read when the session started ("" when unknown).
+    plan_text: str
+    plan_path: str | None
+    #: Epoch seconds when the recording started.
+    started: float
+    #: Epoch seconds when the recording was closed; None when the recorder died (kill -9).
+    ended: float | None
+    hosts: list[str] = field(default_factory=list)
+    #: host -> the facts gathered on it (benchtui.session.facts.HostFacts as a dict).
+    facts: dict[str, dict[str, object]] = field(default_factory=dict)
+    #: The benchtui version that wrote the file.
+    writer: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """A host sent no sample from ``t0`` to ``t1`` (epoch seconds), for longer than the
+    gap threshold (2 s), while the session was recording."""
+
+    host: str
+    t0: float
+    t1: float
+
+    @property
+    def seconds(self) -> float:
+        return self.t1 - self.t0

@@ -1,0 +1,83 @@
+"""Which raw output lines a recording keeps: the text tools' (iostat -x, rados bench, ...),
+not the JSON documents of fio json+, iostat -o JSON or iperf3 -J.
+
+A JSON tool's output is what the samples were parsed from, in full, and it is large: fio json+
+at 1 Hz is ~300 MB an hour, the whole budget of a recording many times over. Every number in
+it that benchtui uses is in the samples, which are kept exactly. So a JSON document's lines
+are left out; the lines around them (fio's warnings and errors, which are text) are kept. The
+first chunk of every stream is kept even when it is empty after the filter, so that replay
+still learns which tools ran on which host.
+
+This runs on the live path (the session's output sink), on every line every tool prints:
+~180,000 lines a second for 64 hosts of fio json+. So it looks for document boundaries with
+``str.find`` over the chunk's text, never line by line in Python.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from benchtui.model.events import OutputLines
+
+
+class JsonOutputFilter:
+    """Drops the lines of JSON documents, per (host, tool, role) stream.
+
+    A document starts with a line that begins with ``{`` in the first column and ends with a
+    line that begins with ``}`` in the first column (the pretty-printed layout of fio, sysstat
+    and iperf3; their documents are objects), or is one line that ends with ``}``
+    (``--json-stream``). Text tools do not start lines with ``{`` (iperf's ``[  5]`` is text)."""
+
+    def __init__(self) -> None:
+        self._in_json: dict[tuple[str, str, str], bool] = {}
+        self.dropped = 0
+
+    def __call__(self, out: OutputLines) -> OutputLines | None:
+        key = (out.host, out.tool, out.role)
+        first = key not in self._in_json
+        kept, self._in_json[key] = _split(out.lines, self._in_json.get(key, False))
+        if len(kept) == len(out.lines):
+            return out
+        if not any(line.strip() for line in kept):
+            kept = []  # blank lines between documents
+        self.dropped += len(out.lines) - len(kept)
+        if not kept and not first:
+            return None
+        return replace(out, lines=tuple(kept))
+
+
+def _split(lines: tuple[str, ...], in_json: bool) -> tuple[list[str], bool]:
+    """(the lines outside JSON documents, whether the chunk ends inside one)."""
+    text = "\n".join(lines)
+    kept: list[str] = []
+    i = 0  # index of the line that starts at ``pos``
+    pos = 0
+    n = len(lines)
+    while i < n:
+        if in_json:  # skip to the line that closes the document, and past it
+            j, start = _next_line_starting(text, "}", i, pos)
+            if j < 0:
+                return kept, True
+            in_json = False
+        else:  # keep up to the line that opens a document
+            j, start = _next_line_starting(text, "{", i, pos)
+            if j < 0:
+                kept += lines[i:]
+                return kept, False
+            kept += lines[i:j]
+            line = lines[j]
+            in_json = not (line.rstrip().endswith("}") and line.count("{") == line.count("}"))
+        end = text.find("\n", start)
+        i, pos = j + 1, (len(text) if end < 0 else end + 1)
+    return kept, in_json
+
+
+def _next_line_starting(text: str, char: str, i: int, pos: int) -> tuple[int, int]:
+    """(index, start offset) of the first line at or after line ``i`` (at offset ``pos``)
+    that starts with ``char``; (-1, -1) when there is none."""
+    if text.startswith(char, pos):
+        return i, pos
+    found = text.find("\n" + char, pos)
+    if found < 0:
+        return -1, -1
+    return i + text.count("\n", pos, found + 1), found + 1

@@ -1,0 +1,361 @@
+"""Reading a session file: open it (by its index, or by walking its frames when the recorder
+did not close it), then read records, samples, events and gaps by time.
+
+Opening a closed file reads the file header, the trailer and the index: a few hundred KB
+whatever the file's size. A file without a valid index (kill -9, truncated, damaged) is walked
+frame by frame: frame headers have their own CRC and a sync word, so the walk skips damaged
+bytes to the next good frame; what it cannot read is named in ``warnings``. A segment is read
+in one piece and decoded frame by frame from its start; finding the segment for a time is a
+binary search (``bisect``) over the segments' time ranges.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from bisect import bisect_left
+from collections import OrderedDict
+from collections.abc import Collection, Iterator
+from itertools import accumulate
+from types import TracebackType
+
+import orjson
+import zstandard
+
+from benchtui.errors import RecordingError
+from benchtui.model import events as ev
+from benchtui.model.events import Event
+from benchtui.model.sample import Sample
+from benchtui.store.recording import format as fmt
+from benchtui.store.recording.codec import SeriesDef, TimedRecord
+from benchtui.store.recording.decoder import SegmentDecoder, SeriesFilter
+from benchtui.store.recording.model import Gap, Record, SessionMeta
+from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
+from benchtui.store.recording.varint import CodecError
+from benchtui.store.recording.walk import clock, meta_from_json, walk_frames
+
+_CACHED_SEGMENTS = 3
+Body = tuple[fmt.FrameHeader, bytes]
+
+
+class SessionReader:
+    """An open session file. Times are Unix epoch seconds.
+
+    The time axis of ``records``/``start``/``end`` is the controller's clock when a record
+    reached the sinks (``Event.t``, ``OutputLines.t``, and for a batch of samples the moment
+    the recorder received it): the order and pace of the live session.
+    """
+
+    meta: SessionMeta
+    #: Sentences for the user: where a truncated or damaged file ends, what was skipped. It
+    #: can grow while reading (damage inside a closed file is found when that part is read).
+    warnings: list[str]
+    #: Time of the first and the last record (``start == end`` for an empty session).
+    start: float
+    end: float
+    path: str
+    size_bytes: int
+    #: True when the recorder closed the file (False after a crash: then ``meta.ended`` is None).
+    complete: bool
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.warnings = []
+        self.complete = False
+        self._segments: list[SegmentStats] = []
+        self._cache: OrderedDict[int, list[Body]] = OrderedDict()
+        self._damaged: set[int] = set()
+        try:
+            self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
+        except FileNotFoundError:
+            raise RecordingError(path, "no such file") from None
+        except IsADirectoryError:
+            raise RecordingError(path, "is a directory, not a session file") from None
+        except OSError as exc:
+            raise RecordingError(path, f"cannot open it: {exc.strerror or exc}") from None
+        try:
+            self.size_bytes = os.fstat(self._file.fileno()).st_size
+            if self.size_bytes == 0:
+                raise RecordingError(path, "is empty: the recording never started")
+            self._mm = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ)
+            self._load()
+        except BaseException:
+            self._file.close()
+            raise
+
+    @classmethod
+    def open(cls, path: str) -> SessionReader:
+        """Open and index the file. Raises RecordingError (one sentence) when it is not a
+        session file, is empty, or was written by a newer benchtui."""
+        return cls(path)
+
+    def close(self) -> None:
+        self._cache.clear()
+        if not self._mm.closed:
+            self._mm.close()
+        self._file.close()
+
+    def __enter__(self) -> SessionReader:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    # --- opening ---------------------------------------------------------------------------
+
+    def _load(self) -> None:
+        mm, size = self._mm, self.size_bytes
+        head = mm[:fmt.FILE_HEADER_SIZE]
+        header = fmt.read_file_header(head)
+        if header is None:
+            if len(head) < fmt.FILE_HEADER_SIZE and (fmt.MAGIC.startswith(head)
+                                                     or head.startswith(fmt.MAGIC)):
+                raise RecordingError(self.path, f"is cut short: it ends inside its header "
+                                     f"(byte {size}): nothing to read")
+            raise RecordingError(self.path, "is not a benchtui session file")
+        if header.schema > fmt.SCHEMA_VERSION:
+            raise RecordingError(self.path, f"was written by a newer benchtui (schema "
+                                 f"{header.schema}, this one reads up to "
+                                 f"{fmt.SCHEMA_VERSION}): upgrade benchtui to read it")
+        if not header.crc_ok:
+            self.warnings.append("the file header is damaged; reading the file anyway")
+        self._schema = header.schema
+        if not self._load_index(size):
+            self._scan(size)
+        self._ends = list(accumulate((s.t1 or 0.0 for s in self._segments), max))
+        known = [s for s in self._segments if s.t0 is not None]
+        self.start = min((s.t0 for s in known if s.t0 is not None), default=self.meta.started)
+        self.end = max((s.t1 for s in known if s.t1 is not None), default=self.start)
+
+    def _load_index(self, size: int) -> bool:
+        found = fmt.read_trailer(self._mm[size - fmt.TRAILER_SIZE:size]) \
+            if size >= fmt.FILE_HEADER_SIZE + fmt.TRAILER_SIZE else None
+        if found is None:
+            return False
+        offset, length = found
+        h = fmt.read_frame_header(self._mm, offset, offset)
+        try:
+            if (h is None or h.type != fmt.INDEX or h.end != offset + length
+                    or h.end != size - fmt.TRAILER_SIZE):
+                raise ValueError("no index frame")
+            payload = self._mm[h.payload_offset:h.end]
+            if not fmt.payload_ok(h, payload):
+                raise ValueError("index CRC")
+            index = orjson.loads(zstandard.ZstdDecompressor().decompress(payload))
+            self.meta = meta_from_json(index["meta"], self._schema)
+            segments = [SegmentStats.from_json(s) for s in index["segments"]]
+            if any(not (fmt.FILE_HEADER_SIZE <= s.offset <= s.end <= offset) for s in segments):
+                raise ValueError("index out of bounds")
+        except (ValueError, TypeError, KeyError, zstandard.ZstdError, CodecError):
+            self.warnings.append("the file's index is damaged: it was rebuilt by reading the "
+                                 "whole file")
+            return False
+        self._segments = segments
+        self.complete = True
+        return True
+
+    def _scan(self, size: int) -> None:
+        """No index: walk every frame (what a crash, a truncation or damage leaves)."""
+        walk = walk_frames(self._mm, size, self._schema)
+        self.warnings += walk.warnings
+        if walk.meta is None:
+            self.warnings.append("the session's metadata is missing: its plan and name are "
+                                 "unknown")
+        self.meta = walk.meta or SessionMeta(self._schema, os.path.basename(self.path), "", "",
+                                             None, 0.0, None)
+        previous: SegmentStats | None = None
+        for number in sorted(walk.data):
+            found = walk.data[number]
+            seg = walk.summaries.get(number)
+            if seg is None or number in walk.cut or (seg.offset, seg.end) != (found.offset,
+                                                                             found.end):
+                seg = self._rebuild(found, previous)
+            if seg.t0 is not None:
+                self._segments.append(seg)
+                previous = seg
+        for seg in self._segments:
+            for e in seg.events:
+                if e.kind == ev.FACTS and e.host is not None:
+                    facts = e.data.get("facts")
+                    if isinstance(facts, dict):
+                        self.meta.facts[e.host] = facts
+        if not self.meta.started and self._segments:
+            self.meta.started = self._segments[0].t0 or 0.0
+        last = max((s.t1 for s in self._segments if s.t1 is not None), default=None)
+        if not walk.closed and last is None:
+            self.warnings.append("the recording was not closed and holds no records")
+        elif not walk.closed:
+            self.warnings.append(f"the recording was not closed (the recorder was stopped or "
+                                 f"the file was cut short): it ends at {clock(last)}; "
+                                 "replaying what is before")
+
+    def _rebuild(self, seg: SegmentStats, previous: SegmentStats | None) -> SegmentStats:
+        """A segment's summary, from its data (it has no valid SEGMENT_END)."""
+        stats = SegmentStats.after(seg.number, previous)
+        stats.offset, stats.end = seg.offset, seg.end
+        decoder = SegmentDecoder()
+        for h, body in self._bodies(stats):
+            try:
+                records = decoder.decode(body)
+            except CodecError:
+                self._warn_damage(stats, h)
+                break
+            stats.add(records)
+            stats.frames += 1
+        return stats
+
+    # --- segments ----------------------------------------------------------------------------
+
+    def _bodies(self, seg: SegmentStats) -> list[Body]:
+        """The segment's frame bodies (decompressed), up to the first damage."""
+        cached = self._cache.get(seg.offset)
+        if cached is not None:
+            self._cache.move_to_end(seg.offset)
+            return cached
+        data = self._mm[seg.offset:seg.end]
+        out: list[Body] = []
+        stream = zstandard.ZstdDecompressor().decompressobj()
+        pos = 0
+        while pos < len(data):
+            h = fmt.read_frame_header(data, pos, seg.offset + pos)
+            if h is None or h.end - seg.offset > len(data):
+                self._warn_damage(seg, None, seg.offset + pos)
+                break
+            if h.type == fmt.DATA and h.segment == seg.number:
+                payload = data[pos + fmt.FRAME_HEADER_SIZE:h.end - seg.offset]
+                try:
+                    if not fmt.payload_ok(h, payload):
+                        raise CodecError("CRC")
+                    body = stream.decompress(payload)
+                    if len(body) != h.raw_len:
+                        raise CodecError("length")
+                except (zstandard.ZstdError, CodecError):
+                    self._warn_damage(seg, h)
+                    break
+                if h.raw_len:
+                    out.append((h, body))
+            pos = h.end - seg.offset
+        self._cache[seg.offset] = out
+        if len(self._cache) > _CACHED_SEGMENTS:
+            self._cache.popitem(last=False)
+        return out
+
+    def _warn_damage(self, seg: SegmentStats, h: fmt.FrameHeader | None,
+                     at: int | None = None) -> None:
+        offset = h.offset if h is not None else at if at is not None else seg.offset
+        if offset in self._damaged:
+            return
+        self._damaged.add(offset)
+        since = h.t_first if h is not None else seg.t0
+        self.warnings.append(f"the file is damaged at byte {offset}: the records from "
+                             f"{clock(since)} to {clock(seg.t1)} cannot be read")
+
+    def _decode(self, seg: SegmentStats, t0: float, t1: float, *, samples: bool = True,
+                events: bool = True, output: bool = True,
+                series_filter: SeriesFilter | None = None) -> Iterator[TimedRecord]:
+        decoder = SegmentDecoder(series_filter)
+        for h, body in self._bodies(seg):
+            if h.t_first >= t1:
+                return
+            try:
+                if h.t_last < t0:
+                    decoder.skip(body)
+                    continue
+                records = decoder.decode(body, samples=samples, events=events, output=output)
+            except CodecError:
+                self._warn_damage(seg, h)
+                return
+            for t, r in records:
+                if t0 <= t < t1:
+                    yield t, r
+
+    def _overlapping(self, t0: float, t1: float) -> Iterator[SegmentStats]:
+        """The segments with records in [t0, t1), in file order (O(log n) to find the first)."""
+        i = bisect_left(self._ends, t0)
+        for seg in self._segments[i:]:
+            if seg.t0 is not None and seg.t0 >= t1:
+                return
+            yield seg
+
+    # --- reading -----------------------------------------------------------------------------
+
+    @property
+    def host_count(self) -> int:
+        return len(set(self.meta.hosts) | {h for s in self._segments for h in s.hosts})
+
+    @property
+    def sample_count(self) -> int:
+        return sum(s.samples for s in self._segments)
+
+    @property
+    def event_count(self) -> int:
+        return sum(len(s.events) for s in self._segments)
+
+    @property
+    def output_line_count(self) -> int:
+        return sum(s.output_lines for s in self._segments)
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    def host_sample_counts(self) -> dict[str, int]:
+        """host -> samples recorded."""
+        out: dict[str, int] = {}
+        for s in self._segments:
+            for host, n in s.hosts.items():
+                out[host] = out.get(host, 0) + n
+        return out
+
+    def events(self) -> list[Event]:
+        """Every event of the session, in time order (few: steps, states, warnings, marks)."""
+        return sorted((e for s in self._segments for e in s.events), key=lambda e: e.t)
+
+    def records(self, t0: float, t1: float) -> Iterator[Record]:
+        """The records that reached the sinks in [t0, t1), in the order they did. Finding
+        where t0 is costs O(log n) plus decoding at most one segment before it."""
+        for _t, r in self.timed_records(t0, t1):
+            yield r
+
+    def timed_records(self, t0: float, t1: float) -> Iterator[tuple[float, Record]]:
+        """As ``records``, with each record's time (for pacing a replay)."""
+        for seg in self._overlapping(t0, t1):
+            yield from self._decode(seg, t0, t1)
+
+    def samples(self, *, hosts: Collection[str] | None = None,
+                metrics: Collection[str] | None = None, t0: float | None = None,
+                t1: float | None = None) -> Iterator[Sample]:
+        """Recorded samples in recorded order, filtered by host, metric, and sample time
+        ``t0 <= s.t < t1`` (a sample with no ``t`` is placed at its arrival time)."""
+        lo = float("-inf") if t0 is None else t0
+        hi = float("inf") if t1 is None else t1
+        host_set = None if hosts is None else set(hosts)
+        metric_set = None if metrics is None else set(metrics)
+
+        def wanted(d: SeriesDef) -> bool:
+            return ((host_set is None or d.host in host_set)
+                    and (metric_set is None or d.metric in metric_set))
+
+        for seg in self._segments:
+            if seg.st0 is None or seg.st1 is None or seg.st1 < lo or seg.st0 >= hi:
+                continue
+            if host_set is not None and not host_set & seg.hosts.keys():
+                continue
+            for t, batch in self._decode(seg, float("-inf"), float("inf"), events=False,
+                                         output=False, series_filter=wanted):
+                assert isinstance(batch, list)
+                for s in batch:
+                    st = t if s.t is None else s.t
+                    if lo <= st < hi:
+                        yield s
+
+    def gaps(self) -> list[Gap]:
+        """Where a host that had been sending samples sent nothing for more than 2 s (up to
+        the end of the recording, for a host that never sent again)."""
+        gaps = [g for s in self._segments for g in s.gaps]
+        if self._segments:
+            for host, last in self._segments[-1].last.items():
+                if self.end - last > GAP_SECONDS:
+                    gaps.append(Gap(host, last, self.end))
+        return gaps

@@ -1,0 +1,112 @@
+"""What a segment holds, in summary: its time ranges, counts, events and gaps.
+
+The writer keeps a ``SegmentStats`` while a segment is open and writes it as the segment's
+SEGMENT_END frame (and, at close, in the index); a reader that finds a segment without one
+(the recorder died while it was open) builds the same summary by decoding the segment. With
+the summaries, ``info``, ``events()`` and ``gaps()`` never have to decode the samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Final
+
+from benchtui.model.events import Event
+from benchtui.store.recording.codec import TimedRecord
+from benchtui.store.recording.decoder import event_from_dict
+from benchtui.store.recording.model import Gap
+
+#: A host that sent samples and then none for longer than this (seconds) has a gap.
+GAP_SECONDS: Final = 2.0
+
+
+@dataclass
+class SegmentStats:
+    """Summary of one segment. Times are epoch seconds: ``t0``/``t1`` the records' (arrival)
+    times, ``st0``/``st1`` the samples' own times (arrival time for a sample without one)."""
+
+    number: int
+    #: File offsets: the first DATA frame, and the end of the last one.
+    offset: int = 0
+    end: int = 0
+    frames: int = 0
+    t0: float | None = None
+    t1: float | None = None
+    st0: float | None = None
+    st1: float | None = None
+    samples: int = 0
+    output_lines: int = 0
+    #: host -> samples in this segment
+    hosts: dict[str, int] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    #: host -> arrival time of its latest batch of samples, as of the end of this segment
+    #: (carried from segment to segment, to find gaps that span a boundary).
+    last: dict[str, float] = field(default_factory=dict)
+
+    @classmethod
+    def after(cls, number: int, previous: SegmentStats | None) -> SegmentStats:
+        return cls(number, last=dict(previous.last) if previous else {})
+
+    def add(self, records: Iterable[TimedRecord]) -> None:
+        last = self.last
+        for t, r in records:
+            if self.t0 is None or t < self.t0:
+                self.t0 = t
+            if self.t1 is None or t > self.t1:
+                self.t1 = t
+            if isinstance(r, list):
+                self.samples += len(r)
+                hosts = self.hosts
+                lo, hi = self.st0, self.st1
+                per: dict[str, int] = {}
+                for s in r:
+                    st = t if s.t is None else s.t
+                    if lo is None or st < lo:
+                        lo = st
+                    if hi is None or st > hi:
+                        hi = st
+                    per[s.host] = per.get(s.host, 0) + 1
+                for host, n in per.items():
+                    hosts[host] = hosts.get(host, 0) + n
+                    before = last.get(host)
+                    if before is not None and t - before > GAP_SECONDS:
+                        self.gaps.append(Gap(host, before, t))
+                    if before is None or t > before:
+                        last[host] = t
+                self.st0, self.st1 = lo, hi
+            elif isinstance(r, Event):
+                self.events.append(r)
+            else:
+                self.output_lines += len(r.lines)
+
+    def to_json(self) -> dict[str, object]:
+        return {"segment": self.number, "offset": self.offset, "end": self.end,
+                "frames": self.frames, "t0": self.t0, "t1": self.t1, "st0": self.st0,
+                "st1": self.st1, "samples": self.samples, "output_lines": self.output_lines,
+                "hosts": self.hosts, "events": [e.to_dict() for e in self.events],
+                "gaps": [[g.host, g.t0, g.t1] for g in self.gaps], "last": self.last}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, object]) -> SegmentStats:
+        """Raises KeyError/TypeError/ValueError on a malformed summary."""
+        def opt(key: str) -> float | None:
+            v = d.get(key)
+            return None if v is None else float(v)  # type: ignore[arg-type]
+
+        hosts = d.get("hosts") or {}
+        last = d.get("last") or {}
+        events = d.get("events") or []
+        gaps = d.get("gaps") or []
+        if not (isinstance(hosts, dict) and isinstance(last, dict) and isinstance(events, list)
+                and isinstance(gaps, list)):
+            raise TypeError("malformed segment summary")
+        return cls(int(d["segment"]), int(d["offset"]), int(d["end"]),  # type: ignore[call-overload]
+                   int(d["frames"]), opt("t0"), opt("t1"),  # type: ignore[call-overload]
+                   opt("st0"), opt("st1"), int(d["samples"]),  # type: ignore[call-overload]
+                   int(d.get("output_lines", 0)),  # type: ignore[call-overload]
+                   {str(k): int(v) for k, v in hosts.items()},
+                   [event_from_dict(e) for e in events],
+                   [Gap(str(h), float(a), float(b)) for h, a, b in gaps],
+                   {str(k): float(v) for k, v in last.items()})

@@ -1,0 +1,1 @@
+"""The Textual console: the only package that imports textual."""

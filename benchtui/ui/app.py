@@ -1,0 +1,427 @@
+"""The live console: a fleet header, one pane per host, a footer of keys.
+
+``ConsoleApp(source)`` shows whatever its ``ConsoleSource`` provides (``benchtui.ui.source``):
+a live ``Session`` or a replay. It runs ``source.run()`` as a task for as long as it is open,
+and redraws on a timer (``REFRESH_HZ``) only what changed, reading ``source.state`` (a
+``FleetState``) and ``source.now()``. The state is never written here.
+
+Keys (``help_rows`` lists them for the help screen; the footer shows the main ones):
+    ?  help          p  pause the display (data keeps flowing)      +/-  chart time window
+    t  next theme    l  session log       c  compact rows on/off    PgUp/PgDn  pages of hosts
+    Enter / click    a host's detail view (Esc back)                q  quit (asks while steps
+    run; quitting stops every process benchtui started)             Ctrl-C  stop now and quit
+    Ctrl-P           command palette
+
+Extension points, for a front end built on this one (replay, ``benchtui.ui.replay``):
+    ``compose_top()`` / ``compose_bottom()``  widgets above / below the host grid;
+    ``header_badges()``                       words on the header's first line;
+    ``before_refresh()``                      called on every tick before the state is read;
+    ``help_rows()``                           more keys for the help screen (add BINDINGS too);
+    ``palette_commands()``                    more command palette entries.
+Exit code (``app.run()`` returns it): the source's (live: 0 ok, 1 a host or step failed),
+130 when the user stopped a session that was running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import Iterable, Iterator
+from typing import ClassVar
+
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from benchtui.errors import BenchtuiError
+from benchtui.model import events as ev
+from benchtui.model.events import Event
+from benchtui.store.fleet import FleetState
+from benchtui.ui.detail import HostDetailScreen
+from benchtui.ui.format import format_duration
+from benchtui.ui.grid import HostGrid
+from benchtui.ui.header import FleetHeader
+from benchtui.ui.pane import HostPane
+from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, SessionLogScreen
+from benchtui.ui.source import EXIT_INTERRUPTED, EXIT_OK, ConsoleSource
+from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_theme
+
+REFRESH_HZ = 8.0
+#: Chart time windows (seconds) that + and - step through.
+WINDOWS = (30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0,
+           24 * 3600.0)
+DEFAULT_WINDOW = 120.0
+#: Notifications per refresh tick at most; the rest are counted in one more.
+MAX_NOTIFICATIONS = 3
+#: How long quitting waits for the session to stop its processes (the engine's own
+#: timeouts are shorter: TERM, then KILL after a grace period).
+STOP_TIMEOUT = 60.0
+_THEME_SOURCE = ("benchtui-theme", "")
+_NOTIFY_LEVEL = {ev.WARNING: "warning", ev.ERROR: "error"}
+
+HELP_NOTES = """\
+Header: session, current step with progress and ETA, elapsed time, hosts up/total, fleet
+IOPS and bandwidth (summed over hosts), fleet latency p50/p99/p99.9 (quantiles of the merged
+histograms of every host, never an average of percentiles).
+Panes: r = read, w = write; charts end now and cover the time window; a gap at the right of
+a chart means the host stopped reporting. Numbers are current values (the last 5 s)."""
+
+
+class ConsoleApp(App[int]):
+    """The console over any ``ConsoleSource``."""
+
+    TITLE = "benchtui"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("question_mark", "help", "Help"),
+        Binding("p", "pause", "Pause"),
+        Binding("plus,equals_sign", "window(1)", "Window+", key_display="+"),
+        Binding("minus", "window(-1)", "Window-", key_display="-"),
+        Binding("t", "cycle_theme", "Theme"),
+        Binding("l", "log", "Log"),
+        Binding("c", "compact", "Compact", show=False),
+        Binding("left", "move(-1, 0)", "Previous host", show=False),
+        Binding("right", "move(1, 0)", "Next host", show=False),
+        Binding("up", "move(0, -1)", "Host above", show=False),
+        Binding("down", "move(0, 1)", "Host below", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "interrupt", "Stop", show=False, priority=True),
+    ]
+    CSS = """
+    Screen { layout: vertical; }
+    """
+
+    def __init__(self, source: ConsoleSource, *, theme: str = DEFAULT_THEME,
+                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ) -> None:
+        super().__init__()
+        self.source = source
+        self.title = f"benchtui · {source.name}" if source.name else "benchtui"
+        self.window = window
+        self.refresh_hz = refresh_hz
+        self.paused = False
+        #: Grows whenever something every widget draws with changes (theme, window).
+        self.generation = 0
+        self.exit_code: int | None = None
+        self.console_theme: ConsoleTheme = load_theme(theme)
+        self.stylesheet.add_source(self.console_theme.css, read_from=_THEME_SOURCE)
+        self.register_theme(self.console_theme.textual)
+        self._state: FleetState | None = None
+        self._events_seen = 0
+        self._source_task: asyncio.Task[int | None] | None = None
+        self._stopping = False
+        self._interrupted = False
+        #: Hosts whose drawing failed, with the error type (reported once each).
+        self._reported: set[str] = set()
+        self.header = FleetHeader()
+        self.grid = HostGrid()
+
+    # --- extension points ------------------------------------------------------------------
+
+    def compose_top(self) -> Iterator[Widget]:
+        """Widgets between the header and the host grid (replay: its timeline)."""
+        yield from ()
+
+    def compose_bottom(self) -> Iterator[Widget]:
+        """Widgets between the host grid and the footer."""
+        yield from ()
+
+    def header_badges(self) -> tuple[str, ...]:
+        """Words shown on the header's first line."""
+        badges = [f"window {format_duration(self.window)}"]
+        if self.paused:
+            badges.insert(0, "PAUSED")
+        if self._stopping:
+            badges.insert(0, "stopping…")
+        return tuple(badges)
+
+    def before_refresh(self) -> None:
+        """Called on every refresh tick, before the state is read."""
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        return [
+            ("?", "this help"),
+            ("p", "pause the display (data keeps flowing); p again resumes"),
+            ("+ / -", "longer / shorter chart time window"),
+            ("t", "next theme (themes/*.tcss)"),
+            ("l", "session log: every event, warning and error"),
+            ("c", "compact rows on/off (one line per host)"),
+            ("PgUp / PgDn", "previous / next page of hosts"),
+            ("arrows, Tab", "move between hosts"),
+            ("Enter, click", "a host's detail view: charts, devices, jobs, raw output"),
+            ("1-4 (detail)", "charts, devices, jobs, output tabs; Esc goes back"),
+            ("q", "quit; while steps run, asks first: quitting stops them on every host"),
+            ("Ctrl-C", "stop the session now and quit (exit code 130)"),
+            ("Ctrl-P", "command palette"),
+        ]
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        yield from ()
+
+    # --- composition -----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield self.header
+        yield from self.compose_top()
+        yield self.grid
+        yield from self.compose_bottom()
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.theme = self.console_theme.textual.name
+        self.set_interval(1.0 / self.refresh_hz, self.refresh_display, name="refresh")
+        self._source_task = asyncio.create_task(self._drive(), name="benchtui-source")
+        for sig in (signal.SIGTERM, signal.SIGINT):  # kill, or Ctrl-C outside raw mode
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                asyncio.get_running_loop().add_signal_handler(
+                    sig, lambda: self.call_later(self.action_interrupt))
+        self.call_after_refresh(self.refresh_display)
+
+    async def on_unmount(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                asyncio.get_running_loop().remove_signal_handler(sig)
+        await self._stop_driver()
+
+    # --- the source ------------------------------------------------------------------------
+
+    async def _drive(self) -> int | None:
+        try:
+            code = await self.source.run()
+        except asyncio.CancelledError:
+            raise
+        except BenchtuiError as error:
+            self.exit_code = error.exit_code
+            self.notify(str(error), title="session stopped", severity="error", timeout=60)
+            return self.exit_code
+        except Exception as error:  # noqa: BLE001 - shown, and the exit code says it failed
+            self.exit_code = 1
+            self.notify(f"{type(error).__name__}: {error}", title="session crashed",
+                        severity="error", timeout=60)
+            return self.exit_code
+        if code is not None:
+            self.exit_code = code
+            if code == EXIT_OK:
+                self.notify("session finished: every step succeeded; q quits",
+                            title="done", timeout=15)
+            else:
+                self.notify("session finished with failures (l shows the log); q quits",
+                            title="done", severity="error", timeout=30)
+        return code
+
+    async def _stop_driver(self) -> None:
+        """Cancel the source's task and wait until it has stopped everything it started."""
+        task = self._source_task
+        if task is None or task.done():
+            return
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.wait_for(task, STOP_TIMEOUT)
+
+    async def _stop_and_exit(self) -> None:
+        if self._stopping:
+            return
+        self._stopping = True
+        if self.source.busy():
+            self._interrupted = True
+            self.notify("stopping every process benchtui started on every host…",
+                        title="quitting", timeout=STOP_TIMEOUT)
+            self.refresh_display()
+        await self._stop_driver()
+        code = EXIT_INTERRUPTED if self._interrupted else self.exit_code
+        self.exit(EXIT_OK if code is None else code)
+
+    # --- actions ---------------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        if self._stopping:
+            return
+        if self.source.busy():
+            if not isinstance(self.screen, ConfirmQuitScreen):
+                self.push_screen(ConfirmQuitScreen(), self._confirmed)
+            return
+        await self._stop_and_exit()
+
+    def _confirmed(self, answer: bool | None) -> None:
+        if answer:
+            self.call_later(self._stop_and_exit)
+
+    async def action_interrupt(self) -> None:
+        await self._stop_and_exit()
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.help_rows(), HELP_NOTES))
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        self.generation += 1
+        self.header.badges = self.header_badges()
+        if self.paused:
+            self.header.update_from(self.source.state, self.source.now(), self.generation)
+        self.refresh_display()
+
+    def action_window(self, step: int) -> None:
+        index = min(range(len(WINDOWS)), key=lambda i: abs(WINDOWS[i] - self.window))
+        self.window = WINDOWS[min(max(index + step, 0), len(WINDOWS) - 1)]
+        self.generation += 1
+        self.notify(f"chart window: {format_duration(self.window)}", timeout=2)
+        self.refresh_display()
+
+    def action_cycle_theme(self) -> None:
+        self.set_console_theme(next_theme(self.console_theme.name))
+
+    def set_console_theme(self, name: str) -> None:
+        try:
+            theme = load_theme(name)
+        except BenchtuiError as error:
+            self.notify(str(error), title="theme", severity="error")
+            return
+        self.console_theme = theme
+        self.stylesheet.add_source(theme.css, read_from=_THEME_SOURCE)
+        self.register_theme(theme.textual)
+        self.theme = theme.textual.name
+        self.generation += 1
+        self.notify(f"theme: {theme.name}", timeout=2)
+        self.call_after_refresh(self.refresh_display)
+
+    def action_log(self) -> None:
+        if not isinstance(self.screen, SessionLogScreen):
+            screen = SessionLogScreen()
+            self.push_screen(screen)
+            self.call_after_refresh(self.refresh_display)
+
+    def action_compact(self) -> None:
+        lay = self.grid.layout_now
+        self.grid.compact = None if self.grid.compact is not None else not lay.compact
+        self.grid.relayout()
+        self.generation += 1
+        self.refresh_display()
+
+    def action_page(self, delta: int) -> None:
+        if self.grid.turn_page(delta):
+            self.refresh_display()
+
+    def action_move(self, dx: int, dy: int) -> None:
+        """Focus the host beside (dx) or above/below (dy) the focused one, across pages."""
+        names = list(self.grid.panes)
+        if not names:
+            return
+        focused = self.focused
+        current = names.index(focused.host) if isinstance(focused, HostPane) else 0
+        columns = self.grid.layout_now.columns
+        target = min(max(current + dx + dy * columns, 0), len(names) - 1)
+        self.grid.show_host(names[target])
+        self.grid.panes[names[target]].focus()
+
+    def open_host(self, host: str) -> None:
+        if host in self.source.state.hosts:
+            self.push_screen(HostDetailScreen(host))
+            self.call_after_refresh(self.refresh_display)
+
+    def on_host_pane_open(self, message: HostPane.Open) -> None:
+        self.open_host(message.host)
+
+    def on_descendant_focus(self, event: object) -> None:
+        focused = self.focused
+        if isinstance(focused, HostPane):
+            self.grid.show_host(focused.host)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        for command in super().get_system_commands(screen):
+            if command.title != "Theme":  # Textual's own themes would not restyle benchtui
+                yield command
+        yield SystemCommand("Pause display", "Freeze or resume the display (p)",
+                            self.action_pause)
+        yield SystemCommand("Session log", "Every event, warning and error (l)",
+                            self.action_log)
+        yield SystemCommand("Longer window", "Charts cover more time (+)",
+                            lambda: self.action_window(1))
+        yield SystemCommand("Shorter window", "Charts cover less time (-)",
+                            lambda: self.action_window(-1))
+        yield SystemCommand("Compact rows", "One line per host on/off (c)", self.action_compact)
+        from benchtui.ui.themes import available_themes
+
+        for name in available_themes():
+            yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
+                                lambda name=name: self.set_console_theme(name))
+        for host in list(self.source.state.hosts):
+            yield SystemCommand(f"Host: {host}", f"Open {host}'s detail view",
+                                lambda host=host: self.open_host(host))
+        yield from self.palette_commands()
+
+    # --- refreshing ------------------------------------------------------------------------
+
+    def refresh_display(self) -> None:
+        """One tick: adopt a new state, notify new warnings, redraw what changed."""
+        self.before_refresh()
+        state = self.source.state
+        if state is not self._state:
+            self._adopt(state)
+        self._notify_events(state)
+        self.header.badges = self.header_badges()
+        if self.paused:
+            return
+        now = self.source.now()
+        screen = self.screen
+        if isinstance(screen, HostDetailScreen):
+            self._guard(screen.host, screen.update_from, state, now, now, self.window)
+            return
+        if isinstance(screen, SessionLogScreen):
+            screen.update_from(state)
+            return
+        self.header.update_from(state, now, self.generation)
+        self.grid.sync_hosts(state)
+        visible = self.grid.visible_panes()
+        if self.focused is None and visible and screen is self.screen_stack[0]:
+            visible[0].focus()  # Enter works at once; arrows and Tab move on
+        for pane in visible:
+            self._guard(pane.host, pane.update_from, state, now, now, self.window,
+                        self.generation)
+
+    def _guard(self, host: str, update: object, *args: object) -> None:
+        """Run one host's redraw; a bug drawing one host must not stop the others (or the
+        session): it is reported once and that host's view keeps its last content."""
+        try:
+            update(*args)  # type: ignore[operator]
+        except Exception as error:  # noqa: BLE001 - contained, reported below
+            key = f"{host}:{type(error).__name__}"
+            if key not in self._reported:
+                self._reported.add(key)
+                self.notify(f"cannot draw {host}: {type(error).__name__}: {error}",
+                            severity="error", timeout=20)
+
+    def _adopt(self, state: FleetState) -> None:
+        """A new state object (start, or a replay seek): start the views over."""
+        first = self._state is None
+        self._state = state
+        self._reported = set()
+        # Events already in a state adopted later (a replay seek) were notified, or are old.
+        self._events_seen = state.events_total
+        if not first:
+            self.grid.clear_hosts()
+        self.grid.sync_hosts(state)
+
+    def _notify_events(self, state: FleetState) -> None:
+        total = state.events_total
+        new = total - self._events_seen
+        if new <= 0:
+            self._events_seen = total
+            return
+        self._events_seen = total
+        recent = list(state.events)[-min(new, len(state.events)):]
+        loud = [e for e in recent if e.level in _NOTIFY_LEVEL]
+        for event in loud[:MAX_NOTIFICATIONS]:
+            self._notify_event(event)
+        if len(loud) > MAX_NOTIFICATIONS:
+            self.notify(f"{len(loud) - MAX_NOTIFICATIONS} more warnings: l shows the log",
+                        severity="warning", timeout=8)
+
+    def _notify_event(self, event: Event) -> None:
+        title = " · ".join(x for x in (event.host, event.step) if x) or event.kind
+        timeout = 20.0 if event.level == ev.ERROR else 8.0
+        self.notify(event.message, title=title, severity=_NOTIFY_LEVEL[event.level],  # type: ignore[arg-type]
+                    timeout=timeout)

@@ -1,0 +1,226 @@
+"""Cheap terminal charts: pure functions from series points to rows of block characters.
+
+Why this and not a plotting library: a small widget that appends one column per sample used
+~6% of a core for 48 charts at 1 Hz, re-plotting libraries ~40% (DESIGN.md, measured on
+Textual 8.2). The work here is a few arithmetic operations per column; nothing is re-plotted
+unless the data changed. The Textual wrappers (:mod:`benchtui.ui.chart_widgets`) cache the rows
+and hand them to the compositor as strips.
+
+Model. A chart is ``width`` columns; each column covers ``seconds_per_column`` of data time, so
+the chart shows ``width * seconds_per_column`` seconds (the time window) ending at ``end`` (the
+fleet's newest time, so that every host's chart lines up). With 1 Hz samples and one second per
+column, each new sample adds one column at the right. A column holds the mean of the samples in
+it; a column with no sample stays blank, so a host that stopped reporting shows a gap growing at
+the right. Samples are placed on a grid anchored on the series' own newest sample, which absorbs
+the few milliseconds of jitter of a 1 Hz tool clock.
+
+Scaling is min/max over the visible columns of all series drawn together (``include_zero`` keeps
+the bottom at 0, the honest default for rates). Any value above the bottom gets at least one
+eighth of a row, so a small but non-zero load is never invisible.
+
+Two series overlaid (read/write): each column is drawn up to the larger of the two; the part
+under the smaller one in the ``both`` style, the rest in the style of the larger one. Reading a
+column: the top of the ``both`` part is the smaller value, the colour above it says which series
+is larger. A cell holding both tops keeps the larger one's outline (error below one row).
+
+Public API::
+
+    Points                              # protocol: .times, .values (store Series fits)
+    ChartStyles(primary, secondary, both)   # rich Styles
+    columns(points, *, end, width, seconds_per_column=1.0) -> list[float | None]
+    value_range(*cols, include_zero=True) -> tuple[float, float]
+    chart_rows(primary, secondary=None, *, height, lo, hi, styles) -> list[list[Segment]]
+    rows_text(rows) -> rich Text        # rows of segments as one multi-line Text
+    spark_text(points, secondary=None, *, end, width, height=1, ...) -> rich Text
+    (axes and legends: benchtui.ui.axed_chart; Textual widgets: benchtui.ui.chart_widgets)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+
+#: Lower eighth blocks, index = eighths filled (0 = blank).
+BLOCKS = " ▁▂▃▄▅▆▇█"
+
+Column = float | None
+
+
+class Points(Protocol):
+    """Times (epoch seconds, ascending) and values of one series; a store ``Series`` fits."""
+
+    @property
+    def times(self) -> Sequence[float]: ...
+
+    @property
+    def values(self) -> Sequence[float]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ChartStyles:
+    """How the primary (read), secondary (write) series and their overlap are drawn."""
+
+    primary: Style = field(default_factory=lambda: Style(color="dodger_blue1"))
+    secondary: Style = field(default_factory=lambda: Style(color="dark_orange"))
+    both: Style = field(default_factory=lambda: Style(color="medium_purple1"))
+
+
+DEFAULT_STYLES = ChartStyles()
+
+
+def columns(points: Points | None, *, end: float, width: int,
+            seconds_per_column: float = 1.0) -> list[Column]:
+    """The series as ``width`` column values (mean per column, None where no sample), the
+    rightmost column ending at ``end``. Cost: the visible points only (walks from the newest)."""
+    out: list[Column] = [None] * max(width, 0)
+    if points is None or width <= 0 or not points.times or seconds_per_column <= 0:
+        return out
+    step = seconds_per_column
+    times, values = points.times, points.values
+    newest = times[-1]
+    # the newest sample sits in column width-1-shift; older ones k columns further left
+    shift = max(math.floor((end - newest) / step), 0)
+    # Grid edges half a step around the samples' sub-second phase: jitter of a 1 Hz clock never
+    # moves a sample to the next column, and wide columns keep fixed edges as time goes on.
+    phase = newest % min(step, 1.0)
+    newest_index = math.floor((newest - phase) / step + 0.5)
+    sums = [0.0] * width
+    counts = [0] * width
+    for i in range(len(times) - 1, -1, -1):
+        k = newest_index - math.floor((times[i] - phase) / step + 0.5)
+        col = width - 1 - shift - k
+        if col < 0:
+            break
+        if col >= width:
+            continue
+        value = values[i]
+        if math.isfinite(value):
+            sums[col] += value
+            counts[col] += 1
+    for col in range(width):
+        if counts[col]:
+            out[col] = sums[col] / counts[col]
+    return out
+
+
+def value_range(*cols: Sequence[Column], include_zero: bool = True) -> tuple[float, float]:
+    """(lo, hi) over every given column; a flat or empty chart gets a range of 1."""
+    present = [v for c in cols for v in c if v is not None]
+    if not present:
+        return 0.0, 1.0
+    lo, hi = min(present), max(present)
+    if include_zero:
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+    if hi <= lo:
+        hi = lo + (abs(lo) if lo else 1.0)
+    return lo, hi
+
+
+def _levels(cols: Sequence[Column], height: int, lo: float, hi: float) -> list[int]:
+    """Eighths of a row filled per column (0..8*height)."""
+    top = 8 * height
+    span = hi - lo
+    out = []
+    for v in cols:
+        if v is None or v <= lo or span <= 0:
+            out.append(0)
+            continue
+        level = round((v - lo) / span * top)
+        out.append(min(max(level, 1), top))
+    return out
+
+
+def chart_rows(primary: Sequence[Column], secondary: Sequence[Column] | None = None, *,
+               height: int, lo: float, hi: float,
+               styles: ChartStyles = DEFAULT_STYLES) -> list[list[Segment]]:
+    """Rows of segments, top row first, one cell per column (same-style runs merged)."""
+    a = _levels(primary, height, lo, hi)
+    rows: list[list[Segment]] = []
+    if secondary is None:
+        # one colour: a row is one segment (blank cells take no colour anyway)
+        for r in range(height - 1, -1, -1):
+            base = 8 * r
+            text = "".join([BLOCKS[min(max(x - base, 0), 8)] for x in a])
+            rows.append([Segment(text, styles.primary if text.strip() else None)])
+        return rows
+    b = _levels(secondary, height, lo, hi)
+    if len(b) < len(a):
+        b += [0] * (len(a) - len(b))
+    # cell styles by code: the lower part (fg) of a split cell is the overlap, its upper part
+    # (bg) the larger series
+    by_code: tuple[Style | None, ...] = (
+        None, styles.both, styles.primary, styles.secondary,
+        Style(color=styles.both.color, bgcolor=styles.primary.color),
+        Style(color=styles.both.color, bgcolor=styles.secondary.color),
+    )
+    for r in range(height - 1, -1, -1):
+        base = 8 * r
+        top = base + 8
+        chars: list[str] = []
+        codes: list[int] = []
+        for x, y in zip(a, b, strict=False):
+            if x <= base and y <= base:
+                chars.append(" ")
+                codes.append(0)
+                continue
+            if x >= top and y >= top:
+                chars.append("█")
+                codes.append(1)
+                continue
+            pa = min(max(x - base, 0), 8)
+            pb = min(max(y - base, 0), 8)
+            low, high = (pa, pb) if pa < pb else (pb, pa)
+            larger = 1 if x == y else (2 if x > y else 3)
+            if low == high:
+                chars.append(BLOCKS[high])
+                codes.append(1)
+            elif low == 0:
+                chars.append(BLOCKS[high])
+                codes.append(larger)
+            elif high == 8:
+                chars.append(BLOCKS[low])
+                codes.append(4 if x > y else 5)
+            else:  # both tops in one cell: keep the larger one's outline
+                chars.append(BLOCKS[high])
+                codes.append(larger)
+        rows.append(_merge(chars, codes, by_code))
+    return rows
+
+
+def _merge(chars: list[str], codes: list[int],
+           by_code: tuple[Style | None, ...]) -> list[Segment]:
+    segments: list[Segment] = []
+    start = 0
+    for i in range(1, len(codes) + 1):
+        if i == len(codes) or codes[i] != codes[start]:
+            segments.append(Segment("".join(chars[start:i]), by_code[codes[start]]))
+            start = i
+    return segments
+
+
+def rows_text(rows: list[list[Segment]]) -> Text:
+    """Rows of segments as one multi-line rich Text (for a plain rich Console, and tests)."""
+    out = Text()
+    for i, row in enumerate(rows):
+        if i:
+            out.append("\n")
+        for seg in row:
+            out.append(seg.text, seg.style)
+    return out
+
+
+def spark_text(points: Points | None, secondary: Points | None = None, *, end: float,
+               width: int, height: int = 1, seconds_per_column: float = 1.0,
+               include_zero: bool = True, styles: ChartStyles = DEFAULT_STYLES) -> Text:
+    """A sparkline of one or two series as rich Text: the whole pipeline in one call."""
+    first = columns(points, end=end, width=width, seconds_per_column=seconds_per_column)
+    second = (columns(secondary, end=end, width=width, seconds_per_column=seconds_per_column)
+              if secondary is not None else None)
+    lo, hi = value_range(first, second or [], include_zero=include_zero)
+    return rows_text(chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles))

@@ -1,0 +1,265 @@
+"""One host in detail: axed charts, every device, every job and the raw output of its tools.
+
+Opened with Enter or a click on a pane; Esc goes back. Tabs (keys 1-4): charts, devices, jobs,
+output. The app calls ``update_from`` on its refresh tick; charts redraw only when their data
+moved, tables when the host has new samples, and the output log appends only the new lines.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
+
+from benchtui.store.fleet import FleetState, OutputLine
+from benchtui.store.live import Series
+from benchtui.ui import figures as fig
+from benchtui.ui.axed_chart import ChartLine
+from benchtui.ui.chart_widgets import AxedChart
+from benchtui.ui.format import (
+    format_byte_rate,
+    format_bytes,
+    format_count,
+    format_latency,
+    format_ratio,
+)
+
+MAX_LOG_LINES = 5000
+
+
+def _facts_line(facts: dict[str, object]) -> str:
+    parts = []
+    for key, fmt in (("os", "{}"), ("kernel", "kernel {}"), ("cpu_count", "{} CPUs"),
+                     ("cpu_model", "{}")):
+        value = facts.get(key)
+        if value:
+            parts.append(fmt.format(value))
+    mem = facts.get("mem_bytes")
+    if isinstance(mem, int | float) and mem:
+        parts.append(f"{format_bytes(mem)} RAM")
+    return " · ".join(parts)
+
+
+class ChartSlot:
+    """One axed chart: what it plots, read from the store on each update."""
+
+    def __init__(self, title: str, formatter: Callable[[float | None], str],
+                 lines: list[tuple[str, str, dict[str, str], bool]]) -> None:
+        #: (legend label, metric, labels, worst-not-sum)
+        self.title = title
+        self.lines = lines
+        self.widget = AxedChart(formatter, classes="detail-chart")
+        self.widget.border_title = title
+
+    def update(self, state: FleetState, host: str, end: float, window: float) -> None:
+        plot_width = max(self.widget.size.width - 10, 10)
+        spc = max(1.0, window / plot_width)
+        start = end - plot_width * spc
+        index = fig.index_of(state.store)
+        lines = [ChartLine(label, fig.combined(index.find(metric, host, **labels), start,
+                                               worst=worst))
+                 for label, metric, labels, worst in self.lines]
+        self.widget.set_data(lines, end=end, seconds_per_column=spc)
+
+
+def chart_slots(f: fig.HostFigures) -> list[ChartSlot]:
+    """The charts worth drawing for what this host reports."""
+    slots: list[ChartSlot] = []
+    ops = ["total"] if "total" in f.iops and "read" not in f.iops else ["read", "write"]
+    if f.iops:
+        slots.append(ChartSlot("IOPS", format_count,
+                               [(op, "iops", {"op": op}, False) for op in ops]))
+    if f.bandwidth:
+        slots.append(ChartSlot("bandwidth", format_byte_rate,
+                               [(op, "bandwidth_bytes", {"op": op}, False) for op in ops]))
+    for op in ops:
+        if op in f.latency and f.latency[op].source != "mean":
+            slots.append(ChartSlot(f"latency {op} (worst job)", format_latency, [
+                (name, "latency_seconds", {"op": op, "quantile": q}, True)
+                for name, q in (("p99", "0.99"), ("p50", "0.5"), ("p99.9", "0.999"))]))
+        elif op in f.latency:
+            slots.append(ChartSlot(f"mean latency {op}", format_latency, [
+                ("mean", "latency_mean_seconds", {"op": op}, True)]))
+    for d in f.devices:
+        slots.append(ChartSlot(f"{d.name} utilisation", format_ratio,
+                               [("util", "disk_util_ratio", {"device": d.name}, True)]))
+        slots.append(ChartSlot(f"{d.name} await", format_latency, [
+            (op, "disk_await_seconds", {"device": d.name, "op": op}, True)
+            for op in ("read", "write")]))
+    if f.net_send is not None or f.net_receive is not None:
+        slots.append(ChartSlot("network (bytes/s)", format_byte_rate, [
+            (d, "net_bandwidth_bytes", {"direction": d, "stream": "sum"}, False)
+            for d in ("send", "receive")]))
+    if f.retransmits is not None:
+        slots.append(ChartSlot("retransmits", format_count,
+                               [("retr", "net_retransmits", {}, False)]))
+    for method in sorted(f.memory):
+        slots.append(ChartSlot(f"memory {method}", format_byte_rate,
+                               [(method, "mem_bandwidth_bytes", {"method": method}, False)]))
+    if f.cpu_busy is not None:
+        slots.append(ChartSlot("cpu iowait", format_ratio,
+                               [("iowait", "cpu_ratio", {"mode": "iowait"}, True),
+                                ("user", "cpu_ratio", {"mode": "user"}, True)]))
+    return slots
+
+
+def job_rows(state: FleetState, host: str) -> list[tuple[str, ...]]:
+    """Every (step, job, op) of the host: its newest IOPS, bandwidth and percentiles."""
+    store = fig.index_of(state.store)
+    found: dict[tuple[str, str, str], dict[str, float]] = {}
+
+    def put(s: Series, key: str) -> None:
+        if s.last is None:
+            return
+        k = (s.labels.get("step", "-"), s.labels.get("job", "-"), s.labels.get("op", "-"))
+        found.setdefault(k, {})[key] = s.last
+
+    for s in store.find("iops", host):
+        put(s, "iops")
+    for s in store.find("bandwidth_bytes", host):
+        put(s, "bw")
+    for s in store.find("latency_seconds", host):
+        q = s.labels.get("quantile")
+        if q in ("0.5", "0.99", "0.999") and s.labels.get("measure") in (None, "clat", "lat"):
+            put(s, q)
+    for s in store.find("latency_mean_seconds", host, measure="clat"):
+        put(s, "mean")
+    return [(step, job, op, format_count(v.get("iops")), format_byte_rate(v.get("bw")),
+             format_latency(v.get("mean")), format_latency(v.get("0.5")),
+             format_latency(v.get("0.99")), format_latency(v.get("0.999")))
+            for (step, job, op), v in sorted(found.items())]
+
+
+def device_rows(f: fig.HostFigures) -> list[tuple[str, ...]]:
+    return [(d.name, format_ratio(d.util), format_count(d.iops_read), format_count(d.iops_write),
+             format_byte_rate(d.bw_read), format_byte_rate(d.bw_write),
+             format_latency(d.await_read), format_latency(d.await_write),
+             format_count(d.queue)) for d in f.devices]
+
+
+def output_text(lines: Iterable[OutputLine]) -> list[str]:
+    return [f"{time.strftime('%H:%M:%S', time.localtime(o.t))} {o.tool}| {o.text}"
+            for o in lines]
+
+
+class HostDetailScreen(Screen[None]):
+    """The focused host. Esc returns to the grid."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "app.pop_screen", "Back"),
+                Binding("1", "tab('charts')", "Charts", show=False),
+                Binding("2", "tab('devices')", "Devices", show=False),
+                Binding("3", "tab('jobs')", "Jobs", show=False),
+                Binding("4", "tab('output')", "Output", show=False)]
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - Textual's API
+    DEFAULT_CSS = """
+    HostDetailScreen { layout: vertical; overflow: hidden; }
+    HostDetailScreen #detail-title { height: 2; padding: 0 1; background: $panel; }
+    HostDetailScreen TabbedContent { height: 1fr; }
+    HostDetailScreen ContentSwitcher { height: 1fr; }
+    HostDetailScreen TabPane { height: 1fr; padding: 0; }
+    HostDetailScreen #charts { grid-size: 1; grid-rows: 12; grid-gutter: 0 1;
+                               overflow-y: auto; height: 1fr; }
+    HostDetailScreen.-wide #charts { grid-size: 2; }
+    HostDetailScreen .detail-chart { height: 12; border: round $panel-lighten-2;
+                                     border-title-align: left; }
+    HostDetailScreen DataTable { height: 1fr; }
+    HostDetailScreen Log { height: 1fr; }
+    """
+
+    def __init__(self, host: str) -> None:
+        super().__init__()
+        self.host = host
+        self._slots: list[ChartSlot] = []
+        self._slot_key: tuple[str, ...] = ()
+        self._table_key: object = None
+        self._last_line: OutputLine | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.host, id="detail-title")
+        with TabbedContent(initial="charts-tab"):
+            with TabPane("Charts", id="charts-tab"):
+                yield Grid(id="charts")
+            with TabPane("Devices", id="devices-tab"):
+                yield DataTable(id="devices", cursor_type="row", zebra_stripes=True)
+            with TabPane("Jobs", id="jobs-tab"):
+                yield DataTable(id="jobs", cursor_type="row", zebra_stripes=True)
+            with TabPane("Output", id="output-tab"):
+                yield Log(id="output", max_lines=MAX_LOG_LINES, auto_scroll=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#devices", DataTable).add_columns(
+            "device", "util", "r/s", "w/s", "read", "write", "r_await", "w_await", "queue")
+        self.query_one("#jobs", DataTable).add_columns(
+            "step", "job", "op", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9")
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = f"{name}-tab"
+
+    def update_from(self, state: FleetState, now: float, end: float, window: float) -> None:
+        view = state.hosts.get(self.host)
+        if view is None:
+            return
+        f = fig.host_figures(state, self.host, now)
+        title = f"{self.host} · {f.state}" + (f" · {f.reason}" if f.reason else "")
+        facts = _facts_line(view.facts)
+        tools = ", ".join(view.tools)
+        self.query_one("#detail-title", Static).update(
+            title + "\n" + " · ".join(p for p in (facts, tools and f"tools: {tools}") if p))
+        self._update_charts(state, f, end, window)
+        key = (view.samples, view.state)
+        devices = self.query_one("#devices", DataTable)
+        if key != self._table_key and devices.columns:  # columns come with on_mount
+            self._table_key = key
+            self._fill(devices, device_rows(f))
+            self._fill(self.query_one("#jobs", DataTable), job_rows(state, self.host))
+        self._append_output(view.output)
+
+    def _update_charts(self, state: FleetState, f: fig.HostFigures, end: float,
+                       window: float) -> None:
+        slots = chart_slots(f)
+        key = tuple(s.title for s in slots)
+        grid = self.query_one("#charts", Grid)
+        if key and not set(key) <= set(self._slot_key):
+            # New kinds of data appeared: add their charts (keep the ones already shown).
+            known = {s.title for s in self._slots}
+            added = [s for s in slots if s.title not in known]
+            self._slots.extend(added)
+            self._slot_key = tuple(s.title for s in self._slots)
+            grid.mount_all([s.widget for s in added])
+        for slot in self._slots:
+            slot.update(state, self.host, end, window)
+
+    @staticmethod
+    def _fill(table: DataTable[str], rows: list[tuple[str, ...]]) -> None:
+        row = table.cursor_row
+        table.clear()
+        table.add_rows(rows)
+        if rows:
+            table.move_cursor(row=min(row, len(rows) - 1))
+
+    def _append_output(self, output: deque[OutputLine]) -> None:
+        """Write the lines that arrived since the last call (all of them the first time, or
+        when more arrived than the host keeps)."""
+        if not output or output[-1] is self._last_line:
+            return
+        new: list[OutputLine] = []
+        seen = False
+        for line in reversed(output):
+            if line is self._last_line:
+                seen = True
+                break
+            new.append(line)
+        new.reverse()
+        log = self.query_one("#output", Log)
+        if not seen:
+            log.clear()
+        self._last_line = output[-1]
+        log.write_lines(output_text(new))

@@ -1,0 +1,191 @@
+"""The fleet header: the session, its step, its hosts and the fleet's totals, in three lines.
+
+Line 1: session name, the current step with its progress and ETA, elapsed time, hosts up out
+of the total, and the display's own state (paused, chart window, anything a subclass adds).
+Line 2: fleet IOPS and bandwidth, reads and writes summed over every host and job.
+Line 3: fleet latency p50/p99/p99.9 per direction, quantiles of the merged per-interval
+histograms of every host (never an average of percentiles).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+
+from benchtui.store.fleet import FleetState
+from benchtui.ui import figures as fig
+from benchtui.ui.format import (
+    format_byte_rate,
+    format_count,
+    format_duration,
+    format_latency,
+)
+
+BAR_WIDTH = 10
+_EIGHTHS = " ▏▎▍▌▋▊▉█"
+
+
+def _right(left: Text, right: Text, width: int) -> Text:
+    """``left``, then ``right`` against the right edge when both fit (else ``left`` only)."""
+    gap = width - left.cell_len - right.cell_len
+    if not right or gap < 1:
+        return left
+    return Text.assemble(left, " " * gap, right)
+
+
+def progress_bar(fraction: float, width: int = BAR_WIDTH) -> str:
+    """``fraction`` (0..1) as a bar of ``width`` cells, in eighths."""
+    eighths = round(min(max(fraction, 0.0), 1.0) * width * 8)
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (_EIGHTHS[part] if part else "")).ljust(width)
+
+
+class FleetHeader(Widget):
+    """Three lines at the top of the console."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "header--title", "header--label", "header--read", "header--write", "header--muted",
+        "header--ok", "header--bad", "header--badge"}
+    DEFAULT_CSS = """
+    FleetHeader { height: 3; padding: 0 1; background: $panel; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(id="fleet-header")
+        self.figures: fig.FleetFigures | None = None
+        self._text = Text()
+        self._key: tuple[object, ...] | None = None
+        #: Extra words for line 1 (paused, window, replay position), set by the app.
+        self.badges: tuple[str, ...] = ()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"header--{name}")
+
+    def update_from(self, state: FleetState, now: float, generation: int) -> bool:
+        """Recompute at most once a second of the clock (fleet figures merge every host's
+        histograms), or when the display itself changed."""
+        key = (id(state), int(now), self.badges, generation, self.size.width,
+               state.started is None, state.ended is None, len(state.steps))
+        if key == self._key:
+            return False
+        self._key = key
+        f = self.figures = fig.fleet_figures(state, now)
+        width = max(self.content_region.width or self.size.width, 1)
+        try:
+            lines = [self._line1(f), _right(self._line2(f), self._counts(f), width),
+                     _right(self._line3(f), self._badges(), width)]
+        except KeyError:  # styled before the theme reached this widget: next tick
+            self._key = None
+            return False
+        for line in lines:
+            line.no_wrap = True
+            line.overflow = "ellipsis"
+            line.truncate(width, overflow="ellipsis")
+        self._text = Text("\n").join(lines)
+        self.refresh()
+        return True
+
+    def render(self) -> Text:
+        return self._text
+
+    def _line1(self, f: fig.FleetFigures) -> Text:
+        label, muted = self._style("label"), self._style("muted")
+        line = Text()
+        line.append(f.name or "benchtui", self._style("title"))
+        line.append("  ")
+        step = f.step
+        if step is not None:
+            line.append("step ", muted)
+            line.append(step.name, label)
+            if f.progress is not None:
+                line.append(" ")
+                line.append(progress_bar(f.progress), self._style("read"))
+                line.append(f" {f.progress * 100:3.0f}%", label)
+            if f.eta is not None:
+                line.append(" ETA ", muted)
+                line.append(format_duration(f.eta), label)
+        elif f.ended:
+            if f.ok:
+                line.append("finished ✔", self._style("ok"))
+            else:
+                line.append("finished ✖", self._style("bad"))
+        elif f.started and f.last_step is not None:
+            line.append("between steps", muted)
+        elif f.started:
+            line.append("starting…", muted)
+        else:
+            line.append("connecting…", muted)
+        line.append("  elapsed ", muted)
+        line.append(format_duration(f.elapsed), label)
+        line.append("  hosts ", muted)
+        up_style = self._style("ok") if f.hosts_up == f.hosts_total else self._style("bad")
+        line.append(f"{f.hosts_up}/{f.hosts_total}", up_style)
+        line.append(" up", muted)
+        return line
+
+    def _counts(self, f: fig.FleetFigures) -> Text:
+        line = Text()
+        if f.errors:
+            line.append(f"{f.errors} error{'s' if f.errors != 1 else ''}", self._style("bad"))
+        if f.warnings:
+            line.append("  " if f.errors else "")
+            line.append(f"{f.warnings} warning{'s' if f.warnings != 1 else ''}",
+                        self._style("badge"))
+        return line
+
+    def _badges(self) -> Text:
+        line = Text()
+        for badge in self.badges:
+            line.append(" ")
+            line.append(f" {badge} ", self._style("badge"))
+        return line
+
+    def _line2(self, f: fig.FleetFigures) -> Text:
+        muted, read, write = self._style("muted"), self._style("read"), self._style("write")
+        line = Text()
+        line.append("fleet IOPS ", muted)
+        if "total" in f.iops and "read" not in f.iops:
+            line.append(format_count(f.iops.get("total")), read)
+        else:
+            line.append("r ", muted)
+            line.append(format_count(f.iops.get("read")), read)
+            line.append(" w ", muted)
+            line.append(format_count(f.iops.get("write")), write)
+        line.append("   BW ", muted)
+        if "total" in f.bandwidth and "read" not in f.bandwidth:
+            line.append(format_byte_rate(f.bandwidth.get("total")), read)
+        else:
+            line.append("r ", muted)
+            line.append(format_byte_rate(f.bandwidth.get("read")), read)
+            line.append(" w ", muted)
+            line.append(format_byte_rate(f.bandwidth.get("write")), write)
+        return line
+
+    def _line3(self, f: fig.FleetFigures) -> Text:
+        muted = self._style("muted")
+        line = Text()
+        line.append("fleet lat p50/p99/p99.9 ", muted)
+        if not f.latency:
+            line.append("–", muted)
+        for i, (op, style) in enumerate((("read", self._style("read")),
+                                         ("write", self._style("write")),
+                                         ("total", self._style("read")))):
+            lat = f.latency.get(op)
+            if lat is None:
+                continue
+            if i and len(line) > 25:
+                line.append("   ")
+            if op != "total":
+                line.append(f"{op[0]} ", muted)
+            if lat.source == "mean":
+                line.append("mean ", muted)
+                line.append(format_latency(lat.p50), style)
+                continue
+            line.append("/".join(format_latency(v) for v in (lat.p50, lat.p99, lat.p999)),
+                        style)
+            if lat.source == "percentiles":
+                line.append(" (worst)", muted)
+        return line

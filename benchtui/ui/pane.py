@@ -1,0 +1,178 @@
+"""One host's pane in the grid: its state, current numbers and small charts.
+
+A pane takes new figures only when the host's data changed, and redraws only when the figures
+or the display did (a host that stopped reporting still has its charts move on, every
+``IDLE_REDRAW`` seconds). What it draws comes from ``pane_content`` (pure); the widget caches
+the lines as strips and serves them through Textual's line API, so a frame costs no text
+layout.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from textual.binding import BindingType
+from textual.events import Click
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+from benchtui.store.fleet import HOST_STATES, FleetState
+from benchtui.ui import figures as fig
+from benchtui.ui.chart_widgets import ChartPaintObserver
+from benchtui.ui.pane_content import (
+    COMPACT_HEADER,
+    Cells,
+    PaneStyles,
+    compact_line,
+    pane_lines,
+    subtitle_of,
+    title_of,
+)
+
+__all__ = ["COMPACT_HEADER", "IDLE_REDRAW", "HostPane"]
+
+#: Seconds between redraws of a pane whose host sends nothing (its charts move on).
+IDLE_REDRAW = 2.0
+
+
+class HostPane(Widget, can_focus=True):
+    """A host in the grid. Enter or a click opens its detail view."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"pane--label", "pane--read", "pane--write",
+                                             "pane--both", "pane--muted", "pane--warn"}
+    BINDINGS: ClassVar[list[BindingType]] = [("enter", "open", "Details")]
+
+    DEFAULT_CSS = """
+    HostPane { height: 1fr; width: 1fr; border: round $panel-lighten-2; padding: 0 1; }
+    HostPane.-compact { height: 1; border: none; padding: 0 0; }
+    HostPane:focus { border: round $accent; }
+    HostPane.-compact:focus { background: $boost; }
+    """
+
+    class Open(Message):
+        """The user asked for a host's detail view."""
+
+        def __init__(self, host: str) -> None:
+            super().__init__()
+            self.host = host
+
+    def __init__(self, host: str) -> None:
+        super().__init__(id=None, classes="host-pane")
+        self.host = host
+        self.figures: fig.HostFigures | None = None
+        self._strips: list[Strip] = []
+        self._key: tuple[object, ...] | None = None
+        self._data_key: tuple[object, ...] | None = None
+        self._stale = True
+        self._blank = Strip.blank(0)
+        self._generation = 0
+        self._styles: tuple[int, PaneStyles] | None = None
+        self._draw_args: tuple[FleetState, float, float] | None = None
+        #: Newest sample time drawn (for the render-latency benchmark's paint hook).
+        self.newest_t: float | None = None
+        #: How many times the content was drawn (tests, benchmarks).
+        self.renders = 0
+
+    def styles_for_pane(self) -> PaneStyles:
+        """The theme's styles for the parts (colours only: the background is the pane's),
+        read once per theme (``generation``)."""
+        if self._styles is not None and self._styles[0] == self._generation:
+            return self._styles[1]
+        plain = PaneStyles.plain()
+
+        def get(name: str) -> Style:
+            fallback: Style = getattr(plain, name.removeprefix("pane--"))
+            return self.get_component_rich_style(name, partial=True, default=fallback)
+
+        styles = PaneStyles(get("pane--label"), get("pane--read"), get("pane--write"),
+                            get("pane--both"), get("pane--muted"), get("pane--warn"))
+        self._styles = (self._generation, styles)
+        return styles
+
+    def update_from(self, state: FleetState, now: float, end: float, window: float,
+                    generation: int) -> bool:
+        """Take new figures when the host's data changed, and redraw when the figures or
+        the display did (True then). A host that reports redraws with each new sample; one
+        that does not still has its charts move on every ``IDLE_REDRAW`` seconds. The lines
+        are drawn at the next render, at the pane's size then. ``generation`` changes with
+        the theme and other display settings."""
+        view = state.hosts.get(self.host)
+        if view is None:
+            return False
+        stale = view.last_sample_t is None or view.last_sample_t < fig.since(now)
+        data = (view.samples, view.state, view.reason, view.warnings, stale)
+        idle = stale or view.state not in ("running", "reconnecting")
+        key = (*data, window, generation, int(end // IDLE_REDRAW) if idle else 0)
+        if key == self._key:
+            return False
+        if data != self._data_key or self.figures is None:
+            self._data_key = data
+            f = self.figures = fig.host_figures(state, self.host, now)
+            self.newest_t = view.last_sample_t
+            self.border_title = title_of(f)
+            self.border_subtitle = subtitle_of(f)
+            for s in HOST_STATES:
+                self.set_class(f.state == s, f"-{s}")
+            self.set_class(f.stale, "-stale")
+        self._key = key
+        self._generation = generation
+        self._draw_args = (state, end, window)
+        self.invalidate()
+        return True
+
+    def _draw(self, width: int, height: int) -> list[Cells]:
+        f, args = self.figures, self._draw_args
+        if f is None or args is None:
+            return [[Segment(self.host)]]
+        state, end, window = args
+        styles = self.styles_for_pane()
+        if self.has_class("-compact"):
+            return [compact_line(state, f, width=width, end=end, window=window, styles=styles)]
+        return pane_lines(state, f, width=width, height=height, end=end, window=window,
+                          styles=styles)
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the content, from the cache (rebuilt after a change or a resize)."""
+        if self._stale:
+            self._rebuild()
+        if 0 <= y < len(self._strips):
+            return self._strips[y]
+        return self._blank
+
+    def _rebuild(self) -> None:
+        size = self.content_size
+        width, height = size.width, size.height
+        base = self.rich_style
+        self._strips = [Strip(line).apply_style(base).extend_cell_length(width, base)
+                        .crop(0, width) for line in self._draw(width, height)]
+        self._blank = Strip.blank(width, base)
+        self._stale = False
+        self.renders += 1
+        hook = ChartPaintObserver.hook
+        if hook is not None and self.newest_t is not None:
+            hook(self, self.newest_t)
+
+    def invalidate(self) -> None:
+        """Draw again at the next frame (size, mode or style changed)."""
+        self._stale = True
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.invalidate()
+
+    def on_focus(self) -> None:
+        self.invalidate()  # the focused style may change the background
+
+    def on_blur(self) -> None:
+        self.invalidate()
+
+    def action_open(self) -> None:
+        self.post_message(self.Open(self.host))
+
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        self.focus()
+        self.post_message(self.Open(self.host))

@@ -1,0 +1,332 @@
+"""What a host pane draws, as rows of rich Segments: pure functions of a host's figures and
+the store, testable with a plain rich Console (``lines_text``).
+
+Segments, not rich Text: a pane hands its lines to Textual as strips (line API), so a redraw
+costs building a few segments per row and no text layout; with 32 panes at 1 Hz that is most
+of the console's cost.
+
+Full pane rows (top to bottom, the first ones kept when space is short): IOPS r/w, bandwidth
+r/w, latency p50/p99/p99.9 per direction (chart: p99), devices (util, await; chart: util),
+network send/receive and retransmits, memory copy rates, benchmark scores, CPU. Spare lines
+make the first charts taller. A compact pane is one row: the figures that matter most and an
+IOPS sparkline (``COMPACT_HEADER`` names its columns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+
+from benchtui.store.fleet import FleetState
+from benchtui.ui import figures as fig
+from benchtui.ui.charts import ChartStyles, chart_rows, columns, rows_text, value_range
+from benchtui.ui.format import (
+    format_bit_rate,
+    format_byte_rate,
+    format_count,
+    format_latency,
+    format_ratio,
+)
+
+Cells = list[Segment]
+
+LABEL_WIDTH = 8
+#: The same in every pane, so that same-size panes' charts cover the same time.
+NUMBERS_WIDTH = 26
+#: Charts narrower than this are left out (the numbers say more).
+MIN_CHART = 6
+#: A chart beside the numbers narrower than this goes under them instead (narrow panes).
+MIN_SIDE_CHART = 12
+STACK_INDENT = 2
+MAX_CHART_HEIGHT = 4
+STATE_MARK = {"connecting": "◌", "up": "○", "running": "●", "reconnecting": "◍",
+              "failed": "✖", "done": "✔"}
+#: Column titles above compact rows, aligned with ``compact_line``.
+COMPACT_HEADER = ("  host".ljust(18) + "r IOPS".rjust(7) + "w IOPS".rjust(7)
+                  + "r BW".rjust(11) + "w BW".rjust(11) + "p99".rjust(9) + "util".rjust(7)
+                  + "  IOPS r/w")
+
+
+@dataclass(slots=True)
+class PaneStyles:
+    """Rich styles of a pane's parts, read from the theme's CSS (component classes)."""
+
+    label: Style
+    read: Style
+    write: Style
+    both: Style
+    muted: Style
+    warn: Style
+
+    @property
+    def chart(self) -> ChartStyles:
+        return ChartStyles(self.read, self.write, self.both)
+
+    @classmethod
+    def plain(cls) -> PaneStyles:
+        return cls(Style(bold=True), Style(color="cyan"), Style(color="yellow"),
+                   Style(color="magenta"), Style(dim=True), Style(color="red"))
+
+
+@dataclass(slots=True)
+class ChartSpec:
+    """What a row's chart draws: one or two series of a host, from the store."""
+
+    metric: str
+    labels: dict[str, str]
+    secondary: dict[str, str] | None = None
+    worst: bool = False
+
+
+@dataclass(slots=True)
+class Row:
+    label: str
+    numbers: Cells
+    chart: ChartSpec | None = None
+
+
+def cell_len(cells: Cells) -> int:
+    return sum(len(s.text) for s in cells)
+
+
+def fit(cells: Cells, width: int, style: Style | None = None) -> Cells:
+    """``cells`` cut or padded with spaces to exactly ``width`` cells (the pane's text is
+    all single-width characters)."""
+    out: Cells = []
+    used = 0
+    for seg in cells:
+        if used + len(seg.text) > width:
+            if width > used:
+                out.append(Segment(seg.text[:width - used], seg.style))
+            return out
+        out.append(seg)
+        used += len(seg.text)
+    if used < width:
+        out.append(Segment(" " * (width - used), style))
+    return out
+
+
+def lines_text(lines: list[Cells]) -> Text:
+    """Lines of segments as one rich Text (tests, a plain Console)."""
+    return rows_text(lines)
+
+
+def _rw(read: str, write: str, styles: PaneStyles) -> Cells:
+    return [Segment("r ", styles.muted), Segment(read, styles.read),
+            Segment("  w ", styles.muted), Segment(write, styles.write)]
+
+
+def _lat(lat: fig.Latency, styles: PaneStyles, style: Style) -> Cells:
+    if lat.source == "mean":
+        return [Segment("mean ", styles.muted), Segment(format_latency(lat.p50), style)]
+    out: Cells = []
+    for i, value in enumerate((lat.p50, lat.p99, lat.p999)):
+        if i:
+            out.append(Segment("/", styles.muted))
+        out.append(Segment(format_latency(value), style))
+    return out
+
+
+def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
+    """The rows of a full pane, most important first. Rows stay once a host has reported
+    their metric; values that are not current show as "–"."""
+    rows: list[Row] = []
+    if f.io_ops == ("total",):
+        rows.append(Row("IOPS", [Segment(format_count(f.iops.get("total")), styles.read)],
+                        ChartSpec("iops", {"op": "total"})))
+        rows.append(Row("BW", [Segment(format_byte_rate(f.bandwidth.get("total")),
+                                       styles.read)],
+                        ChartSpec("bandwidth_bytes", {"op": "total"})))
+    elif f.io_ops:
+        rows.append(Row("IOPS", _rw(format_count(f.iops.get("read")),
+                                    format_count(f.iops.get("write")), styles),
+                        ChartSpec("iops", {"op": "read"}, {"op": "write"})))
+        rows.append(Row("BW", _rw(format_byte_rate(f.bandwidth.get("read")),
+                                  format_byte_rate(f.bandwidth.get("write")), styles),
+                        ChartSpec("bandwidth_bytes", {"op": "read"}, {"op": "write"})))
+    percentiles = "latency_seconds" in f.metrics
+    for op in f.latency_ops:
+        style = styles.write if op == "write" else styles.read
+        lat = f.latency.get(op) or fig.Latency(source="" if percentiles else "mean")
+        label = "lat" if op == "total" else f"lat {op[0]}"
+        chart = (ChartSpec("latency_seconds", {"op": op, "quantile": "0.99"}, worst=True)
+                 if percentiles else ChartSpec("latency_mean_seconds", {"op": op}, worst=True))
+        rows.append(Row(label, _lat(lat, styles, style), chart))
+    for d in [d for d in f.devices if d.busy] or f.devices[:1]:
+        rows.append(Row(d.name, [
+            Segment(format_ratio(d.util).rjust(6), styles.label), Segment(" aw ", styles.muted),
+            Segment(format_latency(d.await_read), styles.read), Segment("/", styles.muted),
+            Segment(format_latency(d.await_write), styles.write)],
+            ChartSpec("disk_util_ratio", {"device": d.name})))
+    stream = {"stream": "sum"} if f.net_has_sum else {}
+    if "net_bandwidth_bytes" in f.metrics:
+        rows.append(Row("net", [
+            Segment("↑ ", styles.muted), Segment(format_bit_rate(f.net_send), styles.write),
+            Segment(" ↓ ", styles.muted), Segment(format_bit_rate(f.net_receive), styles.read)],
+            ChartSpec("net_bandwidth_bytes", {"direction": "send", **stream},
+                      {"direction": "receive", **stream})))
+    if "net_retransmits" in f.metrics:
+        rows.append(Row("retr", [Segment(format_count(f.retransmits),
+                                         styles.warn if f.retransmits else styles.muted)],
+                        ChartSpec("net_retransmits", stream)))
+    for method, rate in sorted(f.memory.items()):
+        rows.append(Row(method.lower(), [Segment(format_byte_rate(rate), styles.read)],
+                        ChartSpec("mem_bandwidth_bytes", {"method": method})))
+    for test, unit, score in f.scores[-3:]:
+        rows.append(Row("score", [Segment(f"{format_count(score)} {unit} {test}",
+                                          styles.read)]))
+    if "cpu_ratio" in f.metrics:
+        rows.append(Row("cpu", [Segment(format_ratio(f.cpu_busy), styles.label)],
+                        ChartSpec("cpu_ratio", {"mode": "idle"})))
+    return rows
+
+
+def seconds_per_column(window: float, chart_width: int) -> float:
+    """Charts cover ``window`` seconds, but never less than one second per column."""
+    return max(1.0, window / max(chart_width, 1))
+
+
+def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int, end: float,
+               window: float, styles: PaneStyles) -> list[Cells]:
+    """The content of a full pane: at most ``height`` lines of exactly ``width`` cells."""
+    rows = host_rows(f, styles)
+    if not rows:
+        waiting = {"connecting": "connecting…", "up": "connected, waiting for a step",
+                   "failed": f"failed: {f.reason}" if f.reason else "failed",
+                   "done": "done"}.get(f.state, "no data yet")
+        return [fit([Segment(waiting, styles.warn if f.state == "failed" else styles.muted)],
+                    width)]
+    height = max(height, 1)
+    rows = rows[:height]
+    numbers_width = min(NUMBERS_WIDTH, max(width - LABEL_WIDTH, 0))
+    chart_width = width - LABEL_WIDTH - numbers_width - 1
+    if chart_width < MIN_SIDE_CHART and width - STACK_INDENT >= MIN_CHART:
+        return _stacked(state, f, rows, width=width, height=height, end=end, window=window,
+                        styles=styles)
+    charting = chart_width >= MIN_CHART
+    spc = seconds_per_column(window, chart_width)
+    heights = _chart_heights(rows, height - len(rows), charting, first=1)
+    blank = Segment(" " * (LABEL_WIDTH + numbers_width + 1))
+    lines: list[Cells] = []
+    for row, rows_high in zip(rows, heights, strict=True):
+        line = [Segment(row.label[:LABEL_WIDTH - 1].ljust(LABEL_WIDTH), styles.label),
+                *fit(row.numbers, numbers_width)]
+        if row.chart is None or not charting:
+            lines.append(fit(line, width))
+            continue
+        chart = chart_cells(state, f.name, row.chart, width=chart_width, height=rows_high,
+                            end=end, seconds_per_column=spc, styles=styles)
+        lines.append([*line, Segment(" "), *chart[0]])
+        lines.extend([blank, *extra] for extra in chart[1:])
+    return lines
+
+
+def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: int,
+             height: int, end: float, window: float, styles: PaneStyles) -> list[Cells]:
+    """A narrow pane: each row's chart under its numbers, as wide as the pane allows; the
+    spare lines go to the first rows' charts."""
+    chart_width = width - STACK_INDENT
+    spc = seconds_per_column(window, chart_width)
+    heights = _chart_heights(rows, height - len(rows), True, first=0)
+    indent = Segment(" " * STACK_INDENT)
+    lines: list[Cells] = []
+    for row, rows_high in zip(rows, heights, strict=True):
+        lines.append(fit([Segment(row.label[:LABEL_WIDTH - 1].ljust(LABEL_WIDTH),
+                                  styles.label), *row.numbers], width))
+        if row.chart is not None and rows_high:
+            chart = chart_cells(state, f.name, row.chart, width=chart_width,
+                                height=rows_high, end=end, seconds_per_column=spc,
+                                styles=styles)
+            lines.extend([indent, *extra] for extra in chart)
+    return lines[:height]
+
+
+def _chart_heights(rows: list[Row], spare: int, charting: bool, *, first: int) -> list[int]:
+    """``first`` chart lines per charted row, then the ``spare`` lines to the charted rows
+    in turn, up to the maximum."""
+    heights = [first if r.chart is not None else 0 for r in rows]
+    charted = [i for i, r in enumerate(rows) if r.chart is not None] if charting else []
+    while spare > 0 and charted:
+        grew = False
+        for i in charted:
+            if spare > 0 and heights[i] < MAX_CHART_HEIGHT:
+                heights[i] += 1
+                spare -= 1
+                grew = True
+        if not grew:
+            break
+    return [max(h, 1) if first else h for h in heights]
+
+
+def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, height: int,
+                end: float, seconds_per_column: float, styles: PaneStyles) -> list[Cells]:
+    """A chart of ``spec``'s series of ``host``: ``height`` rows of ``width`` cells."""
+    start = end - width * seconds_per_column
+    index = fig.index_of(state.store)
+    primary = fig.combined(index.find(spec.metric, host, **spec.labels), start,
+                           worst=spec.worst)
+    secondary = (fig.combined(index.find(spec.metric, host, **spec.secondary), start,
+                              worst=spec.worst) if spec.secondary is not None else None)
+    if spec.metric == "cpu_ratio" and primary is not None:  # drawn as busy = 1 - idle
+        primary = fig.Points(list(primary.times), [1.0 - v for v in primary.values])
+    first = columns(primary, end=end, width=width, seconds_per_column=seconds_per_column)
+    second = (columns(secondary, end=end, width=width, seconds_per_column=seconds_per_column)
+              if secondary is not None else None)
+    lo, hi = value_range(first, second or [])
+    return chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
+
+
+def state_style(f: fig.HostFigures, styles: PaneStyles) -> Style:
+    if f.state == "failed" or f.stale:
+        return styles.warn
+    if f.state in ("running", "done"):
+        return styles.read
+    return styles.muted
+
+
+def compact_line(state: FleetState, f: fig.HostFigures, *, width: int, end: float,
+                 window: float, styles: PaneStyles) -> Cells:
+    """One row for a host when many share the screen, exactly ``width`` cells."""
+    read_op = "total" if "total" in f.iops and "read" not in f.iops else "read"
+    lat = f.latency.get(read_op) or f.latency.get("write")
+    util = max((d.util for d in f.devices if d.util is not None), default=None)
+    line = [
+        Segment(f"{STATE_MARK.get(f.state, '?')} ", state_style(f, styles)),
+        Segment(f.name[:15].ljust(16), styles.label),
+        Segment(format_count(f.iops.get(read_op)).rjust(7), styles.read),
+        Segment(format_count(f.iops.get("write")).rjust(7), styles.write),
+        Segment(format_byte_rate(f.bandwidth.get(read_op)).rjust(11), styles.read),
+        Segment(format_byte_rate(f.bandwidth.get("write")).rjust(11), styles.write),
+        Segment(format_latency(lat.p99 if lat else None).rjust(9), styles.label),
+        Segment(format_ratio(util).rjust(7), styles.label)]
+    rest = width - cell_len(line) - 1
+    if f.state == "failed" or f.stale:
+        line.append(Segment(" " + (f.reason or ("no data" if f.stale else "failed")),
+                            styles.warn))
+    elif rest >= MIN_CHART:
+        spec = ChartSpec("iops", {"op": read_op}, {"op": "write"})
+        chart = chart_cells(state, f.name, spec, width=rest, height=1, end=end,
+                            seconds_per_column=seconds_per_column(window, rest),
+                            styles=styles)
+        line += [Segment(" "), *chart[0]]
+    return fit(line, width)
+
+
+def title_of(f: fig.HostFigures) -> str:
+    return f"{STATE_MARK.get(f.state, '?')} {f.name} · {f.state}"
+
+
+def subtitle_of(f: fig.HostFigures) -> str:
+    parts = []
+    if f.state in ("failed", "reconnecting") and f.reason:
+        parts.append(f.reason)
+    elif f.stale:
+        parts.append("no data for a while")
+    elif f.final:
+        parts.append("end-of-run figures")
+    if f.warnings:
+        parts.append(f"{f.warnings} warning{'s' if f.warnings != 1 else ''}")
+    return " · ".join(parts)

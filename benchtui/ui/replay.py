@@ -1,0 +1,279 @@
+"""Replay in the console: the live console (``ConsoleApp``) over a ``ReplayPlayer``.
+
+``ReplaySource`` is the console's source: its ``state`` is the player's ``FleetState`` (a new
+object after a seek back or far, which the console adopts), its clock is the player's position,
+and its task moves the player on by the wall time that passed. ``ReplayApp`` adds the controls
+and the timeline bar through the console's extension points; everything else (panes, detail
+view, log, themes, window) is the live console's own code, so replay looks as live did.
+
+Keys: space play/pause · ``]`` or ``>`` faster, ``[`` or ``<`` slower (x0.25 .. x32) · ``.`` one
+interval on (paused) · ← → 10 s back/on, shift+← → 5% of the session · Home/End · ``g`` go to
+a time or fraction · ``n``/``N`` next/previous event · a click on the timeline seeks there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import ClassVar
+
+from textual.app import ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Input, Static
+
+from benchtui.model.events import Event
+from benchtui.session.replay import ReplayPlayer, parse_position
+from benchtui.store.fleet import FleetState
+from benchtui.ui.app import DEFAULT_WINDOW, REFRESH_HZ, ConsoleApp
+from benchtui.ui.format import format_duration
+from benchtui.ui.replay_timeline import TimelineBar
+from benchtui.ui.themes import DEFAULT_THEME
+
+#: How often the source moves the player on (seconds of wall time).
+TICK = 0.1
+#: Time per tick spent building the state a seek started (its charts' history), in slices
+#: of ``BUILD_SLICE`` samples: the screen stays responsive while the history fills in.
+BUILD_SECONDS = 0.04
+BUILD_SLICE = 1_000
+#: What ← and → move, in seconds of data time; shift moves this fraction of the session.
+SEEK_STEP = 10.0
+SEEK_FRACTION = 0.05
+
+
+class ReplaySource:
+    """A ``ConsoleSource`` over a player: the console's clock is the replay position."""
+
+    def __init__(self, player: ReplayPlayer, *, tick: float = TICK,
+                 build_seconds: float = BUILD_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.player = player
+        self.tick = tick
+        self.build_seconds = build_seconds
+        self._clock = clock
+
+    @property
+    def name(self) -> str:
+        return self.player.name
+
+    @property
+    def state(self) -> FleetState:
+        return self.player.state
+
+    def now(self) -> float:
+        return self.player.position
+
+    def busy(self) -> bool:
+        """Nothing runs on any host: quitting needs no confirmation."""
+        return False
+
+    async def run(self) -> int | None:
+        """Advance the player by the wall time between ticks, and build the chart history
+        after a seek a slice at a time, until cancelled."""
+        player = self.player
+        last = self._clock()
+        generation = player.generation
+        while True:
+            await asyncio.sleep(self.tick)
+            now = self._clock()
+            player.advance(now - last)
+            last = now
+            if player.generation != generation:
+                # A seek: let the console draw the new place before building its history.
+                generation = player.generation
+                continue
+            deadline = now + self.build_seconds
+            while player.work(BUILD_SLICE) and self._clock() < deadline:
+                pass
+            generation = player.generation
+
+
+class GotoScreen(ModalScreen[str | None]):
+    """Asks where to go: a time into the session, a percentage, a clock time."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = """
+    GotoScreen { align: center middle; }
+    GotoScreen > Vertical { width: 64; height: auto; border: round $accent;
+                            background: $surface; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Go to: 90 · 5m · 1h30m (into the session) · 50% · 14:05 · "
+                         "2025-11-22T14:05:00", id="goto-help")
+            yield Input(placeholder="time or fraction, Enter to go, Esc to cancel",
+                        id="goto-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+
+class ReplayApp(ConsoleApp):
+    """The console in replay mode."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("space", "play_pause", "Play/Pause", key_display="␣"),
+        Binding("right_square_bracket,greater_than_sign", "faster", "Faster",
+                key_display="]"),
+        Binding("left_square_bracket,less_than_sign", "slower", "Slower", key_display="["),
+        Binding("full_stop", "step", "Step", key_display="."),
+        Binding("right", "seek_by(1)", "+10s", show=False),
+        Binding("left", "seek_by(-1)", "-10s", show=False),
+        Binding("shift+right", "seek_part(1)", "+5%", show=False),
+        Binding("shift+left", "seek_part(-1)", "-5%", show=False),
+        Binding("home", "seek_end(0)", "Start", show=False),
+        Binding("end", "seek_end(1)", "End", show=False),
+        Binding("g", "goto", "Go to"),
+        Binding("n", "next_event", "Next event"),
+        Binding("N", "prev_event", "Prev event", show=False),
+    ]
+
+    def __init__(self, source: ReplaySource, *, theme: str = DEFAULT_THEME,
+                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ) -> None:
+        super().__init__(source, theme=theme, window=window, refresh_hz=refresh_hz)
+        self.player = source.player
+        self.timeline_bar = TimelineBar(self.player.timeline())
+        self._follow_window()
+
+    # --- extension points of the console ---------------------------------------------------
+
+    def compose_top(self) -> Iterator[Widget]:
+        yield self.timeline_bar
+
+    def status(self) -> str:
+        """Play/pause, speed, position into the session / its length, and the position's
+        clock time: ``▶ x4  1h02m / 24h00m  14:05:03``."""
+        p = self.player
+        return (f"{'▶' if p.playing else '⏸'} x{p.speed:g}  "
+                f"{format_duration(p.position - p.start)} / {format_duration(p.duration)}  "
+                f"{time.strftime('%H:%M:%S', time.localtime(p.position))}")
+
+    def header_badges(self) -> tuple[str, ...]:
+        p = self.player
+        return (f"REPLAY {'▶' if p.playing else '⏸'} x{p.speed:g}",
+                *super().header_badges())
+
+    def before_refresh(self) -> None:
+        self.timeline_bar.update_position(self.player.position, self.generation,
+                                          self.status())
+
+    def help_rows(self) -> list[tuple[str, str]]:
+        return [
+            ("space", "replay: play / pause"),
+            ("] or >, [ or <", "replay: faster / slower (x0.25 .. x32)"),
+            (".", "replay: one interval on (and pause)"),
+            ("← / →", f"replay: {SEEK_STEP:g} s back / on"),
+            ("shift+← / →", f"replay: {SEEK_FRACTION:.0%} of the session back / on"),
+            ("Home / End", "replay: go to the start / the end"),
+            ("g", "replay: go to a time (90, 5m, 14:05, ISO 8601) or a fraction (50%)"),
+            ("n / N", "replay: next / previous event (steps, warnings, errors, marks)"),
+            ("click the timeline", "replay: go there"),
+            *super().help_rows(),
+        ]
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        yield SystemCommand("Replay: play/pause", "Play or pause the replay (space)",
+                            self.action_play_pause)
+        yield SystemCommand("Replay: go to…", "A time or a fraction of the session (g)",
+                            self.action_goto)
+        yield SystemCommand("Replay: next event", "Jump to the next event (n)",
+                            self.action_next_event)
+        yield SystemCommand("Replay: previous event", "Jump to the previous event (N)",
+                            self.action_prev_event)
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def _moved(self) -> None:
+        """Redraw now rather than at the next tick: the user is waiting for it."""
+        self.refresh_display()
+
+    def action_play_pause(self) -> None:
+        self.player.toggle()
+        self._moved()
+
+    def action_faster(self) -> None:
+        self.player.faster()
+        self._moved()
+
+    def action_slower(self) -> None:
+        self.player.slower()
+        self._moved()
+
+    def action_step(self) -> None:
+        self.player.step()
+        self._moved()
+
+    def action_seek_by(self, direction: int) -> None:
+        self.player.seek(self.player.position + direction * SEEK_STEP)
+        self._moved()
+
+    def action_seek_part(self, direction: int) -> None:
+        self.player.seek_fraction(self.player.fraction + direction * SEEK_FRACTION)
+        self._moved()
+
+    def action_seek_end(self, which: int) -> None:
+        self.player.seek_fraction(float(which))
+        self._moved()
+
+    def action_goto(self) -> None:
+        if not isinstance(self.screen, GotoScreen):
+            self.push_screen(GotoScreen(), self._goto)
+
+    def _goto(self, text: str | None) -> None:
+        if not text or not text.strip():
+            return
+        p = self.player
+        try:
+            t = parse_position(text, p.start, p.end)
+        except ValueError as error:
+            self.notify(str(error), title="go to", severity="error", timeout=8)
+            return
+        if not p.start <= t <= p.end:
+            self.notify(f"{text.strip()} is outside the session "
+                        f"({format_duration(p.duration)} long); went to the nearest end",
+                        title="go to", severity="warning", timeout=5)
+        p.seek(t)
+        self._moved()
+
+    def action_next_event(self) -> None:
+        self._jumped(self.player.next_event(), "no later event")
+
+    def action_prev_event(self) -> None:
+        self._jumped(self.player.prev_event(), "no earlier event")
+
+    def _jumped(self, event: Event | None, none: str) -> None:
+        if event is None:
+            self.notify(none, timeout=2)
+        else:
+            where = " · ".join(x for x in (event.host, event.step) if x) or event.kind
+            self.notify(event.message, title=where, timeout=4)
+        self._moved()
+
+    def action_window(self, step: int) -> None:
+        super().action_window(step)
+        self._follow_window()
+
+    def _follow_window(self) -> None:
+        """The player keeps (and a seek rebuilds) what the charts show: their time window."""
+        if self.player.window != self.window:
+            self.player.set_window(self.window)
+
+    def _adopt(self, state: FleetState) -> None:
+        """A seek gave a new state of the same hosts: keep their panes (mounting and styling
+        16 new panes costs several hundred ms, most of a seek) and redraw them all, rather
+        than the console's default of starting its views over."""
+        if self._state is not None and list(state.hosts) == list(self.grid.panes):
+            self._state = state
+            self._reported = set()
+            self._events_seen = state.events_total
+            self.generation += 1
+            return
+        super()._adopt(state)
+
+    def on_timeline_bar_seek(self, message: TimelineBar.Seek) -> None:
+        self.player.seek_fraction(message.fraction)
+        self._moved()

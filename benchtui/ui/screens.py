@@ -1,0 +1,133 @@
+"""The console's secondary screens: help, the session log, and the quit confirmation."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import ClassVar
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, RichLog, Static
+
+from benchtui.model import events as ev
+from benchtui.model.events import Event
+from benchtui.store.fleet import FleetState
+
+#: Events kept on screen by the log view (the state keeps its own bounded deque).
+MAX_LOG_LINES = 5000
+_LEVEL_STYLE = {ev.ERROR: "bold red", ev.WARNING: "yellow", ev.INFO: ""}
+
+
+def event_text(event: Event) -> Text:
+    """One log line: local time, level, host and step, the message."""
+    text = Text()
+    text.append(time.strftime("%H:%M:%S", time.localtime(event.t)), "dim")
+    level = event.level if event.level != ev.INFO else ""
+    text.append(f" {level:7} ", _LEVEL_STYLE.get(event.level, ""))
+    where = " ".join(x for x in (event.host, event.step and f"[{event.step}]") if x)
+    if where:
+        text.append(f"{where} ", "bold")
+    text.append(event.message, _LEVEL_STYLE.get(event.level, ""))
+    return text
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every key of the console (the app's ``help_rows``) and what the screen shows."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "dismiss", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > Vertical { width: 96; max-width: 100%; height: auto; max-height: 100%;
+                            border: round $accent; background: $surface; padding: 0 1;
+                            overflow-y: auto; }
+    HelpScreen Static { width: 100%; height: auto; }
+    HelpScreen #help-notes { margin-top: 1; color: $text-muted; }
+    """
+
+    def __init__(self, rows: Sequence[tuple[str, str]], notes: str) -> None:
+        super().__init__()
+        self.rows = rows
+        self.notes = notes
+
+    def compose(self) -> ComposeResult:
+        table = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+        table.add_column(style="bold")
+        table.add_column()
+        for key, what in self.rows:
+            table.add_row(key, what)
+        with Vertical():
+            yield Static(Text("benchtui keys", style="bold"))
+            yield Static(table, id="help-keys")
+            yield Static(self.notes, id="help-notes")
+
+
+class SessionLogScreen(Screen[None]):
+    """Every event of the session (engine messages, warnings, host states), newest last."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,l", "app.pop_screen", "Back")]
+    DEFAULT_CSS = """
+    SessionLogScreen #log-title { height: 1; padding: 0 1; background: $panel; }
+    SessionLogScreen RichLog { height: 1fr; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seen = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("session log", id="log-title")
+        yield RichLog(id="events", max_lines=MAX_LOG_LINES, wrap=True, auto_scroll=True,
+                      min_width=20)
+        yield Footer()
+
+    def update_from(self, state: FleetState) -> None:
+        """Append the events that arrived since the last call."""
+        total = state.events_total
+        log = self.query_one("#events", RichLog)
+        if total == self._seen or not log.size.width:
+            return  # nothing new, or not laid out yet (lines are wrapped at the log's width)
+        new = min(total - self._seen, len(state.events))
+        if total < self._seen:  # a new state (replay seek): start over
+            log.clear()
+            new = len(state.events)
+        events = list(state.events)[-new:] if new else []
+        width = log.scrollable_content_region.width
+        for event in events:
+            log.write(event_text(event), width=width)
+        self._seen = total
+        self.query_one("#log-title", Static).update(
+            f"session log · {total} events · {state.warnings_total} warnings · "
+            f"{state.errors_total} errors")
+
+
+class ConfirmQuitScreen(ModalScreen[bool]):
+    """Asked before quitting while steps run: quitting stops them on every host."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("y", "answer(True)", "Stop and quit"),
+                Binding("n,escape", "answer(False)", "Keep running")]
+    DEFAULT_CSS = """
+    ConfirmQuitScreen { align: center middle; }
+    ConfirmQuitScreen > Vertical { width: 60; height: auto; border: thick $error;
+                                   background: $surface; padding: 1 2; }
+    ConfirmQuitScreen Horizontal { height: auto; margin-top: 1; align-horizontal: center; }
+    ConfirmQuitScreen Button { margin: 0 2; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Steps are running. Quit now and stop every process benchtui "
+                         "started on every host?")
+            with Horizontal():
+                yield Button("Stop and quit (y)", variant="error", id="yes")
+                yield Button("Keep running (n)", variant="primary", id="no")
+
+    def action_answer(self, answer: bool) -> None:
+        self.dismiss(answer)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")

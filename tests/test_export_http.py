@@ -1,0 +1,159 @@
+"""The /metrics endpoint: real sockets, real HTTP; the address rules, a port in use, the
+warning when other machines can reach it, and the content Prometheus negotiates."""
+
+from __future__ import annotations
+
+import gzip
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from benchtui.cli.serve_cmd import exporting
+from benchtui.errors import ExportError, UsageError
+from benchtui.export.http import (
+    MetricsServer,
+    exposure_warning,
+    is_loopback,
+    parse_listen,
+    wants_openmetrics,
+)
+from benchtui.export.prometheus import FleetCollector
+from benchtui.store.fleet import FleetState
+from tests.export_support import fixture_samples
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("127.0.0.1:9464", ("127.0.0.1", 9464)),
+    ("0.0.0.0:80", ("0.0.0.0", 80)),
+    (":9000", ("127.0.0.1", 9000)),
+    ("9000", ("127.0.0.1", 9000)),
+    ("[::1]:9464", ("::1", 9464)),
+    ("localhost:0", ("localhost", 0)),
+])
+def test_parse_listen(text: str, expected: tuple[str, int]) -> None:
+    assert parse_listen(text) == expected
+
+
+@pytest.mark.parametrize("text", ["127.0.0.1:", "127.0.0.1:http", "1.2.3.4:70000", "::1:9464",
+                                  "host:port:9"])
+def test_parse_listen_refuses_what_is_not_host_port(text: str) -> None:
+    with pytest.raises(UsageError) as exc:
+        parse_listen(text)
+    assert text in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_loopback_or_not() -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("127.3.2.1")
+    assert not is_loopback("0.0.0.0") and not is_loopback("::") and not is_loopback("10.1.1.1")
+    assert exposure_warning("127.0.0.1:9464", "127.0.0.1") is None
+    warning = exposure_warning("0.0.0.0:9464", "0.0.0.0")
+    assert warning is not None and "unauthenticated" in warning
+
+
+#: What Prometheus 2.42 sends when it scrapes.
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                     "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+
+@pytest.mark.parametrize(("accept", "openmetrics"), [
+    (PROMETHEUS_ACCEPT, True),
+    ("application/openmetrics-text", True),
+    ("application/openmetrics-text; version=2.0.0", False),
+    ("text/plain;version=0.0.4", False),
+    ("", False),
+    ("*/*", False),
+])
+def test_format_negotiation(accept: str, openmetrics: bool) -> None:
+    assert wants_openmetrics(accept) is openmetrics
+
+
+def _get(url: str, accept: str | None = None) -> tuple[int, str, str]:
+    request = urllib.request.Request(url, headers={"Accept": accept} if accept else {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers["Content-Type"], response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers["Content-Type"], exc.read().decode()
+
+
+def test_serves_metrics_in_both_formats_and_releases_the_port() -> None:
+    state = FleetState("demo", ["db1"])
+    state.on_samples(fixture_samples("disk/real_sysstat12_x_t_iso_y.txt", "db1"))
+    collector = FleetCollector(state)
+    with MetricsServer(collector, "127.0.0.1", 0) as server:
+        assert server.url == f"http://127.0.0.1:{server.port}/metrics"
+        status, ctype, body = _get(server.url)
+        assert status == 200 and ctype.startswith("text/plain")
+        assert 'benchtui_session_info{session="demo"} 1.0' in body
+        status, ctype, body = _get(server.url, "application/openmetrics-text; version=1.0.0")
+        assert status == 200 and ctype.startswith("application/openmetrics-text")
+        assert body.endswith("# EOF\n")
+        request = urllib.request.Request(server.url, headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            assert response.headers["Content-Encoding"] == "gzip"
+            unzipped = gzip.decompress(response.read()).decode()
+        assert unzipped.splitlines()[:3] == _get(server.url)[2].splitlines()[:3]
+        assert _get(server.url.removesuffix("metrics"))[0] == 200
+        assert _get(server.url.replace("/metrics", "/other"))[0] == 404
+        port = server.port
+    # The port is free once the server is closed: the next run can serve on it at once.
+    with MetricsServer(collector, "127.0.0.1", port) as again:
+        assert _get(again.url)[0] == 200
+
+
+def test_a_port_in_use_is_one_clear_error() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(ExportError) as exc:
+            MetricsServer(FleetCollector(FleetState()), "127.0.0.1", port)
+    assert str(exc.value) == (
+        f"cannot serve metrics on 127.0.0.1:{port}: the port is already in use by another "
+        "program; stop that program or choose another port (e.g. --listen 127.0.0.1:9465, "
+        "or --export)")
+    assert exc.value.exit_code == 2
+
+
+def test_an_address_not_on_this_machine_is_one_clear_error() -> None:
+    with pytest.raises(ExportError) as exc:
+        MetricsServer(FleetCollector(FleetState()), "192.0.2.1", 0)  # TEST-NET-1
+    assert "not one of this machine's" in str(exc.value)
+
+
+def test_exporting_warns_when_other_machines_can_read(capsys: pytest.CaptureFixture[str]
+                                                      ) -> None:
+    state = FleetState("demo")
+    with exporting(state, "127.0.0.1:0"):
+        pass
+    assert "warning" not in capsys.readouterr().err
+    with exporting(state, "0.0.0.0:0"):
+        assert state.sample_listeners  # the collector listens while exporting
+    err = capsys.readouterr().err
+    assert "benchtui: serving metrics on http://0.0.0.0:" in err
+    assert ("benchtui: warning: metrics are served on 0.0.0.0:" in err
+            and "the data is unauthenticated" in err)
+    assert not state.sample_listeners
+
+
+def test_serve_with_the_port_taken_exits_2_with_one_sentence(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[hosts.here]\nlocal = true\n\n[[step]]\nname = "s"\ntool = "fio"\n'
+                    'args = "--filename=/tmp/x --size=1m --rw=read --runtime=1"\n')
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, "-m", "benchtui", "serve", str(plan),
+                               "--listen", f"127.0.0.1:{port}"], capture_output=True,
+                              text=True, timeout=60, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (f"benchtui: cannot serve metrics on 127.0.0.1:{port}: the port is "
+                           "already in use by another program; stop that program or choose "
+                           "another port (e.g. --listen 127.0.0.1:9465, or --export)\n")
+    assert done.stdout == ""

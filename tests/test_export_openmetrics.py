@@ -1,0 +1,171 @@
+"""The OpenMetrics writer of ``benchtui dump --format openmetrics``: real tool outputs through
+the real parsers, written, backfilled by the real ``promtool tsdb create-blocks-from
+openmetrics``, and read back with ``promtool tsdb dump``: every value at its time."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from benchtui.export.latency_buckets import BucketCounts
+from benchtui.export.metric_names import HISTOGRAM_NAME, family_name, series_labels
+from benchtui.export.openmetrics import OpenMetricsWriter, write_openmetrics
+from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample
+from tests.export_support import TOOL_FIXTURES, fixture_samples
+from tests.helpers import require_tool
+
+_DUMP_LINE = re.compile(r"^\{(.*)\} (\S+) (-?\d+)$")
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+Point = tuple[str, tuple[tuple[str, str], ...], int]
+
+
+def real_samples() -> list[Sample]:
+    samples: list[Sample] = []
+    for i, host in enumerate(("db1", "db2")):
+        for path in TOOL_FIXTURES:
+            samples.extend(fixture_samples(path, host, t0=1.8e9 + i * 0.5))
+    return samples
+
+
+def backfill(text: str, tmp_path: Path) -> dict[Point, float]:
+    """promtool's blocks of ``text``, dumped: (name, labels, t_ms) -> value."""
+    promtool = require_tool("promtool")
+    source = tmp_path / "dump.om"
+    source.write_text(text, encoding="utf-8")
+    blocks = tmp_path / "blocks"
+    made = subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(source),
+                           str(blocks)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert made.returncode == 0, made.stdout + made.stderr
+    (blocks / "wal").mkdir()  # promtool tsdb dump opens the directory as a database
+    dumped = subprocess.run([promtool, "tsdb", "dump", str(blocks)], capture_output=True,
+                            text=True, timeout=120, check=True)
+    points: dict[Point, float] = {}
+    for line in dumped.stdout.splitlines():
+        m = _DUMP_LINE.match(line)
+        assert m, line
+        labels = dict(_LABEL.findall(m.group(1)))
+        name = labels.pop("__name__")
+        points[(name, tuple(sorted(labels.items())), int(m.group(3)))] = float(m.group(2))
+    return points
+
+
+def test_real_outputs_backfill_with_promtool_value_for_value(tmp_path: Path) -> None:
+    samples = real_samples()
+    out = io.StringIO()
+    writer = write_openmetrics(samples, out, spool_dir=str(tmp_path))
+    assert not writer.skipped
+    points = backfill(out.getvalue(), tmp_path)
+    expected = 0
+    running: dict[tuple[tuple[str, str], ...], BucketCounts] = {}
+    for s in samples:
+        assert s.t is not None
+        t_ms = round(s.t * 1000)
+        labels = series_labels(s)
+        if s.metric == HISTOGRAM_METRIC:
+            assert s.histogram is not None
+            counts = running.setdefault(tuple(sorted(labels.items())), BucketCounts())
+            counts.add(s.histogram)
+            ident = tuple(sorted(labels.items()))
+            assert points[(HISTOGRAM_NAME + "_count", ident, t_ms)] == counts.count
+            inf = tuple(sorted({**labels, "le": "+Inf"}.items()))
+            assert points[(HISTOGRAM_NAME + "_bucket", inf, t_ms)] == counts.count
+            expected += 46  # 44 buckets, count and sum
+            continue
+        name = family_name(s)
+        assert name is not None
+        assert points[(name, tuple(sorted(labels.items())), t_ms)] == s.value, (name, labels)
+        expected += 1
+    assert len(points) == expected
+    assert {p[0] for p in points} >= {"benchtui_iops", "benchtui_disk_util_ratio",
+                                       "benchtui_net_jitter_seconds", "benchtui_latency_seconds",
+                                       "benchtui_result_benchmark_score",
+                                       "benchtui_mem_bandwidth_bytes"}
+
+
+def _group(name: str, labels: dict[str, str], families: dict[str, str]) -> tuple[str, object]:
+    family = next(f for f in families if name == f or (
+        name.startswith(f + "_") and name[len(f):] in ("_bucket", "_count", "_sum")))
+    rest = {k: v for k, v in labels.items() if k not in ("le", "quantile")}
+    return family, tuple(sorted(rest.items()))
+
+
+def test_the_file_is_strict_openmetrics() -> None:
+    """What promtool does not check: each family in one piece, each series' points together
+    and in time order, a summary's quantiles and a histogram's buckets as one point."""
+    out = io.StringIO()
+    write_openmetrics(real_samples(), out)
+    lines = out.getvalue().splitlines()
+    assert lines[-1] == "# EOF" and lines.count("# EOF") == 1
+    families: dict[str, str] = {}
+    current: str | None = None
+    seen_groups: set[object] = set()
+    group: object = None
+    last_t = -1.0
+    for line in lines[:-1]:
+        if line.startswith("# TYPE "):
+            _, _, name, typ = line.split(" ")
+            assert name not in families, f"family {name} written twice"
+            families[name] = typ
+            current = name
+            continue
+        if line.startswith("#"):
+            assert line.split(" ")[2] == current, line
+            continue
+        m = re.match(r"^(\w+)\{(.*)\} (\S+) (\d+\.\d{3})$", line)
+        assert m, line
+        labels = dict(_LABEL.findall(m.group(2)))
+        fam, ident = _group(m.group(1), labels, families)
+        assert fam == current, line
+        t = float(m.group(4))
+        if (fam, ident) != group:
+            assert (fam, ident) not in seen_groups, f"series written in two pieces: {line}"
+            seen_groups.add((fam, ident))
+            group, last_t = (fam, ident), -1.0
+        assert t >= last_t, f"time went back: {line}"
+        last_t = t
+    assert families[HISTOGRAM_NAME] == "histogram"
+    assert families["benchtui_latency_seconds"] == "summary"
+    assert families["benchtui_iops"] == "gauge"
+
+
+def test_points_without_time_and_repeats_are_counted_not_written(tmp_path: Path) -> None:
+    base = {"job": "j", "op": "read"}
+    samples = [Sample(None, "fio", INTERVAL, "iops", 1.0, base, host="h", elapsed=1.0),
+               Sample(1.8e9, "fio", INTERVAL, "iops", 2.0, base, host="h"),
+               Sample(1.8e9 + 0.0001, "fio", INTERVAL, "iops", 3.0, base, host="h"),
+               Sample(1.8e9 + 1, "fio", INTERVAL, "frobs", 4.0, base, host="h")]
+    out = io.StringIO()
+    writer = write_openmetrics(samples, out, spool_dir=str(tmp_path))
+    assert dict(writer.skipped) == {"no time": 1, "two points in one millisecond": 1,
+                                    "no exported name for frobs": 1}
+    assert writer.written == 1
+    assert list(tmp_path.iterdir()) == []  # the spool is gone
+    assert 'benchtui_iops{host="h",tool="fio",job="j",op="read"} 2.0 1800000000.000' \
+        in out.getvalue()
+
+
+def test_awkward_label_values_survive_the_round_trip(tmp_path: Path) -> None:
+    odd = 'a "quoted" \\ back\nslash'
+    sample = Sample(1.8e9, "fio", INTERVAL, "iops", 7.5, {"job": odd, "op": "read"}, host="h")
+    out = io.StringIO()
+    write_openmetrics([sample], out)
+    points = backfill(out.getvalue(), tmp_path)
+    (name, labels, _t), value = next(iter(points.items()))
+    assert name == "benchtui_iops" and value == 7.5
+    # promtool dump prints label values Go-quoted: compare after unquoting.
+    job = dict(labels)["job"].encode().decode("unicode_escape")
+    assert job == odd
+
+
+def test_a_failed_dump_leaves_no_spool_and_no_eof(tmp_path: Path) -> None:
+    out = io.StringIO()
+    with pytest.raises(RuntimeError), OpenMetricsWriter(out, spool_dir=str(tmp_path)) as w:
+        w.write(real_samples()[:10])
+        raise RuntimeError("reader failed")
+    assert list(tmp_path.iterdir()) == []
+    assert "# EOF" not in out.getvalue()

@@ -1,0 +1,205 @@
+"""Session files survive: kill -9 of the recorder, truncation anywhere, flipped bits. The valid
+part is read, a warning says where the file ends, and there is never a traceback."""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchtui.errors import RecordingError
+from benchtui.model.events import Event
+from benchtui.model.sample import Sample
+from benchtui.store.recording import SessionReader
+from benchtui.store.recording import format as fmt
+from tests.test_recording_roundtrip import (
+    Timed,
+    assert_same_records,
+    assert_same_samples,
+    real_records,
+    write,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> tuple[bytes, list[Timed]]:
+    """A closed file of several segments, and what was written into it."""
+    records = real_records("db1") + real_records("db2", shift=6.0)
+    path = tmp_path_factory.mktemp("dmg") / "ok.btr"
+    write(path, records, per_frame=2, segment_seconds=3.0)
+    return path.read_bytes(), records
+
+
+def read_all(path: Path) -> tuple[list[Timed], list[str]] | str:
+    """Everything a reader gets from the file (records, events, gaps, samples, info), or the
+    one sentence it refused it with."""
+    try:
+        with SessionReader.open(str(path)) as r:
+            got = list(r.timed_records(-math.inf, math.inf))
+            r.events()
+            r.gaps()
+            list(r.samples())
+            _ = (r.sample_count, r.host_count, r.start, r.end, r.meta.name)
+            return got, list(r.warnings)
+    except RecordingError as exc:
+        assert "\n" not in str(exc)
+        return str(exc)
+
+
+def assert_prefix_of(got: list[Timed], want: list[Timed]) -> None:
+    """What was read is what was written, in order, with whole records missing only (from
+    where the damage is: a damaged segment's later records, or the end)."""
+    it = iter(want)
+    for t, record in got:
+        for tw, w in it:
+            if tw == t and type(w) is type(record):
+                assert_same_records([(t, record)], [(tw, w)])
+                break
+        else:
+            raise AssertionError(f"record at {t} was not written, or not in this order")
+
+
+def test_truncated_anywhere(recorded: tuple[bytes, list[Timed]], tmp_path: Path) -> None:
+    data, records = recorded
+    rng = random.Random(5)
+    offsets = sorted(set(range(80)) | set(rng.sample(range(len(data)), 150)))
+    path = tmp_path / "t.btr"
+    last_count = 0
+    for n in offsets:
+        path.write_bytes(data[:n])
+        result = read_all(path)
+        if isinstance(result, str):
+            assert n < fmt.FILE_HEADER_SIZE, (n, result)
+            continue
+        got, warnings = result
+        assert warnings, n
+        ends = ("ends at", "cut short", "holds no records")
+        assert any(x in w for w in warnings for x in ends), (n, warnings)
+        assert_prefix_of(got, records)
+        assert len(got) >= last_count  # a longer file never gives less
+        last_count = len(got)
+    assert last_count > len(records) * 0.8
+
+
+def test_flipped_bits(recorded: tuple[bytes, list[Timed]], tmp_path: Path) -> None:
+    data, records = recorded
+    rng = random.Random(7)
+    path = tmp_path / "f.btr"
+    for _ in range(150):
+        at = rng.randrange(fmt.FILE_HEADER_SIZE, len(data))
+        damaged = bytearray(data)
+        damaged[at] ^= 1 << rng.randrange(8)
+        path.write_bytes(bytes(damaged))
+        result = read_all(path)
+        assert not isinstance(result, str), (at, result)
+        got, warnings = result
+        assert_prefix_of(got, records)
+        if not warnings:  # the flip hit a part that is not read (a segment summary)
+            assert len(got) == len(records), at
+
+
+def test_garbage_in_the_middle_is_skipped(recorded: tuple[bytes, list[Timed]],
+                                          tmp_path: Path) -> None:
+    data, records = recorded
+    path = tmp_path / "g.btr"
+    end = len(data) - fmt.TRAILER_SIZE - 200  # damage the index too: the file is walked
+    cut = len(data) // 3
+    path.write_bytes(data[:cut] + os.urandom(3000) + data[cut + 3000:end])
+    result = read_all(path)
+    assert not isinstance(result, str)
+    got, warnings = result
+    assert any("damaged and were skipped" in w for w in warnings), warnings
+    assert_prefix_of(got, records)
+    # records after the damage are read again from the next segment on
+    assert got[-1][0] > records[len(records) // 2][0]
+
+
+def test_a_file_header_flip_is_refused_or_read(recorded: tuple[bytes, list[Timed]],
+                                               tmp_path: Path) -> None:
+    data, _ = recorded
+    path = tmp_path / "h.btr"
+    for at in range(fmt.FILE_HEADER_SIZE):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x10
+        path.write_bytes(bytes(damaged))
+        result = read_all(path)
+        if not isinstance(result, str):
+            assert result[1]  # read, with a warning
+
+
+CHILD = r"""
+import sys, time
+sys.path.insert(0, sys.argv[2])
+from benchtui.model.events import Event, OutputLines
+from benchtui.store.recording import Recorder
+from tests.test_recording_roundtrip import meta, real_records
+
+rec = Recorder(sys.argv[1], meta())
+seq = 0
+while True:
+    for _t, r in real_records("db1"):
+        seq += 1
+        now = time.time()
+        if isinstance(r, list):
+            for s in r:
+                s.labels = {**s.labels, "seq": str(seq)}
+            rec.on_samples(r)
+        elif isinstance(r, Event):
+            rec.on_event(Event(now, r.kind, f"seq {seq}", r.level, r.host, r.step, r.data))
+        else:
+            rec.on_output(OutputLines(now, r.host, f"seq {seq}", r.tool, r.role, r.lines))
+        print(seq, time.time(), flush=True)
+        time.sleep(0.02)
+"""
+
+
+def test_kill_9_loses_at_most_the_last_second(tmp_path: Path) -> None:
+    path = tmp_path / "killed.btr"
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(path), str(ROOT)],
+                             stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    sent: list[tuple[int, float]] = []
+    assert child.stdout is not None
+    deadline = time.time() + 4.0
+    for line in child.stdout:
+        seq, t = line.split()
+        sent.append((int(seq), float(t)))
+        if time.time() > deadline:
+            break
+    killed_at = time.time()
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    with SessionReader.open(str(path)) as r:
+        assert not r.complete and any("not closed" in w for w in r.warnings)
+        got = list(r.records(-math.inf, math.inf))
+    seqs = []
+    for rec in got:
+        if isinstance(rec, list):
+            seqs.append(int(rec[0].labels["seq"]))
+        elif isinstance(rec, Event):
+            seqs.append(int(rec.message.split()[1]))
+        else:
+            seqs.append(int(rec.step.split()[1]))
+    assert seqs == list(range(1, len(seqs) + 1))  # in order, none missing, none invented
+    must_have = [seq for seq, t in sent if t < killed_at - 1.0]
+    assert len(must_have) > 50
+    assert seqs[-1] >= must_have[-1], (seqs[-1], must_have[-1], killed_at - sent[-1][1])
+    # and what is there is exact
+    samples = [s for rec in got if isinstance(rec, list) for s in rec]
+    want = [s for _, x in real_records("db1") if isinstance(x, list) for s in x]
+    n = len(want)
+    for i in range(0, len(samples) - n + 1, n):
+        assert_same_samples([_without_seq(s) for s in samples[i:i + n]], want)
+
+
+def _without_seq(s: Sample) -> Sample:
+    s.labels.pop("seq")
+    return s

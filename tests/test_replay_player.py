@@ -1,0 +1,276 @@
+"""The replay player, without any UI, on a session recorded from a real fio + iostat run.
+
+What replay must show is what was seen live: the player's ``FleetState`` is compared with the
+one the live session's sinks fed while the file was being recorded.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from datetime import datetime
+
+import pytest
+
+from benchtui.model import events as ev
+from benchtui.session.replay import (
+    MAX_SPEED,
+    MIN_SPEED,
+    SPEEDS,
+    ReplayPlayer,
+    is_notable,
+    parse_position,
+)
+from benchtui.store.fleet import FleetState
+from benchtui.store.recording import SessionReader
+from tests.helpers import require_tool
+from tests.replay_recording import STEPS, RecordedRun, recorded_run
+
+
+@pytest.fixture(scope="module")
+def recorded() -> RecordedRun:
+    require_tool("fio")
+    require_tool("iostat")
+    run = recorded_run()
+    assert run.ok, "the recorded session failed"
+    return run
+
+
+@pytest.fixture
+def reader(recorded: RecordedRun) -> Iterator[SessionReader]:
+    with SessionReader.open(str(recorded.path)) as r:
+        yield r
+
+
+def series_points(state: FleetState) -> dict[object, list[tuple[float, float]]]:
+    return {key: list(zip(s.times, s.values, strict=True))
+            for key, s in state.store.series.items()}
+
+
+def test_played_to_the_end_the_state_is_the_live_one(recorded: RecordedRun,
+                                                     reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    player.play()
+    steps = 0
+    while player.playing:
+        player.advance(0.5)
+        steps += 1
+        assert steps < 10_000
+    live, replayed = recorded.live, player.state
+    assert player.position == player.end
+    assert replayed.store.samples_total == live.store.samples_total > 0
+    assert series_points(replayed) == series_points(live)
+    assert [(s.metric, s.value, s.labels) for s in replayed.store.summaries] == \
+        [(s.metric, s.value, s.labels) for s in live.store.summaries]
+    assert [(s.name, s.ok, s.started, s.ended) for s in replayed.steps] == \
+        [(s.name, s.ok, s.started, s.ended) for s in live.steps]
+    assert {h: (v.state, v.reason, v.samples, v.warnings, v.facts, v.tools)
+            for h, v in replayed.hosts.items()} == \
+        {h: (v.state, v.reason, v.samples, v.warnings, v.facts, v.tools)
+         for h, v in live.hosts.items()}
+    # Raw output: the recording keeps text tools' lines (fio's JSON documents are samples).
+    live_text = [line for o in recorded.outputs if o.tool == "iostat" for line in o.lines]
+    replayed_text = [o.text for o in replayed.hosts["here"].output if o.tool == "iostat"]
+    assert replayed_text and replayed_text == live_text[-len(replayed_text):]
+    assert list(replayed.events) == list(live.events)
+    assert (replayed.started, replayed.ended, replayed.ok) == (live.started, live.ended, live.ok)
+    assert replayed.store.fleet_latency(op="read") == live.store.fleet_latency(op="read")
+
+
+def test_advance_moves_by_wall_time_times_speed_only_when_playing(
+        reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    assert player.position == player.start and not player.playing
+    assert not player.advance(1.0)
+    assert player.position == player.start
+    player.play()
+    player.set_speed(4)
+    assert player.advance(0.5)
+    assert player.position == pytest.approx(player.start + 2.0)
+    fed = player.state.store.samples_total
+    player.advance(0.5)
+    assert player.position == pytest.approx(player.start + 4.0)
+    assert player.state.store.samples_total > fed
+    player.pause()
+    assert not player.advance(10)
+    assert player.position == pytest.approx(player.start + 4.0)
+
+
+def test_fed_exactly_the_records_up_to_the_position(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    player.play()
+    player.advance(5.0)
+    records = list(reader.timed_records(reader.start, math.inf))
+    expected = sum(len(r) for t, r in records if isinstance(r, list) and t <= player.position)
+    assert 0 < player.state.store.samples_total == expected
+    later = sum(len(r) for t, r in records if isinstance(r, list) and t > player.position)
+    assert later > 0
+
+
+def test_speed_is_clamped_and_steps_through_the_ladder(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    assert player.set_speed(1000) == MAX_SPEED == 32
+    assert player.set_speed(0.01) == MIN_SPEED == 0.25
+    assert player.set_speed(float("nan")) == MIN_SPEED
+    seen = [player.speed]
+    while player.speed < MAX_SPEED:
+        seen.append(player.faster())
+    assert tuple(seen) == SPEEDS
+    assert player.faster() == MAX_SPEED
+    player.set_speed(3)
+    assert player.slower() == 2
+    assert ReplayPlayer(reader, speed=99).speed == MAX_SPEED
+
+
+def test_step_pauses_and_moves_one_interval(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    player.play()
+    player.step()
+    assert not player.playing
+    assert player.position == pytest.approx(player.start + 1.0)
+    player.step()
+    assert player.position == pytest.approx(player.start + 2.0)
+
+
+def test_seek_back_rebuilds_the_state_as_it_was(reader: SessionReader) -> None:
+    forward = ReplayPlayer(reader)
+    target = forward.start + 0.6 * forward.duration
+    forward.seek(target)
+    assert forward.generation == 0  # a few seconds on: fed on, not rebuilt
+    seeker = ReplayPlayer(reader, quick=1.0)
+    seeker.seek(seeker.end)
+    seeker.finish_work()
+    state_at_end, generation = seeker.state, seeker.generation
+    seeker.seek(target)
+    assert seeker.generation == generation + 1 and seeker.state is not state_at_end
+    assert seeker.position == target and seeker.building
+    # At once: only the last ``quick`` seconds; then the build catches up, a slice at a time.
+    quick_state = seeker.state
+    oldest = min(s.times[0] for s in quick_state.store.series.values() if s.times)
+    assert oldest >= target - seeker.quick - 1.5  # sample times lag their arrival a little
+    assert quick_state.store.samples_total < forward.state.store.samples_total
+    slices = 0
+    while seeker.work(budget=50):
+        slices += 1
+        assert seeker.state is quick_state
+    assert slices > 1 and seeker.generation == generation + 2 and not seeker.building
+    assert series_points(seeker.state) == series_points(forward.state)
+    assert [(s.name, s.ended) for s in seeker.state.steps] == \
+        [(s.name, s.ended) for s in forward.state.steps]
+
+
+def test_playing_while_the_history_is_built(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader, quick=1.0)
+    player.seek(player.start + 4)
+    player.seek(player.start + 3)
+    assert player.building
+    player.play()
+    while player.building:
+        player.advance(0.1)
+        player.work(budget=20)
+    reference = ReplayPlayer(reader)
+    reference.seek(player.position)
+    reference.finish_work()
+    assert series_points(player.state) == series_points(reference.state)
+
+
+def test_a_far_seek_feeds_only_the_window_but_keeps_steps_and_hosts(
+        reader: SessionReader) -> None:
+    player = ReplayPlayer(reader, window=2.0, quick=2.0)
+    player.seek(player.end)
+    assert player.generation == 1 and not player.building
+    state = player.state
+    oldest = min(s.times[0] for s in state.store.series.values() if s.times)
+    assert oldest >= player.end - 2.0 - 1.5  # sample times lag their arrival a little
+    assert [s.name for s in state.steps] == list(STEPS)
+    assert all(s.ended is not None for s in state.steps)
+    assert state.hosts["here"].state == "done"
+    assert state.hosts["here"].facts
+    assert state.ended is not None
+
+
+def test_seek_is_clamped_to_the_session(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    player.seek(player.end + 3600)
+    assert player.position == player.end
+    player.seek(player.start - 3600)
+    assert player.position == player.start
+    player.seek_fraction(0.5)
+    assert player.position == pytest.approx(player.start + player.duration / 2)
+    assert player.fraction == pytest.approx(0.5)
+    player.seek_fraction(7)
+    assert player.position == player.end
+
+
+def test_playing_stops_at_the_end_and_play_starts_over(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    player.play()
+    player.set_speed(32)
+    player.advance(3600)
+    assert player.at_end and not player.playing
+    player.play()
+    assert player.playing and player.position == player.start
+
+
+def test_next_and_previous_event_walk_the_notable_events(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    notable = sorted((e for e in reader.events() if is_notable(e)), key=lambda e: e.t)
+    starts = [e for e in notable if e.kind == ev.STEP_START]
+    assert [e.step for e in starts] == list(STEPS)
+    visited = []
+    while (event := player.next_event()) is not None:
+        assert player.position == event.t
+        visited.append(event)
+    assert [e.t for e in visited] == sorted({e.t for e in notable if e.t > player.start})
+    assert player.next_event() is None
+    back = player.prev_event()
+    assert back is not None and back.t < visited[-1].t
+    assert player.position == back.t
+
+
+def test_timeline_has_the_steps_and_events(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    timeline = player.timeline()
+    assert [s.name for s in timeline.steps] == list(STEPS)
+    assert all(s.ok for s in timeline.steps)
+    assert timeline.steps[0].t0 < timeline.steps[0].t1 <= timeline.steps[1].t0  # type: ignore[operator]
+    assert {e.kind for e in timeline.events} >= {ev.STEP_START, ev.STEP_END}
+    assert timeline.fraction(timeline.start) == 0 and timeline.fraction(timeline.end) == 1
+
+
+def test_parse_position_accepts_offsets_fractions_and_clock_times() -> None:
+    start = datetime(2025, 11, 22, 14, 0, 0).astimezone().timestamp()
+    end = start + 7200
+    assert parse_position("90", start, end) == start + 90
+    assert parse_position("5m", start, end) == start + 300
+    assert parse_position("1h30m", start, end) == start + 5400
+    assert parse_position("25%", start, end) == start + 1800
+    assert parse_position("14:30", start, end) == start + 1800
+    assert parse_position("13:00", start, end) == start + 23 * 3600  # the next day
+    assert parse_position(
+        datetime.fromtimestamp(start + 60).astimezone().isoformat(), start, end) == start + 60
+    assert parse_position("2025-11-22T14:00:00Z", start) == \
+        datetime.fromisoformat("2025-11-22T14:00:00+00:00").timestamp()
+    for bad in ("", "soon", "-5", "1x"):
+        with pytest.raises(ValueError, match="is not a time"):
+            parse_position(bad, start, end)
+
+
+def test_the_window_bounds_the_history_and_a_longer_one_is_built(
+        reader: SessionReader) -> None:
+    player = ReplayPlayer(reader, window=2.0, quick=1.0, history=100)
+    assert player.history == math.ceil(2.0 * 1.1) + 10
+    player.seek(player.end)
+    player.finish_work()
+    short = player.state
+    assert {s.times.maxlen for s in short.store.series.values()} == {player.history}
+    oldest_short = min(s.times[0] for s in short.store.series.values() if s.times)
+    player.set_window(1000.0)
+    assert player.history == 100  # capped by max_history (--history)
+    assert player.building and player.state is short  # shown until the build is done
+    player.finish_work()
+    assert player.state is not short
+    assert {s.times.maxlen for s in player.state.store.series.values()} == {100}
+    assert min(s.times[0] for s in player.state.store.series.values() if s.times) < oldest_short
+    player.set_window(1.0)
+    assert not player.building and player.state.store.series

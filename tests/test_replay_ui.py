@@ -1,0 +1,260 @@
+"""Replay in the console: every control, through Textual's Pilot, on a session recorded from
+a real fio + iostat run; and the timeline bar drawn with a plain rich Console."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from benchtui.session.replay import ReplayPlayer
+from benchtui.store.recording import SessionReader
+from benchtui.ui.replay import SEEK_FRACTION, SEEK_STEP, GotoScreen, ReplayApp, ReplaySource
+from benchtui.ui.replay_timeline import POSITION, STEP_START, TimelineBar, timeline_lines
+from tests.helpers import require_tool
+from tests.replay_recording import STEPS, RecordedRun, recorded_run
+from tests.test_ui_tmux import ROOT, Tmux
+
+SIZE = (120, 40)
+
+
+@pytest.fixture(scope="module")
+def recorded() -> RecordedRun:
+    require_tool("fio")
+    require_tool("iostat")
+    run = recorded_run()
+    assert run.ok, "the recorded session failed"
+    return run
+
+
+@pytest.fixture
+def reader(recorded: RecordedRun) -> Iterator[SessionReader]:
+    with SessionReader.open(str(recorded.path)) as r:
+        yield r
+
+
+@pytest.fixture
+async def app(reader: SessionReader) -> AsyncIterator[ReplayApp]:
+    yield ReplayApp(ReplaySource(ReplayPlayer(reader)))
+
+
+def header_text(app: ReplayApp) -> str:
+    return app.header.render().plain
+
+
+async def test_space_plays_and_pauses(app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert not player.playing
+        assert "REPLAY ⏸ x1" in header_text(app)
+        await pilot.press("space")
+        assert player.playing
+        assert "REPLAY ▶ x1" in header_text(app)
+        assert "▶ x1  0s / " in app.timeline_bar.render().plain
+        for _ in range(3):
+            await pilot.press("right_square_bracket")
+        start = player.position
+        await pilot.pause(0.6)
+        assert player.position > start + 2.0  # x8 for at least half a second
+        await pilot.press("space")
+        assert not player.playing
+        stopped = player.position
+        await pilot.pause(0.3)
+        assert player.position == stopped
+
+
+async def test_speed_keys(app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("right_square_bracket")
+        assert player.speed == 2
+        await pilot.press("greater_than_sign")
+        assert player.speed == 4
+        assert "x4" in header_text(app)
+        await pilot.press("left_square_bracket", "less_than_sign", "less_than_sign")
+        assert player.speed == 0.5
+        for _ in range(12):
+            await pilot.press("greater_than_sign")
+        assert player.speed == 32
+        for _ in range(12):
+            await pilot.press("less_than_sign")
+        assert player.speed == 0.25
+
+
+async def test_full_stop_steps_one_interval(app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        await pilot.press("full_stop")
+        assert not player.playing
+        at = player.position
+        await pilot.press("full_stop")
+        assert player.position == pytest.approx(at + 1.0)
+
+
+async def test_arrow_keys_home_and_end_seek(app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("right")
+        assert player.position == pytest.approx(player.start + SEEK_STEP)
+        await pilot.press("left")
+        assert player.position == pytest.approx(player.start)
+        await pilot.press("shift+right")
+        assert player.fraction == pytest.approx(SEEK_FRACTION)
+        await pilot.press("end")
+        assert player.position == player.end
+        await pilot.press("shift+left")
+        assert player.fraction == pytest.approx(1 - SEEK_FRACTION)
+        await pilot.press("home")
+        assert player.position == player.start
+        # With a host pane focused, the arrows still seek.
+        pane = next(iter(app.grid.panes.values()))
+        pane.focus()
+        await pilot.pause()
+        await pilot.press("right")
+        assert player.position == pytest.approx(player.start + SEEK_STEP)
+
+
+async def test_g_goes_to_a_time_or_a_fraction(app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("g")
+        assert isinstance(app.screen, GotoScreen)
+        await pilot.press(*"50%", "enter")
+        assert not isinstance(app.screen, GotoScreen)
+        assert player.fraction == pytest.approx(0.5)
+        await pilot.press("g", *"3s", "enter")
+        assert player.position == pytest.approx(player.start + 3)
+        await pilot.press("g", *"later", "enter")
+        await pilot.pause()
+        assert player.position == pytest.approx(player.start + 3)
+        assert any("is not a time" in n.message for n in app._notifications)
+        await pilot.press("g", "escape")
+        assert not isinstance(app.screen, GotoScreen)
+        assert player.position == pytest.approx(player.start + 3)
+
+
+async def test_n_and_shift_n_jump_between_events(app: ReplayApp, reader: SessionReader
+                                                 ) -> None:
+    player = app.player
+    starts = {e.step: e.t for e in reader.events() if e.kind == "step_start"}
+    async with app.run_test(size=SIZE) as pilot:
+        seen = []
+        for _ in range(20):
+            await pilot.press("n")
+            seen.append(player.position)
+            if player.position == starts[STEPS[1]]:
+                break
+        assert starts[STEPS[0]] in seen and starts[STEPS[1]] in seen
+        assert seen == sorted(seen)
+        await pilot.press("N")
+        assert player.position == seen[-2]
+        assert [s.name for s in player.state.steps][:1] == [STEPS[0]]
+
+
+async def test_seeking_back_swaps_the_state_and_the_panes_follow(app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("end")
+        await pilot.pause(0.2)
+        first = player.state
+        assert "here" in app.grid.panes
+        await pilot.press("home")
+        await pilot.pause(0.2)
+        assert player.state is not first and player.generation >= 1
+        assert list(app.grid.panes) == ["here"]
+
+
+async def test_click_on_the_timeline_seeks_there(app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        bar = app.query_one(TimelineBar)
+        width = bar.content_region.width
+        await pilot.click(TimelineBar, offset=(1 + width // 2, 0))
+        assert player.fraction == pytest.approx(0.5, abs=1.5 / width)
+        text = bar.render().plain
+        assert POSITION in text and STEPS[0] in text
+
+
+async def test_q_quits_without_asking(app: ReplayApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("space")
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_help_lists_the_replay_keys(app: ReplayApp) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        keys = [k for k, _ in app.help_rows()]
+        assert {"space", "g", "n / N", ".", "] or >, [ or <"} <= set(keys)
+        assert keys.index("space") < keys.index("q")
+
+
+def test_timeline_lines_show_steps_events_and_position(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    timeline = player.timeline()
+    bar, names = timeline_lines(timeline, (timeline.start + timeline.end) / 2, 80)
+    assert len(bar.plain) == len(names.plain) == 80
+    assert bar.plain.count(POSITION) == 1
+    assert bar.plain.index(POSITION) in (39, 40)
+    assert bar.plain.count(STEP_START) + bar.plain.count(POSITION) >= len(STEPS)
+    for step in STEPS:
+        assert step in names.plain
+    console = Console(width=80, record=True, color_system=None)
+    console.print(bar)
+    console.print(names)
+    assert STEPS[0] in console.export_text()
+
+
+async def test_the_chart_window_keys_set_what_replay_keeps(app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        assert player.window == app.window
+        await pilot.press("end")
+        await pilot.press("plus")
+        assert app.window > 120 and player.window == app.window
+        assert player.history >= app.window
+        await pilot.press("minus", "minus")
+        assert player.window == app.window < 120
+
+
+def test_replay_command_refuses_a_bad_speed_before_opening_the_screen(
+        recorded: RecordedRun) -> None:
+    result = subprocess.run([sys.executable, "-m", "benchtui", "replay", str(recorded.path),
+                             "--speed", "100"], capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "benchtui: --speed must be between 0.25 and 32 (got 100)"
+
+
+@pytest.mark.slow
+def test_replay_in_a_real_terminal_plays_to_the_end_and_quits(recorded: RecordedRun,
+                                                               tmp_path: Path) -> None:
+    require_tool("tmux")
+    exit_file = tmp_path / "exit-code"
+    tmux = Tmux(tmp_path / "tmux.sock")
+    command = (f"cd {ROOT} && unset COLUMNS LINES && {sys.executable} -m benchtui replay "
+               f"{recorded.path} --speed 4; echo $? > {exit_file}; sleep 60")
+    tmux.run("new-session", "-d", "-s", "demo", "-x", "140", "-y", "40", command)
+    try:
+        screen = tmux.wait_for("the replay playing", lambda s: "REPLAY ▶ x4" in s, 20)
+        assert "replay-test" in screen and STEPS[0] in screen, screen
+        screen = tmux.wait_for("the end of the session",
+                               lambda s: "finished ✔" in s and "REPLAY ⏸ x4" in s, 20)
+        assert "here · done" in screen and "IOPS" in screen, screen
+        tmux.run("send-keys", "-t", "demo", "q")
+        deadline = time.monotonic() + 10
+        while not exit_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert exit_file.read_text().strip() == "0", tmux.screen()
+    finally:
+        tmux.run("kill-server", check=False)
