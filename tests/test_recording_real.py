@@ -147,3 +147,6 @@ def test_ctrl_c_stops_and_closes_the_file(tmp_path: Path) -> None:
         assert r.sample_count > 0
         started = next(e.t for e in r.events() if e.kind == "run_start")
         assert r.end > started + 2  # what came after fio started, up to the interrupt
+        ends = [(e.kind, e.step, e.data.get("interrupted")) for e in r.events()
+                if e.kind in ("step_end", "session_end")]
+        assert [(k, i) for k, _, i in ends] == [("step_end", True), ("session_end", True)]

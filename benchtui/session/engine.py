@@ -232,8 +232,22 @@ class Session:
             self.emit(ev.SESSION_END, "done" if ok else f"done with {len(self._failures)} "
                       "failure(s)", level=ev.INFO if ok else ev.ERROR)
             return SessionResult(ok, self._failures, self.facts, findings)
+        except asyncio.CancelledError:
+            self._emit_interrupted()
+            raise
         finally:
             await asyncio.shield(self._stop_everything())
+
+    def _emit_interrupted(self) -> None:
+        """Ctrl-C, SIGTERM or a quit: the running step and the session end here, so that a
+        recording or a log says how it ended rather than stopping mid-step."""
+        step = self.current_step
+        if step is not None:
+            self.emit(ev.STEP_END, f"step {step} stopped: the session was interrupted",
+                      level=ev.WARNING, step=step, interrupted=True)
+            self.current_step = None
+        self.emit(ev.SESSION_END, "stopped: the session was interrupted", level=ev.WARNING,
+                  interrupted=True)
 
     # --- running processes -----------------------------------------------------------------
 
