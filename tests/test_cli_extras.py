@@ -65,3 +65,15 @@ def test_run_jsonl_with_record_and_export_dumps_what_it_printed(tmp_path: Path) 
     assert dumped.returncode == 0, dumped.stderr
     assert len(live) > 20
     assert sorted(dumped.stdout.splitlines()) == sorted(live)
+
+
+def test_headless_commands_never_import_textual() -> None:
+    """record, serve, dump, info and run --jsonl work on a machine without a terminal: the
+    modules they run import no Textual at all (and no asyncssh until a host needs SSH)."""
+    code = ("import sys\n"
+            "import benchtui.cli.main, benchtui.cli.record_cmd, benchtui.cli.serve_cmd\n"
+            "import benchtui.cli.dump_cmd, benchtui.cli.fleet_cmd, benchtui.cli.extras\n"
+            "print(sorted(m for m in ('textual', 'asyncssh') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60, check=True)
+    assert out.stdout.strip() == "[]"
