@@ -21,7 +21,7 @@ from benchtui.ui.app import WINDOWS, ConsoleApp
 from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.format import format_count, format_latency
 from benchtui.ui.pane import HostPane
-from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, SessionLogScreen
+from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
 from benchtui.ui.source import StaticSource
 from tests.ui_data import NOW, SECONDS, START, fleet_state, timeline
 
@@ -345,3 +345,24 @@ async def test_fleet_header_pane_numbers_match_the_figures() -> None:
         text = screen_text(app)
         assert f"r {format_count(f.iops['read'])}  w {format_count(f.iops['write'])}" in text
         assert pane.figures is not None and pane.figures.iops == f.iops
+
+
+async def test_m_puts_a_mark_with_a_note_and_esc_cancels() -> None:
+    app, source = make_app(1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        before = source.state.events_total
+        await pilot.press("m")
+        assert isinstance(app.screen, MarkScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, MarkScreen)
+        assert source.state.events_total == before
+        await pilot.press("m")
+        await pilot.press(*"scheduler none", "enter")
+        await settle(pilot, app)
+        marks = [e for e in source.state.events if e.kind == ev.MARK]
+        assert [(m.message, m.data["note"], m.t) for m in marks] == [
+            ("mark: scheduler none", "scheduler none", NOW)]
+        await pilot.press("l")
+        await settle(pilot, app)
+        assert "mark: scheduler none" in screen_text(app)

@@ -16,6 +16,8 @@ import pytest
 from textual.pilot import Pilot
 
 from benchtui.cli.demo_plan import demo_plan, direct_io_works, plan_text
+from benchtui.model import events as ev
+from benchtui.model.events import Event
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import parse_plan
 from benchtui.session.engine import Session
@@ -69,6 +71,12 @@ async def test_a_real_session_is_shown_live_and_exits_0_when_done(tmp_path: Path
         text = screen_text(app)
         assert "● localhost · running" in text and "step randrw-4k" in text
         assert "fleet IOPS r" in text
+        seen: list[Event] = []
+        session.add_event_sink(seen.append)
+        await pilot.press("m", *"warm", "enter")  # a mark goes through the engine's sinks
+        await _until(pilot, lambda: any(e.kind == ev.MARK for e in source.state.events), 5)
+        assert [(e.message, e.step) for e in seen if e.kind == ev.MARK] == [
+            ("mark: warm", "randrw-4k")]
         await _until(pilot, lambda: "finished ✔" in screen_text(app), 40)
         await _until(pilot, lambda: not source.busy(), 20)  # the engine closes its links
         assert "✔ localhost · done" in screen_text(app)

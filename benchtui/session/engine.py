@@ -133,6 +133,13 @@ class Session:
         for sink in self._event_sinks:
             sink(event)
 
+    def mark(self, note: str = "") -> None:
+        """A user's mark at this moment (the console's ``m``): an event like any other, so it
+        reaches the log, the recording (replay's timeline shows it) and the exporter."""
+        note = " ".join(note.split())
+        self.emit(ev.MARK, f"mark: {note}" if note else "mark", step=self.current_step,
+                  note=note)
+
     def _set_host_state(self, host: str, state: str, reason: str = "") -> None:
         if self.host_state.get(host) == state:
             return

@@ -45,7 +45,7 @@ from benchtui.ui.format import format_duration
 from benchtui.ui.grid import HostGrid
 from benchtui.ui.header import FleetHeader
 from benchtui.ui.pane import HostPane
-from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, SessionLogScreen
+from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
 from benchtui.ui.source import EXIT_INTERRUPTED, EXIT_OK, ConsoleSource
 from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_theme
 
@@ -81,6 +81,7 @@ class ConsoleApp(App[int]):
         Binding("minus", "window(-1)", "Window-", key_display="-"),
         Binding("t", "cycle_theme", "Theme"),
         Binding("l", "log", "Log"),
+        Binding("m", "mark", "Mark", show=False),
         Binding("c", "compact", "Compact", show=False),
         Binding("left", "move(-1, 0)", "Previous host", show=False),
         Binding("right", "move(1, 0)", "Next host", show=False),
@@ -148,6 +149,8 @@ class ConsoleApp(App[int]):
             ("+ / -", "longer / shorter chart time window"),
             ("t", "next theme (themes/*.tcss)"),
             ("l", "session log: every event, warning and error"),
+            ("m", "mark this moment with a note: in the log, the recording (replay's timeline "
+                  "shows it) and the exporter's events"),
             ("c", "compact rows on/off (one line per host)"),
             ("PgUp / PgDn", "previous / next page of hosts"),
             ("arrows, Tab", "move between hosts"),
@@ -293,6 +296,21 @@ class ConsoleApp(App[int]):
             screen = SessionLogScreen()
             self.push_screen(screen)
             self.call_after_refresh(self.refresh_display)
+
+    def action_mark(self) -> None:
+        if not isinstance(self.screen, MarkScreen):
+            self.push_screen(MarkScreen(), self._marked)
+
+    def _marked(self, note: str | None) -> None:
+        if note is None:
+            return
+        note = " ".join(note.split())
+        if self.source.mark(note):
+            self.notify(f"marked{': ' + note if note else ''}", title="mark", timeout=3)
+            self.refresh_display()
+        else:
+            self.notify("nothing to mark: marks are made while a session runs", title="mark",
+                        severity="warning")
 
     def action_compact(self) -> None:
         lay = self.grid.layout_now

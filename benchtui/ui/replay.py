@@ -70,6 +70,10 @@ class ReplaySource:
         """Nothing runs on any host: quitting needs no confirmation."""
         return False
 
+    def mark(self, note: str) -> bool:
+        """A recording is not changed by replaying it."""
+        return False
+
     async def run(self) -> int | None:
         """Advance the player by the wall time between ticks, and build the chart history
         after a seek a slice at a time, until cancelled."""

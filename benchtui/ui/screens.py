@@ -1,4 +1,5 @@
-"""The console's secondary screens: help, the session log, and the quit confirmation."""
+"""The console's secondary screens: help, the session log, the quit confirmation and the
+prompt for a mark's note."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, RichLog, Static
+from textual.widgets import Button, Footer, Input, RichLog, Static
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
@@ -131,3 +132,22 @@ class ConfirmQuitScreen(ModalScreen[bool]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")
+
+
+class MarkScreen(ModalScreen[str | None]):
+    """Asks for a mark's note (may be empty): Enter marks, Esc cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = """
+    MarkScreen { align: center middle; }
+    MarkScreen > Vertical { width: 64; height: auto; border: round $accent;
+                            background: $surface; padding: 0 1; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Mark this moment: a note (optional), Enter to mark, Esc to cancel")
+            yield Input(placeholder="e.g. moved the scheduler to none", id="mark-note")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)

@@ -13,6 +13,8 @@ import asyncio
 import time
 from typing import Protocol
 
+from benchtui.model import events as ev
+from benchtui.model.events import Event
 from benchtui.session.engine import Session, SessionResult
 from benchtui.store.fleet import FleetState
 
@@ -47,6 +49,11 @@ class ConsoleSource(Protocol):
         Cancelled when the user quits."""
         ...
 
+    def mark(self, note: str) -> bool:
+        """Put a user's mark (with a note) at the current moment; False when this source
+        cannot (a finished session, a replay)."""
+        ...
+
 
 class LiveSource:
     """A ``Session`` running now, feeding ``state`` through its sinks."""
@@ -70,6 +77,12 @@ class LiveSource:
 
     def busy(self) -> bool:
         return self._running
+
+    def mark(self, note: str) -> bool:
+        if not self._running:
+            return False
+        self.session.mark(note)
+        return True
 
     async def run(self) -> int:
         self._running = True
@@ -106,6 +119,11 @@ class StaticSource:
 
     def busy(self) -> bool:
         return self._busy
+
+    def mark(self, note: str) -> bool:
+        self._state.on_event(Event(self._now, ev.MARK, f"mark: {note}" if note else "mark",
+                                   ev.INFO, None, None, {"note": note}))
+        return True
 
     async def run(self) -> int | None:
         """Wait until cancelled, as a session would while it runs (when ``busy``)."""
