@@ -70,6 +70,15 @@ class RecordedRun:
     ok: bool = False
 
 
+MARK_NOTE = "second step starts"
+
+
+def _mark_second_step(session: Session, event: Event) -> None:
+    """A user's mark, as the console's ``m`` puts it, when the second step starts."""
+    if event.kind == "step_start" and event.step == STEPS[1]:
+        session.mark(MARK_NOTE)
+
+
 @functools.cache
 def recorded_run() -> RecordedRun:
     """Run the plan once (about 10 s) and keep the file for every test of this run."""
@@ -88,6 +97,7 @@ def recorded_run() -> RecordedRun:
     try:
         # The session runs in a thread of its own: the caller may be an async test.
         with recording(session, str(run.path)), ThreadPoolExecutor(1) as pool:
+            session.add_event_sink(functools.partial(_mark_second_step, session))
             result = pool.submit(asyncio.run, session.run()).result(timeout=120)
         run.ok = result.ok
     finally:

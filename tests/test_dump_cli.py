@@ -24,7 +24,7 @@ from benchtui.model.sample import HISTOGRAM_METRIC
 from benchtui.store.recording import SessionReader
 from benchtui.store.recording.format import SCHEMA_VERSION, file_header
 from tests.helpers import require_tool
-from tests.replay_recording import STEPS, RecordedRun, recorded_run
+from tests.replay_recording import MARK_NOTE, STEPS, RecordedRun, recorded_run
 
 
 @pytest.fixture(scope="module")
@@ -160,6 +160,7 @@ def test_info_describes_the_session(recorded: RecordedRun,
         assert f"  {step}: at +" in out and "ok" in out
     assert f"{len(recorded.samples)} samples" in out
     assert "gaps      none" in out
+    assert "marks     1" in out and f": {MARK_NOTE}" in out
     assert "plan as recorded:" in out and 'name = "replay-test"' in out
 
 
@@ -176,6 +177,9 @@ def test_info_json(recorded: RecordedRun, capsys: pytest.CaptureFixture[str]) ->
     assert info["duration_seconds"] == pytest.approx(info["end"] - info["start"])
     assert info["size_bytes"] == recorded.path.stat().st_size
     assert info["plan"] == recorded.plan_path.read_text()
+    step_start = next(e.t for e in recorded.events if e.kind == "step_start"
+                      and e.step == STEPS[1])
+    assert [(m["note"], m["t"] >= step_start) for m in info["marks"]] == [(MARK_NOTE, True)]
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
@@ -243,7 +247,7 @@ def test_info_lists_gaps_and_unfinished_steps() -> None:
         path="x.btr", name="night", session_id="s", schema_version=1, writer="benchtui 0.1",
         plan_path="plan.toml", plan="", started=start, ended=None, complete=False,
         start=start, end=start + 7200, size_bytes=3 * 2**20, sample_count=10, event_count=4,
-        event_warnings=1, event_errors=0, hosts={"h07": "", "h12": "Debian 12"}, facts={},
+        event_warnings=1, event_errors=0, hosts={"h07": "", "h12": "Debian 12"}, facts={}, marks=[],
         steps=[TimelineStep("randread", start + 60, start + 3360, True),
                TimelineStep("randwrite", start + 3660, None, None)],
         gaps=[Gap("h07", start + 600, start + 612)], warnings=["the file ends early"])

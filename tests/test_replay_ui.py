@@ -3,6 +3,7 @@ a real fio + iostat run; and the timeline bar drawn with a plain rich Console.""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -56,7 +57,8 @@ async def test_space_plays_and_pauses(app: ReplayApp) -> None:
         await pilot.press("space")
         assert player.playing
         assert "REPLAY ▶ x1" in header_text(app)
-        assert "▶ x1  0s / " in app.timeline_bar.render().plain
+        # (playing: the position may already be past 0 s on a busy machine)
+        assert re.search(r"▶ x1  \d+(\.\d)?s / ", app.timeline_bar.render().plain)
         for _ in range(3):
             await pilot.press("right_square_bracket")
         start = player.position

@@ -141,6 +141,7 @@ class SessionInfo:
     steps: list[TimelineStep]
     gaps: list[Gap]
     warnings: list[str]
+    marks: list[tuple[float, str]]  # (time, note) of the users' marks
 
     @property
     def duration_seconds(self) -> float:
@@ -153,6 +154,7 @@ class SessionInfo:
                          "seconds": None if s.t1 is None else s.t1 - s.t0} for s in self.steps]
         out["gaps"] = [{"host": g.host, "start": g.t0, "end": g.t1, "seconds": g.seconds}
                        for g in self.gaps]
+        out["marks"] = [{"t": t, "note": note} for t, note in self.marks]
         return out
 
 
@@ -169,7 +171,8 @@ def session_info(reader: SessionReader) -> SessionInfo:
         event_errors=sum(1 for e in events if e.level == ev.ERROR),
         hosts={h: _host_line(meta.facts.get(h, {})) for h in meta.hosts},
         facts=meta.facts, steps=steps_from_events(events), gaps=reader.gaps(),
-        warnings=list(reader.warnings))
+        warnings=list(reader.warnings),
+        marks=[(e.t, str(e.data.get("note", ""))) for e in events if e.kind == ev.MARK])
 
 
 def _host_line(facts: dict[str, object]) -> str:
@@ -242,6 +245,10 @@ def format_info(info: SessionInfo) -> str:
                  f"({_clock(g.t0)})" for g in info.gaps[:MAX_GAPS_SHOWN])
     if len(info.gaps) > MAX_GAPS_SHOWN:
         lines.append(f"  ... and {len(info.gaps) - MAX_GAPS_SHOWN} more (see --json)")
+    if info.marks:
+        lines.append(f"marks     {len(info.marks)}")
+        lines.extend(f"  +{_span(t - start)} ({_clock(t)}){': ' + note if note else ''}"
+                     for t, note in info.marks)
     lines.extend(f"warning   {w}" for w in info.warnings)
     if info.plan.strip():
         lines.extend(["", "plan as recorded:"])
