@@ -137,7 +137,9 @@ def test_ctrl_c_stops_and_closes_the_file(tmp_path: Path) -> None:
     for line in proc.stderr:
         if "fio started" in line:
             break
-    time.sleep(2.5)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGUSR1)  # a mark, headless
+    time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     rest = proc.stderr.read()
     assert proc.wait(timeout=30) == 130, rest
@@ -150,3 +152,5 @@ def test_ctrl_c_stops_and_closes_the_file(tmp_path: Path) -> None:
         ends = [(e.kind, e.step, e.data.get("interrupted")) for e in r.events()
                 if e.kind in ("step_end", "session_end")]
         assert [(k, i) for k, _, i in ends] == [("step_end", True), ("session_end", True)]
+        marks = [e for e in r.events() if e.kind == "mark"]
+        assert [(m.message, m.t > started) for m in marks] == [("mark: SIGUSR1", True)]

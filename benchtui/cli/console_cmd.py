@@ -15,7 +15,7 @@ import sys
 
 from benchtui.cli.demo_plan import demo_plan, require_fio
 from benchtui.cli.extras import attach_state, session_extras
-from benchtui.cli.fleet_cmd import _options, _write_facts
+from benchtui.cli.fleet_cmd import session_options, write_facts
 from benchtui.errors import UsageError
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
@@ -30,7 +30,7 @@ def run_console(args: argparse.Namespace) -> int:
     if args.facts == "-":
         raise UsageError("--facts - would be hidden by the console; give a file name")
     plan = load_plan(args.plan, parser_names=all_parsers())
-    session = Session(plan, options=_options(args))
+    session = Session(plan, options=session_options(args))
     return run_in_console(session, args, facts_path=args.facts)
 
 
@@ -56,7 +56,7 @@ def run_in_console(session: Session, args: argparse.Namespace, *,
             code = app.run()
     finally:
         if facts_path:
-            _write_facts(facts_path, session.facts)
+            write_facts(facts_path, session.facts)
     if code is None:  # the console itself failed; Textual printed why
         return app.return_code or EXIT_FAILED
     _say_how_it_ended(source, code)

@@ -34,7 +34,7 @@ _PROGRESS = {ev.HOST_STATE, ev.PREFLIGHT, ev.SESSION_START, ev.SESSION_END, ev.S
              ev.STEP_END, ev.RUN_START, ev.RUN_END, ev.PARSE_WARNING}
 
 
-def _options(args: argparse.Namespace) -> SessionOptions:
+def session_options(args: argparse.Namespace) -> SessionOptions:
     return SessionOptions(keep_going=args.keep_going, ssh=SshOptions(
         accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
         config=args.ssh_config))
@@ -58,7 +58,7 @@ class ProgressPrinter:
         self.out.flush()
 
 
-def _write_facts(path: str, facts: dict[str, HostFacts]) -> None:
+def write_facts(path: str, facts: dict[str, HostFacts]) -> None:
     data = orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
     if path == "-":
         sys.stdout.write(data + "\n")
@@ -69,10 +69,10 @@ def _write_facts(path: str, facts: dict[str, HostFacts]) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan, parser_names=all_parsers())
-    session = Session(plan, options=_options(args), on_event=ProgressPrinter(sys.stderr))
+    session = Session(plan, options=session_options(args), on_event=ProgressPrinter(sys.stderr))
     result = asyncio.run(session.check())
     if args.facts:
-        _write_facts(args.facts, result.facts)
+        write_facts(args.facts, result.facts)
     if args.facts != "-":
         _print_check_report(session, result)
     return 0 if result.ok else 1
@@ -121,13 +121,13 @@ def run_headless(args: argparse.Namespace) -> int:
         writer.write(samples)
         sys.stdout.flush()
 
-    session = Session(plan, options=_options(args), on_samples=write,
+    session = Session(plan, options=session_options(args), on_samples=write,
                       on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
     with session_extras(session, None, record=args.record, export=args.export):
-        return asyncio.run(_run_until_signal(session, args.facts))
+        return asyncio.run(run_until_signal(session, args.facts))
 
 
-async def _run_until_signal(session: Session, facts_path: str | None) -> int:
+async def run_until_signal(session: Session, facts_path: str | None) -> int:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     interrupted = False
@@ -141,6 +141,9 @@ async def _run_until_signal(session: Session, facts_path: str | None) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(sig, interrupt)
+    # `kill -USR1 PID` puts a user's mark, as the console's `m` does (headless runs).
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGUSR1, session.mark, "SIGUSR1")
     try:
         result = await session.run()
     except asyncio.CancelledError:
@@ -150,8 +153,10 @@ async def _run_until_signal(session: Session, facts_path: str | None) -> int:
               file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.remove_signal_handler(signal.SIGUSR1)
         if facts_path:
-            _write_facts(facts_path, session.facts)
+            write_facts(facts_path, session.facts)
     for failure in result.failures:
         print(f"benchtui: {failure}", file=sys.stderr)
     return 0 if result.ok else 1

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 from benchtui import __version__
 from benchtui.cli.extras import session_extras
-from benchtui.cli.fleet_cmd import ProgressPrinter, _options, _run_until_signal
+from benchtui.cli.fleet_cmd import ProgressPrinter, run_until_signal, session_options
 from benchtui.errors import RecordingError, UsageError
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
@@ -63,10 +63,10 @@ def run_record(args: argparse.Namespace) -> int:
     if args.facts == "-":
         raise UsageError("--facts - is not supported with record; give a file name")
     plan = load_plan(args.plan, parser_names=all_parsers())
-    session = Session(plan, options=_options(args),
+    session = Session(plan, options=session_options(args),
                       on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
     with session_extras(session, None, record=args.output, export=args.export):
-        code = asyncio.run(_run_until_signal(session, args.facts))
+        code = asyncio.run(run_until_signal(session, args.facts))
     _print_summary(args.output)
     return code
 

@@ -17,7 +17,12 @@ import sys
 from collections.abc import Iterator
 
 from benchtui.cli.extras import attach_state, session_extras
-from benchtui.cli.fleet_cmd import EXIT_INTERRUPTED, ProgressPrinter, _options, _run_until_signal
+from benchtui.cli.fleet_cmd import (
+    EXIT_INTERRUPTED,
+    ProgressPrinter,
+    run_until_signal,
+    session_options,
+)
 from benchtui.errors import UsageError
 from benchtui.export.http import MetricsServer, exposure_warning, parse_listen
 from benchtui.export.prometheus import FleetCollector
@@ -56,7 +61,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise UsageError("--facts - is not available with serve; give a file name")
     parse_listen(args.listen)  # a malformed address is a usage error before the plan is read
     plan = load_plan(args.plan, parser_names=all_parsers())
-    session = Session(plan, options=_options(args),
+    session = Session(plan, options=session_options(args),
                       on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
     state = attach_state(session)
     with session_extras(session, state, record=args.record, export=args.listen):
@@ -65,7 +70,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
 async def _serve(session: Session, state: FleetState, linger: float,
                  facts_path: str | None) -> int:
-    code = await _run_until_signal(session, facts_path)
+    code = await run_until_signal(session, facts_path)
     if code == EXIT_INTERRUPTED or linger <= 0 or state.started is None:
         return code
     print(f"benchtui: the plan is done; serving its last values for {linger:g} s more "
