@@ -406,29 +406,83 @@ def demo_first_data(cache: Path, timeout: float = 30.0) -> dict[str, float | Non
 
 
 NOTES = """
-## Where the time goes (cProfile of the same runs)
+## Status against issue 4 (measured 2026-11-23; update this section with new runs)
+
+The machine was shared with another helper's benchmark (many sshd, fio and Python processes)
+and the same code measured 9-13.5% headless from one round to the next. Every round of the
+32-pane rows, net of the feed baseline (the table above is the 16:05 round):
+
+| round | load average (start → end) | headless | tmux |
+|---|---|---|---|
+| 15:45, 30 s | 1.4 → 17 | 8.4% | – |
+| 15:48 | 14 → 21 | 10.4% | 12.0% |
+| 16:00 | 22 → 16 | 10.5% | 12.1% |
+| 16:05 | 22 → 22 | 9.0% | 11.9% |
+| 16:18 | 14 → 11 | 13.5% | 18.1% |
+
+Side by side with the previous console (the previous commit's `--child console` and this one
+started together, 40 s, headless, process CPU with the ~2% feed): 18.7% → 11.7% (load 1.5,
+p99 231 → 120 ms), 18.3% / 18.7% → 11.4% / 11.9% (load 22-26), 24.5% → 16.0% (load 5, 16:23:
+whatever ran then made both a third dearer). About 35-40% less, whatever the load.
+
+* 32 host panes at 1 Hz, under 10%: **met headless in the quieter rounds, missed in tmux**
+  (a real terminal, where Textual also encodes every frame: 12-18% net on this loaded
+  machine; no tmux round at low load was possible). Not reliably met.
+* 48 small charts at 1 Hz: 5.9-6.9% net, met.
+* Sample to screen: p99 120-150 ms in the quieter runs (load < 5), met; 0.9-1.8 s in the
+  table's rounds, where at a load of ~20 the whole process waits for a core (the old console
+  likewise).
+* First fio numbers of `benchtui demo`: 1.95-2.33 s, met.
+
+## Where the time goes
+
+Measured with process-time counters around the console's parts (a 25 s headless run of the
+32-pane console, load average ~20, so every figure is inflated; the shares are what matters):
+the console itself took ~9.6% of a core, of which
+
+* ~32% building the panes' lines (`pane_content.pane_lines`: each pane's small charts,
+  `charts.columns` over the window's points and `figures.combined` of the fio jobs' series,
+  about 0.3-0.5 ms a pane and second);
+* ~22% the panes' figures (`figures.host_figures`, once per host and new data; half of it
+  merging the jobs' latency histograms, `LatencyHistogram.merge`, and their quantiles);
+* ~10% the header (fleet figures once a second: every host's histograms merged);
+* ~30% Textual's compositor (frames at 8 a second: the changed panes' lines put together,
+  every drawn line cut at the panes' edges, and in a terminal the frame encoded);
+* the rest: the 8 Hz tick's checks, garbage collection (~5%).
+
+What changed since the previous run of this benchmark (32 panes 16-18% of a core); each step
+was measured by running the old and the new console side by side (same load), and the panes'
+lines are checked against Textual's own rendering (tests/test_ui_reused_lines.py, snapshots):
 
 * Textual re-renders, on every frame, every visible widget that overlaps the bounding box of
-  the frame's dirty regions (`_compositor.render_partial_update` crops to the union). Hosts
-  report at different phases of the second, so at 8 frames a second each frame has a few
-  changed charts spread over the screen and asks all 48 widgets for their (cached) lines: that
-  per-widget, per-frame overhead (~50 `render_widget` calls a frame) is most of the chart
-  grid's cost; building the charts' rows is a few percent. Setting the charts' data less often
-  trades latency for CPU: `--chart-poll-hz 5` measured ~1.5 points less CPU for a p99 ~40 ms
-  higher, 4 Hz no further gain and a p99 ~300 ms.
-* The console (at the time of this run: panes drawn through the line API, 8 Hz refresh) pays
-  the same per-frame compositor overhead for its 32 panes plus header and footer (about half
-  of its time), then per pane update: `figures.host_figures`, whose latency figures merge
-  histograms (`LiveStore.fleet_latency` -> `LatencyHistogram.merge`, ~15%), and the pane's
-  lines and charts (`pane_content`, ~10%). The headless console run's p99 of 516 ms (max 2 s)
-  comes from a few stalls of a second or more while other work started on the machine; the
-  tmux run, same code, has a p99 of 159 ms.
-* The first fio numbers of `benchtui demo` come ~1 s after fio's first status dump: the fio
-  json parser holds the first dump's interval until the second dump arrives (so that a lone
-  document is taken as a final report), so the pane shows fio about 2 s after fio starts,
-  plus the console's start (~1.0-1.5 s to the first frame here; importing the console also
-  imports asyncssh through `ui/source.py` -> `session/engine.py`, ~0.5 s of it under the
-  profiler, although the demo's host is local).
+  the frame's dirty regions; a pane whose content had not changed still cost its background
+  colours, border title styles, line filters and crops eight times a second.
+  `ui/reused_lines.py` (`ReusedLines`, on the panes, the grid, the header, the charts and the
+  main screen) hands back the lines a widget returned last while Textual's line cache holds
+  the same lines.
+* A pane's new data refreshes its content region only, and `ReusedFrame` puts each new
+  content line into Textual's line cache inside the border and padding segments Textual drew
+  last (Textual drew every line whole: border, padding, styles, four Strips of seven caches
+  each), marked as already through the ANSI-to-truecolor line filter when that filter would
+  not change it (truecolor themes). That was as much work as the panes' content.
+* Garbage: the compositor divides each line at the screen's cuts and a strip in one piece
+  caches itself, so every replaced line, with its segments and caches (~20,000 objects a
+  second), was left to full collections of 100-300 ms each (4-5% of a core). Replaced lines'
+  caches are now cleared (`reused_lines._release`) and `gc.freeze()` runs after the first
+  frame; collections went to ~0.5%.
+* Our own code: latency quantiles without building tuples (1.8x), the fio jobs' series added
+  point by point when their times match (`figures._aligned`), chart rows from a per-cell
+  table (`charts._CELLS`, 2x), CSS classes and border words set only when they change.
+* Kept: the refresh tick at 8 Hz. Hosts report at different phases of the second, so fewer
+  ticks means waiting longer for a redraw (a 5 Hz tick alone waits up to 200 ms of the 250 ms
+  p99 target), and with unchanged panes now nearly free a frame costs little beyond the
+  changed panes.
+
+The `benchtui demo` startup: the console's first frame at ~0.6-0.8 s (most of it importing
+Python, Textual and benchtui); the engine starts iostat and, after the host's facts and preflight,
+fio ~0.4 s later; fio's first status dump comes ~1 s after fio starts (its status interval;
+the parser now passes it on at once), and the console shows it at its next tick (<= 125 ms).
+No other wait is benchtui's.
 """
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import signal
 from collections.abc import Iterable, Iterator
 from typing import ClassVar
@@ -45,6 +46,7 @@ from benchtui.ui.format import format_duration
 from benchtui.ui.grid import HostGrid
 from benchtui.ui.header import FleetHeader
 from benchtui.ui.pane import HostPane
+from benchtui.ui.reused_lines import ReusingScreen
 from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
 from benchtui.ui.source import EXIT_INTERRUPTED, EXIT_OK, ConsoleSource
 from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_theme
@@ -173,6 +175,9 @@ class ConsoleApp(App[int]):
         yield from self.compose_bottom()
         yield Footer()
 
+    def get_default_screen(self) -> ReusingScreen:
+        return ReusingScreen()
+
     def on_mount(self) -> None:
         self.theme = self.console_theme.textual.name
         self.set_interval(1.0 / self.refresh_hz, self.refresh_display, name="refresh")
@@ -182,8 +187,13 @@ class ConsoleApp(App[int]):
                 asyncio.get_running_loop().add_signal_handler(
                     sig, lambda: self.call_later(self.action_interrupt))
         self.call_after_refresh(self.refresh_display)
+        # What exists now (imports, styles, widgets) lives as long as the console: out of the
+        # collector's way, full collections no longer walk it (benchmarks/ui_render.py);
+        # handed back on unmount (another app in the same process, tests)
+        self.call_after_refresh(gc.freeze)
 
     async def on_unmount(self) -> None:
+        gc.unfreeze()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().remove_signal_handler(sig)

@@ -44,6 +44,7 @@ from textual.widget import Widget
 from benchtui.ui.axed_chart import ChartLine, axed_rows
 from benchtui.ui.charts import ChartStyles, Points, chart_rows, columns, value_range
 from benchtui.ui.format import format_count
+from benchtui.ui.reused_lines import ReusedLines
 
 Signature = tuple[object, ...]
 
@@ -64,7 +65,7 @@ def _points_signature(points: Points | None) -> tuple[object, ...]:
     return (id(points), len(points.times), _newest(points))
 
 
-class _CachedChart(Widget):
+class _CachedChart(ReusedLines):
     """Shared machinery: theme styles, the rows cache, the paint hook."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"chart--primary", "chart--secondary"}

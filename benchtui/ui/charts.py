@@ -40,6 +40,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from typing import Protocol
 
 from rich.segment import Segment
@@ -92,15 +94,16 @@ def columns(points: Points | None, *, end: float, width: int,
     newest_index = math.floor((newest - phase) / step + 0.5)
     sums = [0.0] * width
     counts = [0] * width
-    for i in range(len(times) - 1, -1, -1):
-        k = newest_index - math.floor((times[i] - phase) / step + 0.5)
-        col = width - 1 - shift - k
+    # column = first - k for the sample k columns left of the newest one's
+    first = width - 1 - shift - newest_index
+    floor, isfinite = math.floor, math.isfinite
+    for t, value in zip(reversed(times), reversed(values), strict=True):  # newest first
+        col = first + floor((t - phase) / step + 0.5)
         if col < 0:
             break
         if col >= width:
             continue
-        value = values[i]
-        if math.isfinite(value):
+        if isfinite(value):
             sums[col] += value
             counts[col] += 1
     for col in range(width):
@@ -126,14 +129,32 @@ def _levels(cols: Sequence[Column], height: int, lo: float, hi: float) -> list[i
     """Eighths of a row filled per column (0..8*height)."""
     top = 8 * height
     span = hi - lo
-    out = []
-    for v in cols:
-        if v is None or v <= lo or span <= 0:
-            out.append(0)
-            continue
-        level = round((v - lo) / span * top)
-        out.append(min(max(level, 1), top))
-    return out
+    if span <= 0:
+        return [0] * len(cols)
+    return [0 if v is None or v <= lo else min(max(round((v - lo) / span * top), 1), top)
+            for v in cols]
+
+
+def _cell(pa: int, pb: int) -> tuple[str, int]:
+    """The character and style code of a cell whose two series fill ``pa`` and ``pb``
+    eighths of it (0..8): codes index ``by_code`` in ``chart_rows``."""
+    if pa == 0 and pb == 0:
+        return " ", 0
+    if pa == 8 and pb == 8:
+        return "█", 1
+    low, high = (pa, pb) if pa < pb else (pb, pa)
+    larger = 1 if pa == pb else (2 if pa > pb else 3)
+    if low == high:
+        return BLOCKS[high], 1
+    if low == 0:
+        return BLOCKS[high], larger
+    if high == 8:
+        return BLOCKS[low], 4 if pa > pb else 5
+    return BLOCKS[high], larger  # both tops in one cell: keep the larger one's outline
+
+
+#: ``_cell`` for every pair, at ``pa * 9 + pb``: a cell depends on its two fills only.
+_CELLS = tuple(_cell(pa, pb) for pa in range(9) for pb in range(9))
 
 
 def chart_rows(primary: Sequence[Column], secondary: Sequence[Column] | None = None, *,
@@ -159,49 +180,19 @@ def chart_rows(primary: Sequence[Column], secondary: Sequence[Column] | None = N
         Style(color=styles.both.color, bgcolor=styles.primary.color),
         Style(color=styles.both.color, bgcolor=styles.secondary.color),
     )
+    cells = _CELLS
     for r in range(height - 1, -1, -1):
         base = 8 * r
         top = base + 8
-        chars: list[str] = []
-        codes: list[int] = []
-        for x, y in zip(a, b, strict=False):
-            if x <= base and y <= base:
-                chars.append(" ")
-                codes.append(0)
-                continue
-            if x >= top and y >= top:
-                chars.append("█")
-                codes.append(1)
-                continue
-            pa = min(max(x - base, 0), 8)
-            pb = min(max(y - base, 0), 8)
-            low, high = (pa, pb) if pa < pb else (pb, pa)
-            larger = 1 if x == y else (2 if x > y else 3)
-            if low == high:
-                chars.append(BLOCKS[high])
-                codes.append(1)
-            elif low == 0:
-                chars.append(BLOCKS[high])
-                codes.append(larger)
-            elif high == 8:
-                chars.append(BLOCKS[low])
-                codes.append(4 if x > y else 5)
-            else:  # both tops in one cell: keep the larger one's outline
-                chars.append(BLOCKS[high])
-                codes.append(larger)
-        rows.append(_merge(chars, codes, by_code))
+        row = [cells[(0 if x <= base else 8 if x >= top else x - base) * 9
+                     + (0 if y <= base else 8 if y >= top else y - base)]
+               for x, y in zip(a, b, strict=False)]
+        rows.append([Segment("".join(map(_char, run)), by_code[code])
+                     for code, run in groupby(row, _code)])
     return rows
 
 
-def _merge(chars: list[str], codes: list[int],
-           by_code: tuple[Style | None, ...]) -> list[Segment]:
-    segments: list[Segment] = []
-    start = 0
-    for i in range(1, len(codes) + 1):
-        if i == len(codes) or codes[i] != codes[start]:
-            segments.append(Segment("".join(chars[start:i]), by_code[codes[start]]))
-            start = i
-    return segments
+_char, _code = itemgetter(0), itemgetter(1)
 
 
 def rows_text(rows: list[list[Segment]]) -> Text:

@@ -18,6 +18,8 @@ import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
+from operator import add, gt
 
 from benchtui.store.fleet import FleetState, StepView
 from benchtui.store.live import LiveStore, Series
@@ -398,6 +400,9 @@ def combined(series: Iterable[Series], start: float, *, worst: bool = False
         return None
     if len(found) == 1:
         return found[0]
+    aligned = _aligned(found, start, worst=worst)
+    if aligned is not None:
+        return aligned
     merged: dict[float, float] = {}
     for s in found:
         times, values = s.times, s.values
@@ -412,3 +417,26 @@ def combined(series: Iterable[Series], start: float, *, worst: bool = False
                 merged[t] = v
     keys = sorted(merged)
     return Points(keys, [merged[t] for t in keys])
+
+
+def _aligned(found: list[Series], start: float, *, worst: bool) -> Points | None:
+    """``combined`` for series whose points from ``start`` on have the same times (the jobs
+    of one fio): added (or the largest taken) point by point, without a dict; None when the
+    times differ or repeat."""
+    tails: list[tuple[list[float], list[float]]] = []
+    for s in found:
+        times = s.times
+        n = 0
+        for t in reversed(times):  # as ``combined``: from the newest back to the first older
+            if t < start:
+                break
+            n += 1
+        tails.append((list(islice(reversed(times), n)), list(islice(reversed(s.values), n))))
+    times0, values = tails[0]
+    if any(times != times0 for times, _ in tails[1:]) \
+            or not all(map(gt, times0, islice(times0, 1, None))):
+        return None
+    combine = max if worst else add
+    for _, other in tails[1:]:
+        values = list(map(combine, values, other))
+    return Points(times0[::-1], values[::-1])

@@ -15,9 +15,10 @@ from textual.widgets import Static
 from benchtui.store.fleet import FleetState
 from benchtui.ui.layout import GridLayout, grid_layout
 from benchtui.ui.pane import COMPACT_HEADER, HostPane
+from benchtui.ui.reused_lines import ReusedLines
 
 
-class HostGrid(Container):
+class HostGrid(ReusedLines, Container):
     """Every host's pane. ``compact`` forces a mode (None: by the space)."""
 
     DEFAULT_CSS = """

@@ -13,7 +13,6 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.widget import Widget
 
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
@@ -23,6 +22,7 @@ from benchtui.ui.format import (
     format_duration,
     format_latency,
 )
+from benchtui.ui.reused_lines import ReusedLines
 
 BAR_WIDTH = 10
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
@@ -43,7 +43,7 @@ def progress_bar(fraction: float, width: int = BAR_WIDTH) -> str:
     return ("█" * full + (_EIGHTHS[part] if part else "")).ljust(width)
 
 
-class FleetHeader(Widget):
+class FleetHeader(ReusedLines):
     """Three lines at the top of the console."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {

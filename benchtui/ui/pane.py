@@ -4,7 +4,10 @@ A pane takes new figures only when the host's data changed, and redraws only whe
 or the display did (a host that stopped reporting still has its charts move on, every
 ``IDLE_REDRAW`` seconds). What it draws comes from ``pane_content`` (pure); the widget caches
 the lines as strips and serves them through Textual's line API, so a frame costs no text
-layout.
+layout. New data refreshes the content region only (the border's lines are drawn again only
+when the title or a style changes), and ``ReusedFrame`` hands Textual the new content lines
+inside the border it drew last rather than having Textual draw each line whole
+(benchmarks/ui_render.py measures what that saves).
 """
 
 from __future__ import annotations
@@ -15,9 +18,9 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.binding import BindingType
 from textual.events import Click
+from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
-from textual.widget import Widget
 
 from benchtui.store.fleet import HOST_STATES, FleetState
 from benchtui.ui import figures as fig
@@ -31,6 +34,7 @@ from benchtui.ui.pane_content import (
     subtitle_of,
     title_of,
 )
+from benchtui.ui.reused_lines import ReusedFrame
 
 __all__ = ["COMPACT_HEADER", "IDLE_REDRAW", "HostPane"]
 
@@ -38,7 +42,7 @@ __all__ = ["COMPACT_HEADER", "IDLE_REDRAW", "HostPane"]
 IDLE_REDRAW = 2.0
 
 
-class HostPane(Widget, can_focus=True):
+class HostPane(ReusedFrame, can_focus=True):
     """A host in the grid. Enter or a click opens its detail view."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pane--label", "pane--read", "pane--write",
@@ -71,6 +75,7 @@ class HostPane(Widget, can_focus=True):
         self._generation = 0
         self._styles: tuple[int, PaneStyles] | None = None
         self._draw_args: tuple[FleetState, float, float] | None = None
+        self._border_words: tuple[str, str] | None = None
         #: Newest sample time drawn (for the render-latency benchmark's paint hook).
         self.newest_t: float | None = None
         #: How many times the content was drawn (tests, benchmarks).
@@ -112,16 +117,31 @@ class HostPane(Widget, can_focus=True):
             self._data_key = data
             f = self.figures = fig.host_figures(state, self.host, now)
             self.newest_t = view.last_sample_t
-            self.border_title = title_of(f)
-            self.border_subtitle = subtitle_of(f)
-            for s in HOST_STATES:
-                self.set_class(f.state == s, f"-{s}")
-            self.set_class(f.stale, "-stale")
+            self._set_border(title_of(f), subtitle_of(f))
+            for s in HOST_STATES:  # Textual validates and restyles on every set_class call
+                if self.has_class(f"-{s}") != (f.state == s):
+                    self.set_class(f.state == s, f"-{s}")
+            if self.has_class("-stale") != f.stale:
+                self.set_class(f.stale, "-stale")
         self._key = key
         self._generation = generation
         self._draw_args = (state, end, window)
-        self.invalidate()
+        self._stale = True
+        size = self.content_size
+        if size.width and size.height:
+            # the content only: the border's lines (title, subtitle) stay as Textual drew them
+            # unless they changed, which refreshes the whole pane
+            self.refresh(Region(0, 0, size.width, size.height))
+        else:
+            self.refresh()
         return True
+
+    def _set_border(self, title: str, subtitle: str) -> None:
+        """Set the border's words when they changed (setting them repaints the border)."""
+        if (title, subtitle) != self._border_words:
+            self._border_words = (title, subtitle)
+            self.border_title = title
+            self.border_subtitle = subtitle
 
     def _draw(self, width: int, height: int) -> list[Cells]:
         f, args = self.figures, self._draw_args
@@ -146,8 +166,13 @@ class HostPane(Widget, can_focus=True):
         size = self.content_size
         width, height = size.width, size.height
         base = self.rich_style
-        self._strips = [Strip(line).apply_style(base).extend_cell_length(width, base)
-                        .crop(0, width) for line in self._draw(width, height)]
+        strips = []
+        for line in self._draw(width, height):
+            strip = Strip(Segment.apply_style(line, base))  # one Strip a line: the lines are
+            if strip.cell_length != width:  # drawn to the width, this is for safety
+                strip = strip.extend_cell_length(width, base).crop(0, width)
+            strips.append(strip)
+        self._strips = strips
         self._blank = Strip.blank(width, base)
         self._stale = False
         self.renders += 1
