@@ -4,9 +4,11 @@ This is ``benchmarks/fleet_scale.py`` (read its docstring: one real sshd, N simu
 each replaying a real fio json+ capture with 2 jobs and an iostat -x capture at 1 Hz, the
 controller measured by ``benchmarks/fleet_probe.py`` in a process of its own) run twice per
 round: once as it is, once with benchtui's recorder attached to the session exactly as
-``benchtui run --record`` attaches it (``benchtui.cli.record_cmd.recording``). The rounds
-alternate (off, on, off, on, ...) so that the machine's other work hits both alike. The
-controller's CPU is its process CPU time (the recorder's thread included) in the steady part.
+``benchtui run --record`` attaches it (``benchtui.cli.record_cmd.recording``). Each round runs
+both, and the rounds take turns at which goes first (off then on, then on then off, ...), so
+that a drift (the machine's other work, the simulated hosts warming up) hits both alike. The
+controller's CPU is its process CPU time (every thread: the recorder's sinks, which encode on the
+event loop, and its writer thread) in the steady part.
 
     .venv/bin/python benchmarks/recording_cost.py [--hosts 64] [--seconds 30] [--rounds 2]
         [--out docs/benchmarks/recording.md|-]
@@ -21,6 +23,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -45,9 +48,12 @@ def probe_main(argv: list[str]) -> int:
     if "--gc-stats" in argv:
         argv.remove("--gc-stats")
         _gc_stats()
+    if "--breakdown" in argv:
+        argv.remove("--breakdown")
+        _breakdown()
     if "--profile-recorder" in argv:
         argv.remove("--profile-recorder")
-        _profile_recorder_thread(record or "recorder")
+        _profile_recorder_thread(str(Path(tempfile.gettempdir()) / "recording-cost-thread"))
     if record is not None:
         i = argv.index("--record")
         del argv[i:i + 2]
@@ -57,15 +63,37 @@ def probe_main(argv: list[str]) -> int:
                 with recording(self, record, on_close=note_recorder):
                     return await super().run()
 
+        sinks_cpu = _time_the_sinks(Recorder)
+
         def note_recorder(recorder: Recorder) -> None:
-            Path(record + ".cpu").write_text(str(recorder.thread_cpu))
+            Path(record + ".cpu").write_text(json.dumps(
+                {"thread": recorder.thread_cpu, "sinks": sinks_cpu[0]}))
 
         fleet_probe.Session = RecordedSession  # type: ignore[misc]
     if "--profile-main" in argv:
         argv.remove("--profile-main")
-        _profile_main_thread(fleet_probe, record or "plain")
+        _profile_main_thread(fleet_probe, str(Path(tempfile.gettempdir()) / (
+            "recording-cost-" + ("on" if record else "off"))))
     sys.argv = ["fleet_probe.py", *argv]
     return fleet_probe.main()
+
+
+def _time_the_sinks(recorder_class: Any) -> list[float]:
+    """Add up the CPU time (thread time) the recorder's three sinks take, on the event loop:
+    [seconds], updated as they run. A couple of hundred calls a second: the clock reads cost
+    ~0.05% of a core."""
+    spent = [0.0]
+
+    def timed(sink: Any) -> Any:
+        def run(self: Any, arg: Any) -> None:
+            t0 = time.thread_time()
+            sink(self, arg)
+            spent[0] += time.thread_time() - t0
+        return run
+
+    for name in ("on_samples", "on_event", "on_output"):
+        setattr(recorder_class, name, timed(getattr(recorder_class, name)))
+    return spent
 
 
 def _profile_main_thread(fleet_probe: Any, stem: str) -> None:
@@ -82,10 +110,39 @@ def _profile_main_thread(fleet_probe: Any, stem: str) -> None:
             return profiler.runcall(real_run, coro)
         finally:
             profiler.dump_stats(stem + ".main.prof")
-            print(f"main-thread profile ({stem}):", file=sys.stderr)
+            print(f"main-thread profile ({stem}.main.prof):", file=sys.stderr)
             pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(22)
 
     fleet_probe.asyncio.run = profiled_run
+
+
+def _breakdown() -> None:
+    """Print at exit the thread time of the recorder's main steps (a few hundred calls a
+    second in all: the clock reads cost little)."""
+    import atexit
+
+    from benchtui.store.recording.codec import SegmentEncoder
+    from benchtui.store.recording.histcodec import HistogramEncoder
+    from benchtui.store.recording.outputfilter import JsonOutputFilter
+    from benchtui.store.recording.writer import SessionWriter
+
+    spent: dict[str, float] = {}
+
+    def timed(name: str, step: Any) -> Any:
+        def run(*args: Any) -> Any:
+            t0 = time.thread_time()
+            try:
+                return step(*args)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.thread_time() - t0
+        return run
+
+    for cls, name in ((SegmentEncoder, "batch_series"), (HistogramEncoder, "encode"),
+                      (JsonOutputFilter, "__call__"), (SessionWriter, "add_record"),
+                      (SessionWriter, "seal_frame"), (SessionWriter, "write_sealed")):
+        setattr(cls, name, timed(f"{cls.__name__}.{name}", getattr(cls, name)))
+    atexit.register(lambda: print("breakdown (CPU s): " + ", ".join(
+        f"{k} {v:.2f}" for k, v in spent.items()), file=sys.stderr))
 
 
 def _gc_stats() -> None:
@@ -154,7 +211,7 @@ def run_rounds(args: argparse.Namespace) -> list[dict[str, Any]]:
         write_plan(plan, args.hosts, args.seconds, port, fleet.user.pw_name,
                    str(fleet.identity), replay_dir)
         for round_ in range(args.rounds):
-            for recorded in (False, True):
+            for recorded in ((False, True) if round_ % 2 == 0 else (True, False)):
                 session_id = f"rec-cost-{round_}-{int(recorded)}-{os.getpid()}"
                 result_file = fleet.directory / f"{session_id}.json"
                 record_file = fleet.directory / f"{session_id}.btr"
@@ -166,6 +223,7 @@ def run_rounds(args: argparse.Namespace) -> list[dict[str, Any]]:
                     argv += ["--record", str(record_file)]
                     argv += ["--profile-recorder"] if args.profile_recorder else []
                 argv += ["--gc-stats"] if args.gc_stats else []
+                argv += ["--breakdown"] if args.breakdown and recorded else []
                 argv += ["--profile-main"] if args.profile_main else []
                 busy = wait_until_quiet(args.quiet_below, args.patience)
                 print(f"round {round_ + 1}, recorder {'on' if recorded else 'off'} (machine "
@@ -173,9 +231,11 @@ def run_rounds(args: argparse.Namespace) -> list[dict[str, Any]]:
                 subprocess.run(argv, check=True, timeout=args.seconds + 900)
                 result = json.loads(result_file.read_text())
                 cpu_file = Path(str(record_file) + ".cpu")
+                cpu = json.loads(cpu_file.read_text()) if recorded else {}
                 result.update(recorded=recorded, round=round_, busy_before_pct=busy,
+                              loadavg=os.getloadavg()[0],
                               file_bytes=record_file.stat().st_size if recorded else None,
-                              recorder_cpu=float(cpu_file.read_text()) if recorded else None)
+                              recorder_cpu=cpu.get("thread"), sinks_cpu=cpu.get("sinks"))
                 results.append(result)
                 record_file.unlink(missing_ok=True)
     finally:
@@ -189,21 +249,28 @@ def report(results: list[dict[str, Any]], command: str, hosts: int, seconds: int
     def steady(r: dict[str, Any], key: str) -> float:
         return float((r.get("steady") or {}).get(key, float("nan")))
 
-    rows = ["| round | recorder | controller CPU (% of 1 core) | of which the recorder's thread "
-            "| samples/s | e2e p99 (ms) | RSS MiB | machine busy before (% of 1 core) | file |",
-            "|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| round | recorder | controller CPU (% of 1 core) | whole run: controller CPU, of "
+            "which the recorder's sinks, its writer thread (% of 1 core) | samples/s "
+            "| e2e p99 (ms) | RSS MiB | machine busy during (% of 1 core; 200 = both) "
+            "| load avg after | file |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         e2e = ((r.get("steady") or {}).get("e2e") or {}).get("p99", float("nan"))
         size = f"{r['file_bytes'] / 1e6:.2f} MB" if r.get("file_bytes") else "-"
-        thread = f"{100 * r['recorder_cpu'] / r['wall']:.1f}" if r.get("recorder_cpu") else "-"
+        whole = f"{100 * r['cpu_total'] / r['wall']:.1f}"
+        if r.get("sinks_cpu") is not None:
+            whole += (f", {100 * r['sinks_cpu'] / r['wall']:.1f}, "
+                      f"{100 * r['recorder_cpu'] / r['wall']:.1f}")
         rows.append(f"| {r['round'] + 1} | {'on' if r['recorded'] else 'off'} "
-                    f"| {steady(r, 'cpu_pct'):.1f} | {thread} "
+                    f"| {steady(r, 'cpu_pct'):.1f} | {whole} "
                     f"| {steady(r, 'samples_per_s'):.0f} "
                     f"| {e2e * 1000:.0f} | {steady(r, 'rss') / 2**20:.0f} "
-                    f"| {r['busy_before_pct']:.0f} | {size} |")
+                    f"| {steady(r, 'machine_busy_pct'):.0f} | {r.get('loadavg', float('nan')):.1f} "
+                    f"| {size} |")
     off = [steady(r, "cpu_pct") for r in results if not r["recorded"]]
     on = [steady(r, "cpu_pct") for r in results if r["recorded"]]
     ratio = statistics.mean(on) / statistics.mean(off)
+    per_round = [f"{b / a:.2f}x" for a, b in zip(off, on, strict=False)]
     verdict = "within" if ratio <= 1.5 else "OVER"
     return "\n".join([
         "<!-- cost -->", "",
@@ -212,9 +279,13 @@ def report(results: list[dict[str, Any]], command: str, hosts: int, seconds: int
         "work on the machine).", "", *rows, "",
         f"- Controller CPU with the recorder / without: mean {statistics.mean(on):.1f}% / "
         f"{statistics.mean(off):.1f}% of a core = **{ratio:.2f}x** (target <= 1.5x: "
-        f"{verdict}); medians {statistics.median(on):.1f}% / {statistics.median(off):.1f}%. "
-        "The recorder's thread column is over the whole run (connect and teardown "
-        "included), the controller's over the steady part.",
+        f"{verdict}); medians {statistics.median(on):.1f}% / {statistics.median(off):.1f}%; "
+        f"round by round {', '.join(per_round)}.",
+        "- The controller's CPU is its process CPU time over the steady part, every thread "
+        "included. The recorder encodes in its sinks, on the event loop (their thread time, "
+        "added up around each call); its writer thread only compresses and writes. Those two "
+        "are over the whole run (connect and teardown included), so they are set beside the "
+        "controller's CPU over the whole run.",
         "", "<!-- /cost -->"])
 
 
@@ -231,6 +302,8 @@ def main() -> int:
     ap.add_argument("--json", type=Path, help="also write the raw results to this file")
     ap.add_argument("--profile-main", action="store_true",
                     help="print a profile of the controller's event loop (thread CPU time)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="print the CPU time of the recorder's main steps on stderr")
     ap.add_argument("--gc-stats", action="store_true",
                     help="print the garbage collector's runs and CPU on stderr")
     ap.add_argument("--profile-recorder", action="store_true",

@@ -99,27 +99,35 @@ class DeltaHistogram(LatencyHistogram):
     """A ``LatencyHistogram`` whose ``counts`` dict is made on first use, from the bucket keys
     and the interval's running sums (a tuple of ints, soon left alone by the garbage
     collector). Parsing a file to print samples never needs the dict; an hour of dumps makes
-    ~15000 histograms."""
+    ~15000 histograms.
 
-    __slots__ = ("_cum", "_ns")
+    Both may be read from two threads at once (the event loop's consumers and the recorder's
+    thread): the pending state is one attribute, read once and cleared only after the dict is
+    in place, so a reader sees either the state or the dict."""
+
+    __slots__ = ("_pending",)
 
     def __init__(self, ns: Sequence[int], cum: tuple[int, ...]) -> None:  # dict: on first use
-        self._ns: Sequence[int] | None = ns
-        self._cum = cum
+        self._pending: tuple[Sequence[int], tuple[int, ...]] | None = (ns, cum)
 
     @property
     def counts(self) -> dict[int, int]:
-        if self._ns is not None:
-            _COUNTS.__set__(self, counts_of(self._ns, self._cum))
-            self._ns = None
-            self._cum = ()
+        pending = self._pending
+        if pending is not None:
+            made = counts_of(*pending)
+            _COUNTS.__set__(self, made)
+            self._pending = None
+            return made
         counts: dict[int, int] = _COUNTS.__get__(self)
         return counts
 
     @counts.setter
     def counts(self, value: dict[int, int]) -> None:
         _COUNTS.__set__(self, value)
-        self._ns = None
+        self._pending = None
+
+    def running_sums(self) -> tuple[Sequence[int], Sequence[int]] | None:
+        return self._pending  # one read: the state, or None once the dict is made
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, LatencyHistogram):

@@ -19,8 +19,8 @@ histograms), which is what makes the file small:
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
-from math import copysign
+from collections.abc import Iterable, Sequence
+from math import copysign, isnan
 from operator import attrgetter
 from typing import Final, NamedTuple, cast
 
@@ -30,8 +30,7 @@ from benchtui.model.events import Event
 from benchtui.model.sample import Sample
 from benchtui.store.recording.histcodec import (
     FIO_BUCKETS,
-    FIO_INDEX,
-    encode_histogram,
+    HistogramEncoder,
 )
 from benchtui.store.recording.model import Record
 from benchtui.store.recording.varint import (
@@ -63,6 +62,10 @@ _HOST, _TOOL, _KIND, _METRIC, _LABELS, _T, _ELAPSED, _VALUE, _HISTOGRAM = map(
                  "histogram"))
 _MAX_EXACT: Final = 2**53
 NS: Final = 1e9
+#: A fio bucket in seconds -> its index: the values stored as FIO_NS (the ones in (0, 1000)
+#: that are not integers: those are INT).
+_FIO_SECONDS: Final[dict[float, int]] = {
+    b / NS: i for i, b in enumerate(FIO_BUCKETS) if 0.0 < b / NS < 1000.0 and b % 10**9}
 
 
 class SeriesDef(NamedTuple):
@@ -73,6 +76,18 @@ class SeriesDef(NamedTuple):
     labels: tuple[tuple[str, str], ...]
 
 
+class _Batch(NamedTuple):
+    """A batch of samples as ``SegmentEncoder.batch_series`` compares the next with it."""
+
+    hosts: list[str]
+    tools: list[str]
+    kinds: list[str]
+    metrics: list[str]
+    labels: list[dict[str, str]]
+    label_order: list[tuple[str, ...]]
+    sids: list[int]
+
+
 def _float_key(x: float) -> object:
     """A dict key that tells 0.0 from -0.0 (equal as floats, not as stored bytes)."""
     return x if x else struct.pack("<d", x)
@@ -81,7 +96,9 @@ def _float_key(x: float) -> object:
 class SegmentEncoder:
     """Encodes the frames of one segment, in order (its string and series tables grow)."""
 
-    def __init__(self) -> None:
+    def __init__(self, histograms: HistogramEncoder | None = None) -> None:
+        #: Shared by a writer's segments (it remembers fio's bucket lists).
+        self.histograms = histograms or HistogramEncoder()
         self._strings: dict[str, int] = {}
         self.series_ids: dict[tuple[object, ...], int] = {}
         #: Series whose values were stored raw: the next ones are too, without the tries
@@ -89,48 +106,25 @@ class SegmentEncoder:
         self.raw_series: set[int] = set()
         self._new_strings: list[str] = []
         self._new_series: list[SeriesDef] = []
+        #: (host, tool, size) -> the last batch of it (its series)
+        self._batches: dict[tuple[str, str, int], _Batch] = {}
 
-    def _string(self, s: str) -> int:
+    def string_id(self, s: str) -> int:
         sid = self._strings.get(s)
         if sid is None:
             sid = self._strings[s] = len(self._strings)
             self._new_strings.append(s)
         return sid
 
-    def encode(self, records: Sequence[TimedRecord]) -> bytes:
-        kinds = bytearray()
-        rec: list[int] = []
-        text = bytearray()
-        jsons = bytearray()
-        cols = _SampleColumns(self)
-        for _t, r in records:
-            if isinstance(r, list):
-                kinds.append(SAMPLES)
-                rec.append(len(r))
-                cols.add(r)
-            elif isinstance(r, Event):
-                kinds.append(EVENT)
-                j = orjson.dumps(r.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS)
-                rec.append(len(j))
-                jsons += j
-            else:
-                kinds.append(OUTPUT)
-                rec += (self._string(r.host), self._string(r.step), self._string(r.tool),
-                        self._string(r.role), len(r.lines))
-                for line in r.lines:
-                    put_blob(text, line.encode("utf-8", "surrogatepass"))
-        body = bytearray()
-        put_blob(body, self._defs())
-        put_uvarint(body, len(records))
-        body += kinds
-        body += struct.pack(f"<{len(records)}d", *(t for t, _ in records))
-        _put_uvarint_blob(body, rec)
-        cols.write(body)
-        put_blob(body, jsons)
-        put_blob(body, text)
-        return bytes(body)
+    def encode(self, records: Iterable[TimedRecord]) -> bytes:
+        """One frame's body: ``records`` (time, record), in order."""
+        frame = FrameBuilder(self)
+        for t, r in records:
+            frame.add(t, r)
+        return frame.body()
 
-    def _defs(self) -> bytes:
+    def take_definitions(self) -> bytes:
+        """The strings and series defined since the last call, encoded (a frame's head)."""
         out = bytearray()
         put_uvarint(out, len(self._new_strings))
         for s in self._new_strings:
@@ -147,19 +141,97 @@ class SegmentEncoder:
         self._new_series = []
         return bytes(out)
 
+    def batch_series(self, samples: list[Sample]) -> list[int]:
+        """The series id of each sample of a batch. A source sends the same series in the same
+        order batch after batch (a fio job's interval, an iostat report), so a batch is first
+        compared with the previous one of its host, tool and size, by C-level comparisons of
+        whole lists (the labels' order too); only a batch unlike it is looked up sample by
+        sample (which makes a tuple key per sample: several times slower)."""
+        if not samples:
+            return []
+        hosts, tools, kinds, metrics, labels = (
+            list(map(get, samples)) for get in (_HOST, _TOOL, _KIND, _METRIC, _LABELS))
+        where = (hosts[0], tools[0], len(samples))
+        last = self._batches.get(where)
+        if (last is not None and metrics == last.metrics and labels == last.labels
+                and hosts == last.hosts and tools == last.tools and kinds == last.kinds
+                and list(map(tuple, labels)) == last.label_order):
+            return last.sids
+        keys = list(zip(hosts, tools, kinds, metrics, map(tuple, map(dict.items, labels)),
+                        strict=True))
+        found = list(map(self.series_ids.get, keys))
+        sids = [self.series_id(k) if sid is None else sid
+                for sid, k in zip(found, keys, strict=True)] \
+            if None in found else cast(list[int], found)
+        self._batches[where] = _Batch(hosts, tools, kinds, metrics,
+                                      list(map(dict.copy, labels)),
+                                      list(map(tuple, labels)), sids)
+        return sids
+
     def series_id(self, key: tuple[str, str, str, str, tuple[tuple[str, str], ...]]) -> int:
         """The id of the series (host, tool, kind, metric, labels), defined if new."""
         sid = self.series_ids.get(key)
         if sid is None:
             d = SeriesDef(*key)
             for part in (d.host, d.tool, d.kind, d.metric):
-                self._string(part)
+                self.string_id(part)
             for k, v in d.labels:
-                self._string(k)
-                self._string(v)
+                self.string_id(k)
+                self.string_id(v)
             sid = self.series_ids[key] = len(self.series_ids)
             self._new_series.append(d)
         return sid
+
+
+class FrameBuilder:
+    """The body of one DATA frame, built a record at a time: the recorder's sinks add each
+    record as it arrives (so that no sample stays alive waiting for the frame), its thread
+    takes the body when it writes the frame."""
+
+    def __init__(self, enc: SegmentEncoder) -> None:
+        self.enc = enc
+        self.kinds = bytearray()
+        self.times: list[float] = []
+        self.rec: list[int] = []
+        self.text = bytearray()
+        self.jsons = bytearray()
+        self.cols = _SampleColumns(enc)
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    def add(self, t: float, r: Record) -> None:
+        self.times.append(t)
+        if isinstance(r, list):
+            self.kinds.append(SAMPLES)
+            self.rec.append(len(r))
+            self.cols.add(r)
+        elif isinstance(r, Event):
+            self.kinds.append(EVENT)
+            j = orjson.dumps(r.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS)
+            self.rec.append(len(j))
+            self.jsons += j
+        else:
+            string = self.enc.string_id
+            self.kinds.append(OUTPUT)
+            self.rec += (string(r.host), string(r.step), string(r.tool), string(r.role),
+                         len(r.lines))
+            text = self.text
+            for line in r.lines:
+                put_blob(text, line.encode("utf-8", "surrogatepass"))
+
+    def body(self) -> bytes:
+        """The frame's bytes, with the strings and series first used in it."""
+        body = bytearray()
+        put_blob(body, self.enc.take_definitions())
+        put_uvarint(body, len(self.kinds))
+        body += self.kinds
+        body += struct.pack(f"<{len(self.times)}d", *self.times)
+        _put_uvarint_blob(body, self.rec)
+        self.cols.write(body)
+        put_blob(body, self.jsons)
+        put_blob(body, self.text)
+        return bytes(body)
 
 
 class _SampleColumns:
@@ -170,8 +242,8 @@ class _SampleColumns:
         self.sids: list[int] = []
         self.t_idx: list[int] = []
         self.e_idx: list[int] = []
-        self.t_table: dict[object, int] = {}
-        self.e_table: dict[object, int] = {}
+        self.t_table: dict[object, int] = {None: 0}
+        self.e_table: dict[object, int] = {None: 0}
         self.t_values: list[float] = []
         self.e_values: list[float] = []
         self.tags = bytearray()
@@ -182,58 +254,45 @@ class _SampleColumns:
         self.hists = bytearray()
 
     def add(self, samples: list[Sample]) -> None:
-        """Split ``samples`` into the columns. The recorder's thread spends its time here, so
-        the per-sample attribute reads, series and time lookups are ``map`` calls (C loops);
-        only the choice of each value's encoding is a Python loop."""
+        """Split ``samples`` into the columns. This runs in the recorder's sink, on the live
+        path, so the per-sample attribute reads, series and time lookups are ``map`` calls (C
+        loops); only the choice of each value's encoding is a Python loop."""
         enc = self.enc
-        keys = list(zip(map(_HOST, samples), map(_TOOL, samples), map(_KIND, samples),
-                        map(_METRIC, samples), map(tuple, map(dict.items, map(_LABELS, samples))),
-                        strict=True))
-        found_sids = list(map(enc.series_ids.get, keys))
-        sids: list[int] = [enc.series_id(k) if sid is None else sid
-                           for sid, k in zip(found_sids, keys, strict=True)] \
-            if None in found_sids else cast(list[int], found_sids)
+        sids = enc.batch_series(samples)
         self.sids += sids
-        for attr, table, values, column in ((_T, self.t_table, self.t_values, self.t_idx),
-                                            (_ELAPSED, self.e_table, self.e_values, self.e_idx)):
-            times = list(map(attr, samples))
-            found = list(map(table.get, times))
-            if None in found:  # new times, None, zeros (kept by their bytes), NaN
-                column.extend([self._time_index(x, table, values) if i is None else i
-                               for i, x in zip(found, times, strict=True)])
-            else:
-                column.extend(cast(list[int], found))
+        _index_times(list(map(_T, samples)), self.t_table, self.t_values, self.t_idx)
+        _index_times(list(map(_ELAPSED, samples)), self.e_table, self.e_values, self.e_idx)
         raw_sids = enc.raw_series
         raws = self.raws
         tags = self.tags
+        start = len(tags)
+        fios = self.fios
+        fio_index = _FIO_SECONDS.get
         value_tag = self._value
-        for sid, v, h in zip(sids, map(_VALUE, samples), map(_HISTOGRAM, samples), strict=True):
-            if sid in raw_sids and type(v) is float:
-                raws.append(v)  # a series of noisy floats (fio's iops): no need to try more
-                tag = RAW
-            else:
-                tag = value_tag(v)
-                if tag == RAW:
-                    raw_sids.add(sid)
-            if h is not None:
-                tag |= HAS_HISTOGRAM
-                blob = bytearray()
-                encode_histogram(blob, h.counts)
-                put_blob(self.hists, blob)
+        for sid, v in zip(sids, map(_VALUE, samples), strict=True):
+            if type(v) is float:  # the common cases first, inline
+                if sid in raw_sids:
+                    raws.append(v)  # a series of noisy floats (fio's iops): no more tries
+                    tags.append(RAW)
+                    continue
+                idx = fio_index(v)
+                if idx is not None:  # a fio latency percentile
+                    fios.append(idx)
+                    tags.append(FIO_NS)
+                    continue
+            tag = value_tag(v)
+            if tag == RAW:
+                raw_sids.add(sid)
             tags.append(tag)
-
-    @staticmethod
-    def _time_index(x: float | None, table: dict[object, int], values: list[float]) -> int:
-        if x is None:
-            return 0
-        found = table.get(_float_key(x))
-        return found if found is not None else _SampleColumns._new_time(x, table, values)
-
-    @staticmethod
-    def _new_time(x: float, table: dict[object, int], values: list[float]) -> int:
-        values.append(x)
-        i = table[_float_key(x)] = len(values)  # indexes from 1: 0 is None
-        return i
+        histograms = list(map(_HISTOGRAM, samples))
+        if histograms.count(None) != len(histograms):
+            encode = enc.histograms.encode
+            for i, h in enumerate(histograms, start):
+                if h is not None:
+                    tags[i] |= HAS_HISTOGRAM
+                    blob = bytearray()
+                    encode(blob, h)
+                    put_blob(self.hists, blob)
 
     def _value(self, v: float) -> int:
         if type(v) is not float:
@@ -248,11 +307,9 @@ class _SampleColumns:
             if not v:  # -0.0: only its 8 bytes tell it from 0.0
                 self.raws.append(v)
                 return RAW
-        elif 0.0 < v < 1000.0:
-            idx = FIO_INDEX.get(round(v * NS))
-            if idx is not None and FIO_BUCKETS[idx] / NS == v:
-                self.fios.append(idx)
-                return FIO_NS
+        elif (idx := _FIO_SECONDS.get(v)) is not None:
+            self.fios.append(idx)
+            return FIO_NS
         r = repr(v)
         if "e" not in r and "n" not in r:
             whole, _, frac = r.partition(".")
@@ -275,6 +332,33 @@ class _SampleColumns:
         _put_uvarint_blob(body, self.fios)
         body += shuffle(struct.pack(f"<{len(self.raws)}d", *self.raws), 8)
         put_blob(body, self.hists)
+
+
+def _index_times(times: list[float | None], table: dict[object, int], values: list[float],
+                 column: list[int]) -> None:
+    """Append the index of each time in the frame's table of times (``values``; index 0 is
+    None), adding the new ones. A batch shares one or two times: a new one is looked up once,
+    not once per sample."""
+    found = list(map(table.get, times))
+    if None in found:
+        for x in dict.fromkeys(times):  # the distinct times, in order
+            if x and not isnan(x) and x not in table:  # zeros and NaN: below, one by one
+                values.append(x)
+                table[x] = len(values)
+        found = list(map(table.get, times))
+        if None in found:  # 0.0 and -0.0 (told apart by their bytes), NaN
+            found = [i if i is not None else _zero_or_nan_index(x, table, values)
+                     for i, x in zip(found, times, strict=True)]
+    column += cast(list[int], found)
+
+
+def _zero_or_nan_index(x: float | None, table: dict[object, int], values: list[float]) -> int:
+    key = _float_key(cast(float, x))
+    found = table.get(key)
+    if found is None:
+        values.append(cast(float, x))
+        found = table[key] = len(values)
+    return found
 
 
 def _put_uvarint_blob(out: bytearray, values: Sequence[int]) -> None:

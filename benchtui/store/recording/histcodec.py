@@ -8,16 +8,21 @@ bucket's count, zigzag-mapped (neighbours are alike: ~13% smaller than the count
 after zstd, measured on a real fio randrw run); all as planed varints (``varint.py``). Keys
 that are not fio bucket values (other tools) are written as zigzag differences of the keys.
 
+The recorder encodes fio's histograms with ``HistogramEncoder``: from the parser's running
+sums, with lane arithmetic (``lanes.py``), to the same bytes.
+
 Decoding a histogram costs a few hundred varints, and replay or ``dump`` often never looks at
 it: ``RecordedHistogram`` keeps the encoded bytes and builds its ``counts`` on first use.
 """
 
 from __future__ import annotations
 
-from operator import sub
+from collections.abc import Sequence
+from operator import lt, sub
 from typing import Any, Final
 
 from benchtui.model.histogram import LatencyHistogram
+from benchtui.store.recording.lanes import LANES_32, LANES_64, MAX_LANES, LaneWidth
 from benchtui.store.recording.varint import (
     CodecError,
     get_uvarint,
@@ -67,11 +72,99 @@ def encode_histogram(out: bytearray, counts: dict[int, int]) -> None:
     if None not in idxs:
         out.append(MODE_FIO)
         fio: list[int] = idxs  # type: ignore[assignment]  # no None in it
-        put_uvarints(out, [fio[0], *map(sub, fio[1:], fio[:-1])])
+        fio[1:] = map(sub, fio[1:], fio[:-1])
+        put_uvarints(out, fio)
     else:
         out.append(MODE_KEYS)
-        put_uvarints(out, zigzags(map(sub, keys, [0, *keys[:-1]])))
-    put_uvarints(out, zigzags(map(sub, values, [0, *values[:-1]])))
+        put_uvarints(out, zigzags(list(map(sub, keys, [0, *keys[:-1]]))))
+    put_uvarints(out, zigzags(list(map(sub, values, [0, *values[:-1]]))))
+
+
+class HistogramEncoder:
+    """``encode_histogram`` for the recorder: a histogram that holds running sums (fio's,
+    ``LatencyHistogram.running_sums``) is encoded from them with lane arithmetic
+    (``lanes.py``), without making its counts dict; the bytes are the same. It remembers the
+    fio bucket indexes of the key lists it saw (a fio job's list is shared by all its
+    intervals while no new bucket appears; forgotten all at once past ``capacity``). One
+    thread at a time."""
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self._indexes: dict[int, tuple[Sequence[int], tuple[int, int] | None]] = {}
+        self._capacity = capacity
+
+    def encode(self, out: bytearray, histogram: LatencyHistogram) -> None:
+        sums = histogram.running_sums()
+        if sums is None or not self._encode_sums(out, *sums):
+            encode_histogram(out, histogram.counts)
+
+    def _index_lanes(self, keys: Sequence[int]) -> tuple[int, int] | None:
+        """The keys' fio bucket indexes in lanes of 32 and 64 bits (with the keep mark),
+        or None when they are not ascending fio buckets."""
+        found = self._indexes.get(id(keys))
+        if found is not None and found[0] is keys:
+            return found[1]
+        idxs = list(map(FIO_INDEX.get, keys))
+        lanes = None
+        fio: list[int] = idxs  # type: ignore[assignment]  # checked just below
+        if None not in idxs and len(fio) <= MAX_LANES and all(map(lt, fio, fio[1:])):
+            w32, w64 = LANES_32, LANES_64
+            lanes = (w32.pack([1 << (w32.bits - 1) | i << w32.count_bits for i in fio]),
+                     w64.pack([1 << (w64.bits - 1) | i << w64.count_bits for i in fio]))
+        if len(self._indexes) >= self._capacity:
+            self._indexes.clear()
+        self._indexes[id(keys)] = (keys, lanes)
+        return lanes
+
+    def _encode_sums(self, out: bytearray, keys: Sequence[int], cum: Sequence[int]) -> bool:
+        """Encode from running sums; False (nothing written) when the lanes do not apply."""
+        n = len(cum)
+        if n != len(keys) or n > MAX_LANES:
+            return False
+        index_lanes = self._index_lanes(keys)
+        if index_lanes is None:
+            return False
+        if n == 0:
+            put_uvarint(out, 0)
+            return True
+        small = 0 <= cum[-1] < 1 << LANES_32.count_bits
+        for width, index in ((LANES_32, index_lanes[0]), (LANES_64, index_lanes[1])):
+            if width is LANES_32 and not small:
+                continue
+            try:
+                sums = width.pack(cum)
+            except OverflowError:  # a negative sum, or one too big for the width
+                continue
+            if self._encode_lanes(out, width, index, sums, n):
+                return True
+        return False
+
+    @staticmethod
+    def _encode_lanes(out: bytearray, w: LaneWidth, index: int, sums: int, n: int) -> bool:
+        cb, bits = w.count_bits, w.bits
+        full = w.full(n)
+        if sums & w.above_count:  # a running sum over count_bits
+            return False
+        counts = sums - (sums << bits & full)  # each lane: its sum minus the previous one
+        if counts < 0 or counts & w.above_count:  # a count went down (borrows): the dict
+            return False
+        # 1 where the count is not 0: count + (2**cb - 1) reaches bit cb (no carry further)
+        nonzero = (counts + (w.count_mask & full)) >> cb & w.ones
+        kept, m = w.keep_marked(index & ((nonzero << bits) - nonzero) | counts, n)
+        put_uvarint(out, m)
+        if not m:
+            return True
+        out.append(MODE_FIO)
+        full = w.full(m)
+        idx = kept >> cb & w.index_mask
+        w.varint_planes(out, idx - (idx << bits & full), m)  # ascending: gaps >= 1
+        counts = kept & w.count_mask
+        top = w.top & full
+        # count - previous count in two's complement per lane: (count + 2**(bits-1)) cannot
+        # borrow from the next lane; the xor puts the top bit right.
+        diffs = ((counts | top) - (counts << bits & full)) ^ top
+        sign = diffs >> (bits - 1) & w.ones
+        w.varint_planes(out, (diffs << 1 & w.not_ones & full) ^ ((sign << bits) - sign), m)
+        return True
 
 
 def decode_histogram(buf: bytes, pos: int = 0) -> tuple[dict[int, int], int]:

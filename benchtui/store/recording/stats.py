@@ -8,14 +8,20 @@ the summaries, ``info``, ``events()`` and ``gaps()`` never have to decode the sa
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
+from operator import attrgetter
 from typing import Final
 
 from benchtui.model.events import Event
+from benchtui.model.sample import Sample
 from benchtui.store.recording.codec import TimedRecord
 from benchtui.store.recording.decoder import event_from_dict
-from benchtui.store.recording.model import Gap
+from benchtui.store.recording.model import Gap, Record
+
+_T, _HOST = attrgetter("t"), attrgetter("host")
 
 #: A host that sent samples and then none for longer than this (seconds) has a gap.
 GAP_SECONDS: Final = 2.0
@@ -50,36 +56,41 @@ class SegmentStats:
         return cls(number, last=dict(previous.last) if previous else {})
 
     def add(self, records: Iterable[TimedRecord]) -> None:
-        last = self.last
         for t, r in records:
-            if self.t0 is None or t < self.t0:
-                self.t0 = t
-            if self.t1 is None or t > self.t1:
-                self.t1 = t
-            if isinstance(r, list):
-                self.samples += len(r)
-                hosts = self.hosts
-                lo, hi = self.st0, self.st1
-                per: dict[str, int] = {}
-                for s in r:
-                    st = t if s.t is None else s.t
-                    if lo is None or st < lo:
-                        lo = st
-                    if hi is None or st > hi:
-                        hi = st
-                    per[s.host] = per.get(s.host, 0) + 1
-                for host, n in per.items():
-                    hosts[host] = hosts.get(host, 0) + n
-                    before = last.get(host)
-                    if before is not None and t - before > GAP_SECONDS:
-                        self.gaps.append(Gap(host, before, t))
-                    if before is None or t > before:
-                        last[host] = t
-                self.st0, self.st1 = lo, hi
-            elif isinstance(r, Event):
-                self.events.append(r)
-            else:
-                self.output_lines += len(r.lines)
+            self.add_record(t, r)
+
+    def add_record(self, t: float, r: Record) -> None:
+        if self.t0 is None or t < self.t0:
+            self.t0 = t
+        if self.t1 is None or t > self.t1:
+            self.t1 = t
+        if isinstance(r, list):
+            if r:
+                self._add_samples(t, r)
+        elif isinstance(r, Event):
+            self.events.append(r)
+        else:
+            self.output_lines += len(r.lines)
+
+    def _add_samples(self, t: float, samples: list[Sample]) -> None:
+        self.samples += len(samples)
+        times = list(map(_T, samples))
+        if None in times:
+            times = [t if st is None else st for st in times]
+        # min and max fold as "if st < lo: lo = st" would, sample by sample (NaN included)
+        self.st0 = min(times) if self.st0 is None else min(chain((self.st0,), times))
+        self.st1 = max(times) if self.st1 is None else max(chain((self.st1,), times))
+        names = list(map(_HOST, samples))
+        per = ({names[0]: len(names)} if names.count(names[0]) == len(names)
+               else Counter(names))
+        hosts, last = self.hosts, self.last
+        for host, n in per.items():
+            hosts[host] = hosts.get(host, 0) + n
+            before = last.get(host)
+            if before is not None and t - before > GAP_SECONDS:
+                self.gaps.append(Gap(host, before, t))
+            if before is None or t > before:
+                last[host] = t
 
     def to_json(self) -> dict[str, object]:
         return {"segment": self.number, "offset": self.offset, "end": self.end,

@@ -13,6 +13,9 @@ Signed numbers are zigzag-mapped first (0, -1, 1, -2 ... -> 0, 1, 2, 3 ...).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from itertools import repeat
+from operator import rshift
+from typing import Final
 
 
 class CodecError(ValueError):
@@ -27,8 +30,19 @@ def unzigzag(z: int) -> int:
     return z >> 1 if not z & 1 else -((z + 1) >> 1)
 
 
+#: zigzag(n) for -2**15 <= n < 2**15, indexed by n itself (a negative n from the end).
+_ZIGZAG: Final[list[int]] = [*range(0, 1 << 16, 2), *range((1 << 16) - 1, 0, -2)]
+#: A planed varint's byte in its first plane, for 0 <= v < 2**16.
+_FIRST_BYTE: Final = bytes(v if v < 0x80 else (v & 0x7F) | 0x80 for v in range(1 << 16))
+_MORE: Final = (0x7F).__lt__  # v > 0x7F: v has a byte in the next plane
+
+
 def zigzags(values: Iterable[int]) -> list[int]:
-    return [n + n if n >= 0 else -n - n - 1 for n in values]
+    """zigzag of each value. Count differences are small: table look-ups in C for them."""
+    vs = values if isinstance(values, list) else list(values)
+    if vs and min(vs) >= -0x8000 and max(vs) < 0x8000:
+        return list(map(_ZIGZAG.__getitem__, vs))
+    return [n + n if n >= 0 else -n - n - 1 for n in vs]
 
 
 def unzigzags(values: Iterable[int]) -> list[int]:
@@ -48,17 +62,19 @@ def put_uvarints(out: bytearray, values: Sequence[int]) -> None:
     """Append ``values`` (each >= 0) as planed varints (the count is not written)."""
     if not values:
         return
-    if max(values) < 0x80 and min(values) >= 0:  # the common case: one byte each
-        out += bytes(values)
-        return
-    vs = list(values)
-    while vs:
-        big = [v >> 7 for v in vs if v > 0x7F]
-        if not big:
-            out += bytes(vs)
-            return
-        out += bytes([v if v < 0x80 else (v & 0x7F) | 0x80 for v in vs])
-        vs = big
+    top = max(values)
+    if min(values) < 0:
+        raise ValueError(f"negative varint {min(values)}")
+    vs = values
+    while top >= 0x80:  # plane by plane, in C: filter, map and table look-ups
+        big = list(filter(_MORE, vs))
+        if top < 0x10000:
+            out += bytes(map(_FIRST_BYTE.__getitem__, vs))
+        else:
+            out += bytes([v if v < 0x80 else (v & 0x7F) | 0x80 for v in vs])
+        vs = list(map(rshift, big, repeat(7)))
+        top >>= 7
+    out += bytes(vs)  # the common case (every number < 128) goes straight here
 
 
 def put_list(out: bytearray, values: Sequence[int]) -> None:

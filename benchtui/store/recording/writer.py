@@ -12,12 +12,13 @@ layout and the reasons.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import threading
 import time
-from collections.abc import Sequence
-from dataclasses import asdict, replace
-from typing import Final
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Final, TypeVar
 
 import orjson
 import zstandard
@@ -27,8 +28,9 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
 from benchtui.store.recording import format as fmt
-from benchtui.store.recording.codec import SegmentEncoder, TimedRecord
-from benchtui.store.recording.model import SessionMeta
+from benchtui.store.recording.codec import FrameBuilder, SegmentEncoder, TimedRecord
+from benchtui.store.recording.histcodec import HistogramEncoder
+from benchtui.store.recording.model import Record, SessionMeta
 from benchtui.store.recording.outputfilter import JsonOutputFilter
 from benchtui.store.recording.stats import SegmentStats
 
@@ -45,8 +47,23 @@ def meta_json(meta: SessionMeta) -> bytes:
     return orjson.dumps(asdict(meta), default=str, option=orjson.OPT_NON_STR_KEYS)
 
 
+@dataclass(frozen=True, slots=True)
+class SealedFrame:
+    """A DATA frame encoded and compressed, to be written (``SessionWriter.write_sealed``)."""
+
+    segment: SegmentStats
+    piece: bytes
+    raw_len: int
+    t_first: float
+    t_last: float
+    last: bool  # the segment's last piece: its summary follows
+
+
 class SessionWriter:
-    """Appends records to a new session file. Not thread-safe: one caller at a time."""
+    """Appends records to a new session file. Not thread-safe: one caller at a time, with one
+    exception (``Recorder``): the encoding side (``add_record``, ``seal_frame``) and the
+    writing side (``write_sealed``, ``sync``) may each have their own caller, the frames being
+    written in the order they were sealed."""
 
     def __init__(self, path: str, meta: SessionMeta, *, segment_seconds: float = SEGMENT_SECONDS,
                  level: int = ZSTD_LEVEL) -> None:
@@ -62,12 +79,19 @@ class SessionWriter:
         except OSError as exc:
             raise RecordingError(path, f"cannot create it: {exc.strerror or exc}") from None
         self._cctx = zstandard.ZstdCompressor(level=level, write_checksum=False)
-        self._offset = 0
-        self._segments: list[SegmentStats] = []
+        # The encoding side: the open segment and the frame being built.
         self._seg: SegmentStats | None = None
-        self._encoder = SegmentEncoder()
+        self._previous: SegmentStats | None = None  # the last segment sealed
+        self._segments_started = 0
+        self._histograms = HistogramEncoder()
+        self._encoder = SegmentEncoder(self._histograms)
+        self._frame: FrameBuilder | None = None
+        self._frame_times = (math.inf, -math.inf)
         self._stream: zstandard.ZstdCompressionObj | None = None
         self._seg_raw = 0
+        # The writing side.
+        self._offset = 0
+        self._segments: list[SegmentStats] = []
         self.closed = False
         self._write(fmt.file_header())
         self._write_meta()
@@ -97,61 +121,104 @@ class SessionWriter:
         """Write ``records`` (time, record), in the order they arrived, as one DATA frame."""
         if self.closed:
             raise RecordingError(self.path, "the recording is already closed")
-        if not records:
-            return
-        for _t, r in records:
-            if isinstance(r, Event) and r.kind == ev.FACTS and r.host is not None:
-                facts = r.data.get("facts")
-                if isinstance(facts, dict):
-                    self.meta.facts[r.host] = facts
+        for t, r in records:
+            self.add_record(t, r)
+        self.write_frame()
+
+    def write_frame(self) -> None:
+        """Write the records added since the last frame as one DATA frame (none: nothing);
+        fsync when a segment ended with it."""
+        sealed = self.seal_frame()
+        if sealed is not None and self.write_sealed(sealed):
+            self.sync()
+
+    # --- the encoding side -----------------------------------------------------------------
+
+    def add_record(self, t: float, r: Record) -> None:
+        """Encode one record (arrived at ``t``) into the frame being built."""
+        if self.closed:
+            raise RecordingError(self.path, "the recording is already closed")
+        if isinstance(r, Event) and r.kind == ev.FACTS and r.host is not None:
+            facts = r.data.get("facts")
+            if isinstance(facts, dict):
+                self.meta.facts[r.host] = facts
         if self._seg is None:
             self._start_segment()
-        seg = self._seg
-        assert seg is not None and self._stream is not None
-        body = self._encoder.encode(records)
-        seg.add(records)
+        assert self._seg is not None and self._frame is not None
+        try:
+            self._frame.add(t, r)
+        except BaseException:  # a half-built frame is never written: drop it
+            self._frame = FrameBuilder(self._encoder)
+            self._frame_times = (math.inf, -math.inf)
+            raise
+        self._seg.add_record(t, r)
+        t_first, t_last = self._frame_times
+        if t < t_first or t > t_last:
+            self._frame_times = (min(t, t_first), max(t, t_last))
+
+    def seal_frame(self) -> SealedFrame | None:
+        """The records added since the last frame, encoded and compressed (None: none); a
+        segment that is long enough ends with it, and the next record starts a new one."""
+        seg, frame, stream = self._seg, self._frame, self._stream
+        if self.closed or seg is None or frame is None or stream is None or not len(frame):
+            return None
+        body = frame.body()
+        self._frame = FrameBuilder(self._encoder)
+        t_first, t_last = self._frame_times
+        self._frame_times = (math.inf, -math.inf)
         self._seg_raw += len(body)
         assert seg.t0 is not None and seg.t1 is not None
         last = seg.t1 - seg.t0 >= self.segment_seconds or self._seg_raw >= SEGMENT_RAW_BYTES
-        piece = self._stream.compress(body) + self._stream.flush(
+        piece = stream.compress(body) + stream.flush(
             zstandard.COMPRESSOBJ_FLUSH_FINISH if last else zstandard.COMPRESSOBJ_FLUSH_BLOCK)
-        times = [t for t, _ in records]
-        self._data_frame(piece, len(body), min(times), max(times), last=last)
         if last:
-            self._end_segment(finished=True)
+            self._seal_segment()
+        return SealedFrame(seg, piece, len(body), t_first, t_last, last)
+
+    def seal_segment(self) -> SealedFrame | None:
+        """End the open segment with an empty last piece (None: no segment is open). The
+        frame being built must have been sealed first."""
+        seg, stream = self._seg, self._stream
+        if seg is None or stream is None:
+            return None
+        t = seg.t1 if seg.t1 is not None else time.time()
+        piece = stream.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
+        self._seal_segment()
+        return SealedFrame(seg, piece, 0, t, t, last=True)
 
     def _start_segment(self) -> None:
-        previous = self._segments[-1] if self._segments else None
-        self._seg = SegmentStats.after(len(self._segments), previous)
-        self._seg.offset = self._offset
-        self._encoder = SegmentEncoder()
+        self._seg = SegmentStats.after(self._segments_started, self._previous)
+        self._segments_started += 1
+        self._encoder = SegmentEncoder(self._histograms)
+        self._frame = FrameBuilder(self._encoder)
         self._stream = self._cctx.compressobj()
         self._seg_raw = 0
 
-    def _data_frame(self, piece: bytes, raw_len: int, t_first: float, t_last: float, *,
-                    last: bool) -> None:
-        seg = self._seg
-        assert seg is not None
-        flags = fmt.ZSTD | (fmt.LAST if last else 0)
-        self._write(fmt.frame(fmt.DATA, piece, flags=flags, segment=seg.number, raw_len=raw_len,
-                              t_first=t_first, t_last=t_last))
+    def _seal_segment(self) -> None:
+        self._previous, self._seg = self._seg, None
+        self._stream = None
+        self._frame = None
+
+    # --- the writing side ------------------------------------------------------------------
+
+    def write_sealed(self, sealed: SealedFrame) -> bool:
+        """Write a sealed frame (and the segment's summary after its last one); True when
+        a segment ended (``sync`` makes it survive the machine crashing)."""
+        seg = sealed.segment
+        if not seg.frames:
+            seg.offset = self._offset
+        flags = fmt.ZSTD | (fmt.LAST if sealed.last else 0)
+        self._write(fmt.frame(fmt.DATA, sealed.piece, flags=flags, segment=seg.number,
+                              raw_len=sealed.raw_len, t_first=sealed.t_first,
+                              t_last=sealed.t_last))
         seg.frames += 1
         seg.end = self._offset
-
-    def _end_segment(self, *, finished: bool) -> None:
-        seg, stream = self._seg, self._stream
-        if seg is None or stream is None:
-            return
-        if not finished:  # close the zstd frame with an empty last piece
-            t = seg.t1 if seg.t1 is not None else time.time()
-            self._data_frame(stream.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH), 0, t, t, last=True)
-        summary = orjson.dumps(seg.to_json(), default=str, option=orjson.OPT_NON_STR_KEYS)
-        self._write(fmt.frame(fmt.SEGMENT_END, summary, segment=seg.number,
-                              t_first=seg.t0 or 0.0, t_last=seg.t1 or 0.0))
-        self._segments.append(seg)
-        self._seg = None
-        self._stream = None
-        self.sync()
+        if sealed.last:  # (no record is added to a sealed segment: its summary is final)
+            summary = orjson.dumps(seg.to_json(), default=str, option=orjson.OPT_NON_STR_KEYS)
+            self._write(fmt.frame(fmt.SEGMENT_END, summary, segment=seg.number,
+                                  t_first=seg.t0 or 0.0, t_last=seg.t1 or 0.0))
+            self._segments.append(seg)
+        return sealed.last
 
     def sync(self) -> None:
         """Make what was written survive a crash of the machine, not just of benchtui."""
@@ -163,7 +230,9 @@ class SessionWriter:
         if self.closed:
             return
         try:
-            self._end_segment(finished=False)
+            for sealed in (self.seal_frame(), self.seal_segment()):
+                if sealed is not None:
+                    self.write_sealed(sealed)
             self.meta.ended = time.time() if ended is None else ended
             index = {"meta": asdict(self.meta),
                      "segments": [s.to_json() for s in self._segments]}
@@ -185,21 +254,27 @@ class SessionWriter:
         self._file.close()
 
 
+_T = TypeVar("_T")
+
+
 class Recorder:
     """A session's recorder: give ``on_samples``/``on_event``/``on_output`` to its sinks.
 
-    The sinks only queue (cheap, on the event loop); a background thread encodes, compresses
-    and writes every ``flush_seconds``, so a kill -9 loses at most that much. ``close()``
-    writes what is left, the end time and the index (safe to call twice). A write error
-    (disk full) stops the recording; ``close()`` then raises it as a ``RecordingError``."""
+    The sinks encode what they get into the frame being built, at once, on the event loop
+    (the records are freshly made and die right after; docs/benchmarks/recording.md says why
+    this costs less than handing them to a thread); a background thread seals (compresses)
+    the frame every ``flush_seconds`` and writes it, so a kill -9 loses at most that much, and
+    does the fsync at each segment's end. The sinks never wait for the disk: the thread
+    writes outside the lock they take. ``close()`` writes what is left, the end time and the
+    index (safe to call twice). A write error (disk full) stops the recording; ``close()``
+    then raises it as a ``RecordingError``."""
 
     def __init__(self, path: str, meta: SessionMeta, *,
                  flush_seconds: float = FLUSH_SECONDS) -> None:
         self._writer = SessionWriter(path, meta)
         self.path = path
-        self._pending: list[TimedRecord] = []
-        self._lock = threading.Lock()
-        self._write_lock = threading.Lock()
+        self._lock = threading.Lock()  # the writer's encoding side (the sinks, sealing)
+        self._io_lock = threading.Lock()  # its writing side (then always after _lock)
         self._stop = threading.Event()
         self._flush_seconds = flush_seconds
         self._filter = JsonOutputFilter()
@@ -221,30 +296,34 @@ class Recorder:
         return self._filter.dropped
 
     def set_meta(self, **changes: object) -> None:
-        with self._write_lock:
+        with self._lock, self._io_lock:
             self._writer.set_meta(**changes)
 
+    # --- the sinks (event loop) --------------------------------------------------------------
+
     def on_samples(self, samples: list[Sample]) -> None:
-        if self.closed or self.error is not None or not samples:
-            return
-        for s in samples:
-            if s.histogram is not None:
-                s.histogram.counts  # noqa: B018 (built here, on the feeding thread, not raced)
-        with self._lock:
-            self._pending.append((time.time(), list(samples)))
+        if samples and not self.closed and self.error is None:
+            with self._lock:
+                self._add(time.time(), samples)
 
     def on_event(self, event: Event) -> None:
         if not self.closed and self.error is None:
             with self._lock:
-                self._pending.append((event.t, event))
+                self._add(event.t, event)
 
     def on_output(self, out: OutputLines) -> None:
-        if self.closed or self.error is not None:
-            return
-        with self._lock:  # the filter keeps state per stream: one caller at a time
-            kept = self._filter(out)
-            if kept is not None:
-                self._pending.append((kept.t, kept))
+        if not self.closed and self.error is None:
+            with self._lock:  # (the filter keeps state per stream: one caller at a time)
+                kept = self._filter(out)
+                if kept is not None:
+                    self._add(kept.t, kept)
+
+    def _add(self, t: float, record: Record) -> None:
+        self._guard(self._writer.add_record, t, record)
+        if self.error is None:
+            self.records += 1
+
+    # --- the thread --------------------------------------------------------------------------
 
     def _run(self) -> None:
         while not self._stop.wait(self._flush_seconds):
@@ -252,19 +331,27 @@ class Recorder:
             self.thread_cpu = time.thread_time()
 
     def flush(self) -> None:
-        """Write what has arrived (the thread calls this every ``flush_seconds``)."""
+        """Write what has arrived as a frame (the thread calls this every ``flush_seconds``)."""
         with self._lock:
-            batch, self._pending = self._pending, []
-        if not batch or self.error is not None:
+            sealed = self._guard(self._writer.seal_frame)
+        if sealed is None:
             return
-        with self._write_lock:
-            try:
-                self._writer.append(batch)
-                self.records += len(batch)
-            except RecordingError as exc:
-                self.error = exc
-            except Exception as exc:  # noqa: BLE001 (a bug must not kill the thread silently)
-                self.error = RecordingError(self.path, f"recording stopped: {exc!r}")
+        with self._io_lock:
+            ended = self._guard(self._writer.write_sealed, sealed)
+        if ended:
+            self._writer.sync()
+
+    def _guard(self, step: Callable[..., _T], *args: object) -> _T | None:
+        """Run a writer step; an error stops the recording (a sink must never raise)."""
+        if self.error is not None:
+            return None
+        try:
+            return step(*args)
+        except RecordingError as exc:
+            self.error = exc
+        except Exception as exc:  # noqa: BLE001 (a bug must not kill the session silently)
+            self.error = RecordingError(self.path, f"recording stopped: {exc!r}")
+        return None
 
     def close(self) -> None:
         """Stop the thread, write the rest and the index. Raises the write error, if any."""
@@ -273,7 +360,7 @@ class Recorder:
         if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join()
         self.flush()
-        with self._write_lock:
+        with self._lock, self._io_lock:
             if not self._writer.closed:
                 try:
                     self._writer.close()
