@@ -18,12 +18,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import ClassVar
 
-from textual.app import ComposeResult, SystemCommand
+from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widget import Widget
-from textual.widgets import Input, Static
 
 from benchtui.model.events import Event
 from benchtui.session.replay import ReplayPlayer, parse_position
@@ -31,6 +28,7 @@ from benchtui.store.fleet import FleetState
 from benchtui.ui.app import DEFAULT_WINDOW, REFRESH_HZ, ConsoleApp
 from benchtui.ui.format import format_duration
 from benchtui.ui.replay_timeline import TimelineBar
+from benchtui.ui.screens import PromptScreen
 from benchtui.ui.themes import DEFAULT_THEME
 
 #: How often the source moves the player on (seconds of wall time).
@@ -95,25 +93,11 @@ class ReplaySource:
             generation = player.generation
 
 
-class GotoScreen(ModalScreen[str | None]):
+class GotoScreen(PromptScreen):
     """Asks where to go: a time into the session, a percentage, a clock time."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
-    DEFAULT_CSS = """
-    GotoScreen { align: center middle; }
-    GotoScreen > Vertical { width: 64; height: auto; border: round $accent;
-                            background: $surface; padding: 0 1; }
-    """
-
-    def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static("Go to: 90 · 5m · 1h30m (into the session) · 50% · 14:05 · "
-                         "2025-11-22T14:05:00", id="goto-help")
-            yield Input(placeholder="time or fraction, Enter to go, Esc to cancel",
-                        id="goto-input")
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self.dismiss(event.value)
+    HELP = "Go to: 90 · 5m · 1h30m (into the session) · 50% · 14:05 · 2025-11-22T14:05:00"
+    PLACEHOLDER = "time or fraction, Enter to go, Esc to cancel"
 
 
 class ReplayApp(ConsoleApp):

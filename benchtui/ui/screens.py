@@ -134,20 +134,30 @@ class ConfirmQuitScreen(ModalScreen[bool]):
         self.dismiss(event.button.id == "yes")
 
 
-class MarkScreen(ModalScreen[str | None]):
-    """Asks for a mark's note (may be empty): Enter marks, Esc cancels."""
+class PromptScreen(ModalScreen[str | None]):
+    """Asks for one line of text: Enter gives it (may be empty), Esc cancels (None).
+    Subclasses set what is asked."""
 
+    HELP: ClassVar[str] = ""
+    PLACEHOLDER: ClassVar[str] = ""
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
-    MarkScreen { align: center middle; }
-    MarkScreen > Vertical { width: 64; height: auto; border: round $accent;
-                            background: $surface; padding: 0 1; }
+    PromptScreen { align: center middle; }
+    PromptScreen > Vertical { width: 64; height: auto; border: round $accent;
+                              background: $surface; padding: 0 1; }
     """
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Mark this moment: a note (optional), Enter to mark, Esc to cancel")
-            yield Input(placeholder="e.g. moved the scheduler to none", id="mark-note")
+            yield Static(self.HELP, classes="prompt-help")
+            yield Input(placeholder=self.PLACEHOLDER, classes="prompt-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value)
+
+
+class MarkScreen(PromptScreen):
+    """Asks for a mark's note."""
+
+    HELP = "Mark this moment: a note (optional), Enter to mark, Esc to cancel"
+    PLACEHOLDER = "e.g. moved the scheduler to none"
