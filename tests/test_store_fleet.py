@@ -112,3 +112,16 @@ def test_facts_events_fill_the_host_view() -> None:
     facts = {"kernel": "6.1.0", "os": "Debian GNU/Linux 12", "cpu_count": 2}
     fleet.on_event(Event(1.0, ev.FACTS, "db1: Debian", host="db1", data={"facts": facts}))
     assert fleet.hosts["db1"].facts == facts
+
+
+def test_an_interrupted_session_and_step_are_not_ok() -> None:
+    fleet = FleetState("sweep", ["db1"])
+    fleet.on_event(Event(100.0, ev.SESSION_START, "session sweep (x)"))
+    fleet.on_event(Event(101.0, ev.STEP_START, "step randrw on db1", step="randrw",
+                         data={"hosts": ["db1"], "expected_seconds": 60.0}))
+    fleet.on_event(Event(110.0, ev.STEP_END, "step randrw stopped", ev.WARNING, step="randrw",
+                         data={"interrupted": True}))
+    fleet.on_event(Event(110.0, ev.SESSION_END, "stopped", ev.WARNING,
+                         data={"interrupted": True}))
+    assert [(s.name, s.ok) for s in fleet.steps] == [("randrw", False)]
+    assert fleet.ended == 110.0 and fleet.ok is False

@@ -197,7 +197,7 @@ class FleetState:
             self.started = event.t
         elif kind == ev.SESSION_END:
             self.ended = event.t
-            self.ok = event.level != ev.ERROR
+            self.ok = event.level != ev.ERROR and not data.get("interrupted")
             if self.started is None:
                 self.started = event.t
         elif kind == ev.STEP_START:
@@ -237,6 +237,6 @@ class FleetState:
         for step in reversed(self.steps):
             if step.name == event.step and step.ended is None:
                 step.ended = event.t
-                step.ok = event.level != ev.ERROR
+                step.ok = event.level != ev.ERROR and not event.data.get("interrupted")
                 step.message = event.message
                 return
