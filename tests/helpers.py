@@ -13,7 +13,7 @@ from benchtui.model.sample import INTERVAL, SUMMARY, Sample
 from benchtui.parsers.base import Parser
 
 FIXTURES = Path(__file__).parent / "fixtures"
-SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 
 #: Metric names of docs/SAMPLES.md plus the ones the project added (docs/SAMPLES.md lists them).
 KNOWN_LABEL_VALUE_TYPES = (str,)

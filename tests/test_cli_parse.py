@@ -10,9 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
-from tests.helpers import FIXTURES
+from tests.helpers import FIXTURES, SEEDS
 
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -107,9 +105,7 @@ def test_stdin_jsonl_and_csv_agree() -> None:
 
 def test_mixed_report_finds_every_tool() -> None:
     """A whole seed report (several tools pasted into Markdown) yields each tool's numbers."""
-    seed = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_217b3b91532e58e6.txt"
-    if not seed.exists():
-        pytest.skip("shared seeds not beside the checkout")
+    seed = SEEDS / "000_217b3b91532e58e6.txt"
     out = run("parse", "-q", str(seed))
     assert out.returncode == 0, out.stderr
     tools = {json.loads(x)["tool"] for x in out.stdout.splitlines()}
