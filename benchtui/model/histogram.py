@@ -14,6 +14,7 @@ from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import Any
 
 NS_PER_SECOND = 1_000_000_000
 
@@ -98,3 +99,47 @@ class LatencyHistogram:
     def to_json_buckets(self) -> dict[str, int]:
         """For JSON output: bucket value in seconds (as text) -> count, ascending."""
         return {repr(k / NS_PER_SECOND): v for k, v in sorted(self.counts.items())}
+
+
+_COUNTS: Any = LatencyHistogram.__dict__["counts"]  # the slot that holds a histogram's counts
+
+
+class LazyHistogram(LatencyHistogram):
+    """A ``LatencyHistogram`` whose ``counts`` dict is made on first use from a compact
+    pending form (``_make``): parsers and readers make many histograms whose dict is never
+    needed. Safe to read from two threads at once: the pending form is one attribute, read
+    once and cleared only after the dict is in place, so a reader sees one or the other."""
+
+    __slots__ = ("_pending",)
+
+    def __init__(self, pending: object) -> None:  # the counts dict: on first use
+        self._pending: object = pending
+
+    def _make(self, pending: Any) -> dict[int, int]:
+        raise NotImplementedError
+
+    @property
+    def counts(self) -> dict[int, int]:
+        pending = self._pending
+        if pending is not None:
+            made = self._make(pending)
+            _COUNTS.__set__(self, made)
+            self._pending = None
+            return made
+        counts: dict[int, int] = _COUNTS.__get__(self)
+        return counts
+
+    @counts.setter
+    def counts(self, value: dict[int, int]) -> None:
+        _COUNTS.__set__(self, value)
+        self._pending = None
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LatencyHistogram):
+            return self.counts == other.counts
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(counts={self.counts!r})"

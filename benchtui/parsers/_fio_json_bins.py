@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import sub
-from typing import Any
 
-from benchtui.model.histogram import NS_PER_SECOND, LatencyHistogram
+from benchtui.model.histogram import NS_PER_SECOND, LatencyHistogram, LazyHistogram
 
 
 class _BinKeys(dict[str, int]):
@@ -92,49 +91,21 @@ def counts_of(ns: Sequence[int], cum: Sequence[int]) -> dict[int, int]:
     return dict(zip(compress(ns, counts), filter(None, counts), strict=False))
 
 
-_COUNTS: Any = LatencyHistogram.__dict__["counts"]  # the slot that holds a histogram's counts
-
-
-class DeltaHistogram(LatencyHistogram):
+class DeltaHistogram(LazyHistogram):
     """A ``LatencyHistogram`` whose ``counts`` dict is made on first use, from the bucket keys
     and the interval's running sums (a tuple of ints, soon left alone by the garbage
     collector). Parsing a file to print samples never needs the dict; an hour of dumps makes
-    ~15000 histograms.
+    ~15000 histograms. Readable from two threads at once (``LazyHistogram``): the event
+    loop's consumers and the recorder's thread."""
 
-    Both may be read from two threads at once (the event loop's consumers and the recorder's
-    thread): the pending state is one attribute, read once and cleared only after the dict is
-    in place, so a reader sees either the state or the dict."""
-
-    __slots__ = ("_pending",)
+    __slots__ = ()
 
     def __init__(self, ns: Sequence[int], cum: tuple[int, ...]) -> None:  # dict: on first use
-        self._pending: tuple[Sequence[int], tuple[int, ...]] | None = (ns, cum)
+        super().__init__((ns, cum))
 
-    @property
-    def counts(self) -> dict[int, int]:
-        pending = self._pending
-        if pending is not None:
-            made = counts_of(*pending)
-            _COUNTS.__set__(self, made)
-            self._pending = None
-            return made
-        counts: dict[int, int] = _COUNTS.__get__(self)
-        return counts
-
-    @counts.setter
-    def counts(self, value: dict[int, int]) -> None:
-        _COUNTS.__set__(self, value)
-        self._pending = None
+    def _make(self, pending: tuple[Sequence[int], tuple[int, ...]]) -> dict[int, int]:
+        return counts_of(*pending)
 
     def running_sums(self) -> tuple[Sequence[int], Sequence[int]] | None:
-        return self._pending  # one read: the state, or None once the dict is made
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LatencyHistogram):
-            return self.counts == other.counts
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"DeltaHistogram(counts={self.counts!r})"
+        pending: tuple[Sequence[int], Sequence[int]] | None = self._pending  # type: ignore[assignment]
+        return pending  # one read: the state, or None once the dict is made

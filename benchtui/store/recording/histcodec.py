@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import lt, sub
-from typing import Any, Final
+from typing import Final
 
-from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.histogram import LatencyHistogram, LazyHistogram
 from benchtui.store.recording.lanes import LANES_32, LANES_64, MAX_LANES, LaneWidth
 from benchtui.store.recording.varint import (
     CodecError,
@@ -204,37 +204,13 @@ def decode_histogram(buf: bytes, pos: int = 0) -> tuple[dict[int, int], int]:
     return dict(zip(keys, values, strict=True)), pos
 
 
-_COUNTS: Any = LatencyHistogram.__dict__["counts"]  # the slot that holds a histogram's counts
-
-
-class RecordedHistogram(LatencyHistogram):
+class RecordedHistogram(LazyHistogram):
     """A ``LatencyHistogram`` read from a recording; ``counts`` is decoded on first use."""
 
-    __slots__ = ("_encoded",)
+    __slots__ = ()
 
     def __init__(self, encoded: bytes) -> None:  # the counts dict: on first use
-        self._encoded: bytes | None = encoded
+        super().__init__(encoded)
 
-    @property
-    def counts(self) -> dict[int, int]:
-        encoded = self._encoded
-        if encoded is not None:
-            _COUNTS.__set__(self, decode_histogram(encoded)[0])
-            self._encoded = None
-        counts: dict[int, int] = _COUNTS.__get__(self)
-        return counts
-
-    @counts.setter
-    def counts(self, value: dict[int, int]) -> None:
-        _COUNTS.__set__(self, value)
-        self._encoded = None
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LatencyHistogram):
-            return self.counts == other.counts
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"RecordedHistogram(counts={self.counts!r})"
+    def _make(self, pending: bytes) -> dict[int, int]:
+        return decode_histogram(pending)[0]
