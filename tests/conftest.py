@@ -1,1 +1,1 @@
-pytest_plugins = ["tests.conftest_ssh", "tests.conftest_ceph"]
+pytest_plugins = ["tests.conftest_ssh", "tests.conftest_ceph", "tests.replay_recording"]

@@ -1,4 +1,5 @@
-"""A real session, recorded once per test run, for the replay and dump tests.
+"""A real session, recorded once per test run, for the replay and dump tests (a pytest plugin,
+tests/conftest.py: its fixtures ``recorded`` and ``reader`` serve every test module).
 
 A local plan runs real fio (two short steps) with real iostat beside it, through the engine,
 recorded by the same recorder ``--record`` uses; a ``FleetState`` and a plain collector are fed
@@ -14,9 +15,12 @@ import functools
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 from benchtui.cli.extras import attach_state
 from benchtui.cli.record_cmd import recording
@@ -26,6 +30,8 @@ from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session
 from benchtui.store.fleet import FleetState
+from benchtui.store.recording import SessionReader
+from tests.helpers import require_tool
 
 STEPS = ("randrw", "seqread")
 
@@ -105,3 +111,18 @@ def recorded_run() -> RecordedRun:
             f.unlink()
         scratch.rmdir()
     return run
+
+
+@pytest.fixture(scope="module")
+def recorded() -> RecordedRun:
+    require_tool("fio")
+    require_tool("iostat")
+    run = recorded_run()
+    assert run.ok, "the recorded session failed"
+    return run
+
+
+@pytest.fixture
+def reader(recorded: RecordedRun) -> Iterator[SessionReader]:
+    with SessionReader.open(str(recorded.path)) as r:
+        yield r

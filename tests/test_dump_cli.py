@@ -24,16 +24,7 @@ from benchtui.model.sample import HISTOGRAM_METRIC
 from benchtui.store.recording import SessionReader
 from benchtui.store.recording.format import SCHEMA_VERSION, file_header
 from tests.helpers import require_tool
-from tests.replay_recording import MARK_NOTE, STEPS, RecordedRun, recorded_run
-
-
-@pytest.fixture(scope="module")
-def recorded() -> RecordedRun:
-    require_tool("fio")
-    require_tool("iostat")
-    run = recorded_run()
-    assert run.ok, "the recorded session failed"
-    return run
+from tests.replay_recording import MARK_NOTE, STEPS, RecordedRun
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

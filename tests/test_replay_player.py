@@ -7,7 +7,6 @@ one the live session's sinks fed while the file was being recorded.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
@@ -23,23 +22,7 @@ from benchtui.session.replay import (
 )
 from benchtui.store.fleet import FleetState
 from benchtui.store.recording import SessionReader
-from tests.helpers import require_tool
-from tests.replay_recording import STEPS, RecordedRun, recorded_run
-
-
-@pytest.fixture(scope="module")
-def recorded() -> RecordedRun:
-    require_tool("fio")
-    require_tool("iostat")
-    run = recorded_run()
-    assert run.ok, "the recorded session failed"
-    return run
-
-
-@pytest.fixture
-def reader(recorded: RecordedRun) -> Iterator[SessionReader]:
-    with SessionReader.open(str(recorded.path)) as r:
-        yield r
+from tests.replay_recording import STEPS, RecordedRun
 
 
 def series_points(state: FleetState) -> dict[object, list[tuple[float, float]]]:

@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,25 +18,10 @@ from benchtui.store.recording import SessionReader
 from benchtui.ui.replay import SEEK_FRACTION, SEEK_STEP, GotoScreen, ReplayApp, ReplaySource
 from benchtui.ui.replay_timeline import POSITION, STEP_START, TimelineBar, timeline_lines
 from tests.helpers import require_tool
-from tests.replay_recording import STEPS, RecordedRun, recorded_run
+from tests.replay_recording import STEPS, RecordedRun
 from tests.test_ui_tmux import ROOT, Tmux
 
 SIZE = (120, 40)
-
-
-@pytest.fixture(scope="module")
-def recorded() -> RecordedRun:
-    require_tool("fio")
-    require_tool("iostat")
-    run = recorded_run()
-    assert run.ok, "the recorded session failed"
-    return run
-
-
-@pytest.fixture
-def reader(recorded: RecordedRun) -> Iterator[SessionReader]:
-    with SessionReader.open(str(recorded.path)) as r:
-        yield r
 
 
 @pytest.fixture
