@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -17,6 +18,8 @@ from benchtui.parsers.base import Parser, ParseWarning
 MAX_WARNINGS_SHOWN = 20
 #: Bytes read from stdin before choosing parsers when nothing is recognised yet.
 STDIN_DETECT_BYTES = 256 * 1024
+#: Characters of a saved capture given to a text parser at a time.
+TEXT_BLOCK_CHARS = 1 << 20
 
 
 @dataclass
@@ -32,6 +35,19 @@ def decode(data: bytes) -> str:
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace")
     return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
+def text_blocks(text: str, size: int = TEXT_BLOCK_CHARS) -> Iterator[str]:
+    """``text`` in consecutive blocks of about ``size`` characters, each ending at a line end
+    (the last one at the end of the text): what ``Parser.feed_text`` takes."""
+    pos, end = 0, len(text)
+    while pos < end:
+        cut = text.find("\n", pos + size)
+        if cut < 0:
+            yield text[pos:] if pos else text
+            return
+        yield text[pos:cut]
+        pos = cut + 1
 
 
 def run_parse(args: argparse.Namespace) -> int:
@@ -122,7 +138,10 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
             else:
                 if text is None:
                     text = decode(data)
-                outcome.samples += writer.write(p.feed_text(text))
+                # In blocks of whole lines: the samples of one block are written and freed
+                # before the next is parsed (memory stays flat however long the capture).
+                for block in text_blocks(text):
+                    outcome.samples += writer.write(p.feed_text(block))
             outcome.samples += writer.write(p.finish())
     finally:
         if collecting:
