@@ -92,3 +92,26 @@ def test_any_chunking_gives_the_lines_of_the_whole(pieces: list[bytes], cuts: li
     if expected[-1] == "":
         expected.pop()
     assert whole == expected
+
+
+@given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", "é".encode(), b" "]),
+                max_size=40),
+       st.lists(st.integers(min_value=0, max_value=200), max_size=10),
+       st.sampled_from([4, 1 << 20]))
+def test_feed_text_gives_the_lines_of_feed_joined(pieces: list[bytes], cuts: list[int],
+                                                  max_line: int) -> None:
+    data = b"".join(pieces)
+    by_lines, by_text = LineSplitter(max_line_bytes=max_line), LineSplitter(max_line_bytes=max_line)
+    for chunk in chunks_of(data, cuts):
+        lines = by_lines.feed(chunk)
+        assert by_text.feed_text(chunk) == ("\n".join(lines) if lines else None)
+        assert (by_text.offset, by_text.consumed, by_text.pending) == (
+            by_lines.offset, by_lines.consumed, by_lines.pending)
+    assert by_text.finish() == by_lines.finish()
+
+
+def test_feed_text_catches_a_lost_byte_too() -> None:
+    splitter = LineSplitter()
+    assert splitter.feed_text(Chunk(5, b"ab\ncd")) == "ab"
+    with pytest.raises(ValueError, match="1 bytes lost"):
+        splitter.feed_text(Chunk(10, b"\nxyz"))

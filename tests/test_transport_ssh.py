@@ -405,6 +405,22 @@ async def test_ssh_config_alias_supplies_address_port_user_and_key(
         await transport.close()
 
 
+async def test_aes_gcm_is_offered_first_unless_the_ssh_config_names_ciphers(
+        sshd_hosts: list[SshdHost], make_ssh: MakeTransport, tmp_path: Path) -> None:
+    host = sshd_hosts[0]
+    empty = tmp_path / "empty_config"
+    empty.write_text("")
+    transport = make_ssh(host, config=str(empty))
+    await transport.connect()
+    assert transport.cipher == "aes128-gcm@openssh.com"
+    own = tmp_path / "ciphers_config"
+    own.write_text("Host *\n  Ciphers aes256-ctr\n")
+    transport = make_ssh(host, name="db2", config=str(own))
+    await transport.connect()
+    assert transport.cipher == "aes256-ctr"
+    assert (await transport.run("echo ok")).stdout.strip() == "ok"
+
+
 # -- helpers ----------------------------------------------------------------------------
 
 

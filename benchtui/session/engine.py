@@ -373,12 +373,17 @@ class Session:
         warned = 0
         try:
             async for chunk in transport.follow(run.handle):
-                lines = splitter.feed(chunk)
-                if lines:
+                if self._output_sinks:
+                    lines = splitter.feed(chunk)
+                    text = "\n".join(lines) if lines else None
+                else:  # nobody wants the lines: the parser takes them as one text
+                    lines, text = [], splitter.feed_text(chunk)
+                if text is not None:
                     run.ready.set()
                     now = time.time()
-                    self._output(run, lines, now)
-                    self._deliver(run, parser.feed_text("\n".join(lines), now))
+                    if lines:
+                        self._output(run, lines, now)
+                    self._deliver(run, parser.feed_text(text, now))
                     warned = self._report_parse_warnings(parser, run, warned)
         except HostError as exc:
             self._fail_host(cmd.host, f"lost {cmd.tool}: {_without_host(exc)}")

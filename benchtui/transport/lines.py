@@ -43,6 +43,29 @@ class LineSplitter:
                              f"{abs(start - self.offset)} bytes {what}")
         return self.feed_bytes(chunk.data)
 
+    def feed_text(self, chunk: Chunk) -> str | None:
+        """As ``feed``, but the completed lines come as one text (joined with ``\\n``, no
+        final line end), None when the chunk completes none: for a consumer that would join
+        them again (``Parser.feed_text``), output with no ``\\r`` is never split at all."""
+        data = chunk.data
+        if (self._after_cr or self._buffer or b"\r" in data
+                or chunk.offset - len(data) != self.offset):
+            lines = self.feed(chunk)
+            return "\n".join(lines) if lines else None
+        end = len(data)
+        last = data.rfind(b"\n")
+        text = None
+        if last >= 0:
+            text = data[:last].decode("utf-8", errors="replace")
+            self.consumed = self.offset + last + 1
+        if last + 1 < end:
+            self._buffer += data[last + 1:]
+            if len(self._buffer) >= self._max_line:
+                cut = self._take(self.offset + end)
+                text = cut if text is None else f"{text}\n{cut}"
+        self.offset += end
+        return text
+
     def feed_bytes(self, data: bytes) -> list[str]:
         """The lines that ``data`` (the next bytes of the stream) completes."""
         lines: list[str] = []

@@ -144,6 +144,12 @@ class SshTransport:
             if self._on_state is not None:
                 self._on_state(self._name, state)
 
+    @property
+    def cipher(self) -> str | None:
+        """The cipher the current link sends with (None while there is no link)."""
+        conn = self._conn
+        return None if conn is None else str(conn.get_extra_info("send_cipher"))
+
     async def connect(self) -> None:
         """One attempt: ``HostError`` at once when the host cannot be reached."""
         self._wanted = True
@@ -394,6 +400,9 @@ async def _connect(owner: SshTransport, target: SshTarget,
         options["client_keys"] = [target.identity]
     if target.config is not None:
         options["config"] = [target.config]
+    ciphers = target.cipher_preference()
+    if ciphers is not None:
+        options["encryption_algs"] = list(ciphers)
     try:
         conn = await asyncio.wait_for(
             asyncssh.connect(target.host, client_factory=lambda: client, **options),

@@ -9,12 +9,25 @@ keys in ``~/.ssh``, as with OpenSSH.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_PORT = 22
 #: The system-wide known_hosts file, read too when the target names no file of its own.
 GLOBAL_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
+
+#: The ciphers offered, first choice first (the client's order decides). The set is asyncssh's
+#: default set; only the order differs from OpenSSH's, which puts chacha20-poly1305 first. With
+#: AES-GCM (AES-NI on every x86 and arm64 server) asyncssh makes one AEAD call per packet;
+#: with chacha20-poly1305 it builds two cipher objects per packet, which was a fifth of the
+#: controller's CPU following 64 hosts (docs/benchmarks/fleet_scale.md). A ``Ciphers`` line
+#: in the user's ssh config wins over this order.
+PREFERRED_CIPHERS = (
+    "aes128-gcm@openssh.com", "aes256-gcm@openssh.com", "chacha20-poly1305@openssh.com",
+    "aes128-ctr", "aes192-ctr", "aes256-ctr",
+)
+_CIPHERS_LINE = re.compile(r"^\s*ciphers(?:\s+|\s*=)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +71,15 @@ class SshTarget:
             text += "\n" + read_known_hosts(GLOBAL_KNOWN_HOSTS)
         return text
 
+    def config_path(self) -> Path:
+        """The OpenSSH client config read for this target."""
+        return Path(self.config or Path.home() / ".ssh" / "config").expanduser()
+
+    def cipher_preference(self) -> tuple[str, ...] | None:
+        """The ciphers to offer, in order: ``PREFERRED_CIPHERS``, or None (asyncssh then
+        takes the user's ``Ciphers`` line) when the config file names its own."""
+        return None if config_sets_ciphers(self.config_path()) else PREFERRED_CIPHERS
+
     def jump_target(self) -> SshTarget:
         """The jump host as a target with this target's keys and known_hosts."""
         if not self.jump:
@@ -69,6 +91,15 @@ class SshTarget:
                          agent_path=self.agent_path, connect_timeout=self.connect_timeout,
                          keepalive_interval=self.keepalive_interval,
                          keepalive_count_max=self.keepalive_count_max)
+
+
+def config_sets_ciphers(path: Path) -> bool:
+    """True when an OpenSSH client config file has a ``Ciphers`` line (in any ``Host``)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return any(_CIPHERS_LINE.match(line) for line in text.splitlines())
 
 
 def parse_jump(spec: str) -> tuple[str | None, str, int | None]:
