@@ -6,14 +6,19 @@ direct) in json+ at 1 Hz with its per-interval latency histograms, and ``iostat 
 device at 1 Hz. The script
 
 1. runs that plan for ``--seconds`` (60) through benchtui's real engine with the real recorder
-   attached (``benchtui.cli.record_cmd.recording``), counting the raw output the tools printed;
+   attached (``benchtui.cli.record_cmd.recording``), at fio's own histogram resolution
+   (``histogram_bits`` = 6, exact), counting the raw output the tools printed;
 2. extends the minute to ``--hours`` (1) the way a longer run would look: the recorded
    minute's records again and again, times advanced, every value jittered (floats by ~1%,
    integers and decimals kept integral / to their decimals, each histogram count by a rounded
-   N(0, 0.5)), written with the real writer in half-second frames as the recorder does;
-3. measures what takes the room (the same hour without histograms, without raw text) and how
+   N(0, 0.5)), then each histogram brought to the session's resolution with the function the
+   engine applies (``LatencyHistogram.coarsened``: what a session at that ``histogram_bits``
+   records), written with the real writer in half-second frames as the recorder does: at the
+   default resolution (4 bits), at fio's own (6), and at 3 bits for comparison;
+3. measures what takes the room (the same hour without histograms, without raw text), how
    close the histograms are to what they must cost at least (the order-0 entropy of the
-   count differences, a rough floor for any coder that stores them exactly);
+   count differences, a rough floor for any coder that stores them exactly), and how far the
+   percentiles of the coarse histograms are from the exact ones;
 4. writes the results into docs/benchmarks/recording.md (between the ``size`` markers).
 
     .venv/bin/python benchmarks/recording_size.py [--seconds 60] [--hours 1] [--out FILE|-]
@@ -39,11 +44,12 @@ sys.path.insert(0, str(ROOT))
 
 from benchtui.cli.record_cmd import recording  # noqa: E402
 from benchtui.model.events import Event, OutputLines  # noqa: E402
+from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, relative_error  # noqa: E402
 from benchtui.model.histogram import LatencyHistogram  # noqa: E402
 from benchtui.model.sample import Sample  # noqa: E402
 from benchtui.parsers.registry import all_parsers  # noqa: E402
 from benchtui.plan.loader import load_plan  # noqa: E402
-from benchtui.session.engine import Session  # noqa: E402
+from benchtui.session.engine import Session, SessionOptions  # noqa: E402
 from benchtui.store.recording import Record, SessionReader, SessionWriter  # noqa: E402
 from benchtui.store.recording.writer import FLUSH_SECONDS  # noqa: E402
 
@@ -71,6 +77,9 @@ args = \"\"\"
 """
 
 Timed = tuple[float, Record]
+QUANTILES = (0.5, 0.9, 0.99, 0.999)
+#: A coarser resolution, measured for comparison.
+FALLBACK_BITS = 3
 
 
 def record_reference(workdir: Path, seconds: int) -> tuple[Path, dict[str, int]]:
@@ -84,7 +93,7 @@ def record_reference(workdir: Path, seconds: int) -> tuple[Path, dict[str, int]]
     def count(out: OutputLines) -> None:
         raw[out.tool] += sum(len(line.encode()) + 1 for line in out.lines)
 
-    session = Session(plan)
+    session = Session(plan, options=SessionOptions(histogram_bits=FIO_PLAT_BITS))
     session.add_output_sink(count)
     path = workdir / "reference-minute.btr"
     with recording(session, str(path)):
@@ -116,14 +125,16 @@ def _jitter_histogram(h: LatencyHistogram, rng: random.Random) -> LatencyHistogr
     return LatencyHistogram(counts)
 
 
-def _shift(record: Record, dt: float, rng: random.Random) -> Record:
+def _shift(record: Record, dt: float, rng: random.Random, bits: int) -> Record:
     if isinstance(record, Event):
         return replace(record, t=record.t + dt)
     if isinstance(record, OutputLines):
         return replace(record, t=record.t + dt)
     out = []
     for s in record:
-        hist = _jitter_histogram(s.histogram, rng) if s.histogram is not None else None
+        hist = None
+        if s.histogram is not None:
+            hist = _jitter_histogram(s.histogram, rng).coarsened(bits)
         if hist is not None:
             value = float(hist.total())
         elif s.metric == "latency_seconds":
@@ -136,10 +147,11 @@ def _shift(record: Record, dt: float, rng: random.Random) -> Record:
     return out
 
 
-def extend(minute: Path, target: Path, seconds: float, *, keep_histograms: bool = True,
-           keep_output: bool = True, seed: int = 1) -> tuple[float, float]:
-    """Write ``seconds`` of the minute's steady part, repeated and jittered: (file size in
-    bytes, seconds covered)."""
+def extend(minute: Path, target: Path, seconds: float, *, bits: int = DEFAULT_BITS,
+           keep_histograms: bool = True, keep_output: bool = True,
+           seed: int = 1) -> tuple[float, float]:
+    """Write ``seconds`` of the minute's steady part, repeated and jittered, its histograms at
+    ``bits``: (file size in bytes, seconds covered)."""
     rng = random.Random(seed)
     with SessionReader.open(str(minute)) as r:
         meta = r.meta
@@ -148,7 +160,8 @@ def extend(minute: Path, target: Path, seconds: float, *, keep_histograms: bool 
         a, b = (step[0] + 2.0, step[-1] - 1.0) if len(step) >= 2 else (r.start, r.end)
         part = list(r.timed_records(a, b))
     cycle = b - a
-    writer = SessionWriter(str(target), replace(meta, facts=dict(meta.facts)))
+    writer = SessionWriter(str(target), replace(meta, facts=dict(meta.facts),
+                                                histogram_bits=bits))
     frame: list[Timed] = []
     frame_end = a + FLUSH_SECONDS
     k = 0
@@ -160,7 +173,7 @@ def extend(minute: Path, target: Path, seconds: float, *, keep_histograms: bool 
                 continue
             if isinstance(record, Event) and k:
                 continue  # the minute's step events, once
-            shifted = _shift(record, dt, rng)
+            shifted = _shift(record, dt, rng, bits)
             if not keep_histograms and isinstance(shifted, list):
                 shifted = [replace(s, histogram=None) for s in shifted
                            if s.metric != "latency_histogram"]
@@ -176,9 +189,9 @@ def extend(minute: Path, target: Path, seconds: float, *, keep_histograms: bool 
     return target.stat().st_size, covered
 
 
-def histogram_floor(minute: Path) -> tuple[float, int, float]:
+def histogram_floor(minute: Path, bits: int) -> tuple[float, int, float]:
     """(bytes per second the order-0 entropy of the histograms' count differences needs,
-    buckets per second, histograms per second) over the recorded minute."""
+    buckets per second, histograms per second) over the recorded minute at ``bits``."""
     diffs: Counter[int] = Counter()
     buckets = 0
     hists = 0
@@ -190,7 +203,7 @@ def histogram_floor(minute: Path) -> tuple[float, int, float]:
             hists += 1
             times.append(s.t)
             previous = 0
-            for _k, c in sorted(s.histogram.counts.items()):
+            for _k, c in sorted(s.histogram.coarsened(bits).counts.items()):
                 diffs[c - previous] += 1
                 previous = c
                 buckets += 1
@@ -198,6 +211,21 @@ def histogram_floor(minute: Path) -> tuple[float, int, float]:
     bits = -sum(v * math.log2(v / n) for v in diffs.values()) if n else 0.0
     span = (max(times) - min(times)) if len(times) > 1 else 1.0
     return bits / 8 / span, round(buckets / span), hists / span
+
+
+def percentile_errors(minute: Path, bits: int) -> dict[float, float]:
+    """The largest relative error of each percentile read from the minute's histograms at
+    ``bits``, against the same percentile read from them at fio's own resolution."""
+    worst = dict.fromkeys(QUANTILES, 0.0)
+    with SessionReader.open(str(minute)) as r:
+        for s in r.samples(metrics=["latency_histogram"]):
+            if s.histogram is None or s.kind != "interval" or not s.histogram:
+                continue
+            exact = s.histogram.quantiles(QUANTILES)
+            coarse = s.histogram.coarsened(bits).quantiles(QUANTILES)
+            for q in QUANTILES:
+                worst[q] = max(worst[q], abs(coarse[q] - exact[q]) / exact[q])
+    return worst
 
 
 def mb_per_host_hour(size: float, seconds: float, hosts: int = 1) -> float:
@@ -219,27 +247,34 @@ def main() -> int:
         samples_per_s = r.sample_count / real_seconds
         lines = r.output_line_count
     target = args.hours * 3600
-    rows = []
-    for label, kw in [("as recorded (histograms, iostat text)", {}),
-                      ("without the histograms", {"keep_histograms": False}),
-                      ("without the raw text", {"keep_output": False})]:
-        path = work / f"hour-{len(rows)}.btr"
+
+    def hour(label: str, **kw: object) -> tuple[str, int, float, float]:
+        path = work / "hour.btr"
         size, covered = extend(minute, path, target, **kw)  # type: ignore[arg-type]
-        rows.append((label, size, covered))
-        if rows[1:]:
-            path.unlink()
-    hour_path = work / "hour-0.btr"
+        path.unlink()
+        return label, int(size), covered, mb_per_host_hour(size, covered)
+
+    d = DEFAULT_BITS
+    rows = [hour(f"{d} bits (the default), as recorded (histograms, iostat text)", bits=d),
+            hour(f"{d} bits, without the histograms", bits=d, keep_histograms=False),
+            hour(f"{d} bits, without the raw text", bits=d, keep_output=False),
+            hour(f"{FIO_PLAT_BITS} bits (fio's own, exact), as recorded", bits=FIO_PLAT_BITS),
+            hour(f"{FALLBACK_BITS} bits, as recorded", bits=FALLBACK_BITS)]
+    full, no_hist, no_text, exact, coarser = (row[3] for row in rows)
+    tried = [FIO_PLAT_BITS, d, FALLBACK_BITS]
+    path = work / "hour.btr"
+    extend(minute, path, target, bits=d)
     t = time.perf_counter()
-    with SessionReader.open(str(hour_path)) as r:
+    with SessionReader.open(str(path)) as r:
         opened_ms = (time.perf_counter() - t) * 1000
         segments = r.segment_count
-    floor_bps, buckets_per_s, hists_per_s = histogram_floor(minute)
-    full = mb_per_host_hour(rows[0][1], rows[0][2])
-    no_hist = mb_per_host_hour(rows[1][1], rows[1][2])
-    no_text = mb_per_host_hour(rows[2][1], rows[2][2])
+    floors = {b: histogram_floor(minute, b) for b in tried}
+    errors = {b: percentile_errors(minute, b) for b in tried if b < FIO_PLAT_BITS}
+    _, fine_buckets, hists_per_s = floors[FIO_PLAT_BITS]
     raw_json = mb_per_host_hour(raw.get("fio", 0), real_seconds)
     verdict = "within" if full <= BUDGET_MB_PER_HOST_HOUR else "OVER"
     load = os.getloadavg()[0]
+    by_bits = {d: full, FIO_PLAT_BITS: exact, FALLBACK_BITS: coarser}
     md = "\n".join([
         "<!-- size -->",
         "",
@@ -248,26 +283,41 @@ def main() -> int:
         "end; sizes do not depend on load).",
         "",
         f"Real run: {real_seconds:.0f} s, {samples_per_s:.0f} samples/s, "
-        f"{hists_per_s:.0f} latency histograms/s with {buckets_per_s} buckets/s in all, "
-        f"{lines} raw text lines kept; the tools printed {raw.get('fio', 0) / 1e6:.1f} MB of "
-        f"fio json+ ({raw_json:.0f} MB/h) and {raw.get('iostat', 0) / 1e3:.0f} KB of iostat "
-        "text.",
+        f"{hists_per_s:.0f} latency histograms/s with {fine_buckets} buckets/s in all at fio's "
+        f"resolution, {lines} raw text lines kept; the tools printed "
+        f"{raw.get('fio', 0) / 1e6:.1f} MB of fio json+ ({raw_json:.0f} MB/h) and "
+        f"{raw.get('iostat', 0) / 1e3:.0f} KB of iostat text. The minute is recorded at "
+        f"{FIO_PLAT_BITS} bits; the hours at fewer bits coarsen its histograms with the "
+        "function the engine applies (the same histograms a session at that "
+        "`histogram_bits` records).",
         "",
         "| session | size | MB per host-hour |",
         "|---|---|---|",
-        f"| the real run, recorded ({real_seconds:.0f} s) | {real_size / 1e6:.2f} MB | "
-        f"{mb_per_host_hour(real_size, real_seconds):.2f} |",
+        f"| the real run, recorded at {FIO_PLAT_BITS} bits ({real_seconds:.0f} s) | "
+        f"{real_size / 1e6:.2f} MB | {mb_per_host_hour(real_size, real_seconds):.2f} |",
         *(f"| extended to {covered / 3600:.2f} h, {label} | {size / 1e6:.2f} MB | "
-          f"{mb_per_host_hour(size, covered):.2f} |" for label, size, covered in rows),
+          f"{mb:.2f} |" for label, size, covered, mb in rows),
         "",
-        f"- Budget: {BUDGET_MB_PER_HOST_HOUR:g} MB per host-hour: **{verdict}** "
-        f"({full:.2f}).",
-        f"- The latency histograms take {full - no_hist:.2f} MB/h ({(full - no_hist) / full:.0%})"
-        f"; everything else (all samples' values, the iostat text, events, frame headers) "
-        f"{no_hist:.2f} MB/h, of which the raw text {full - no_text:.2f}.",
-        f"- Floor for the histograms: the order-0 entropy of their count differences alone is "
-        f"{floor_bps * 3600 / 1e6:.2f} MB/h ({floor_bps * 8 / max(buckets_per_s, 1):.1f} bits "
-        "per bucket), before the bucket positions.",
+        "| histogram_bits | buckets per power of two | histogram buckets/s | MB per "
+        "host-hour | percentile error bound | worst error measured (p50, p90, p99, p99.9) |",
+        "|---|---|---|---|---|---|",
+        *(f"| {b}{' (default)' if b == d else ' (exact)' if b == FIO_PLAT_BITS else ''} | "
+          f"{1 << b} | {floors[b][1]} | {by_bits[b]:.2f} | "
+          + (f"{relative_error(b):.1%} | "
+             + ", ".join(f"{errors[b][q]:.1%}" for q in QUANTILES)
+             if b in errors else "0 | 0")
+          + " |" for b in sorted(tried, reverse=True)),
+        "",
+        f"- Budget: {BUDGET_MB_PER_HOST_HOUR:g} MB per host-hour at the default "
+        f"{d} bits: **{verdict}** ({full:.2f}); at fio's own resolution {exact:.2f}.",
+        f"- At {d} bits the latency histograms take {full - no_hist:.2f} MB/h "
+        f"({(full - no_hist) / full:.0%}); everything else (all samples' values, the iostat "
+        f"text, events, frame headers) {no_hist:.2f} MB/h, of which the raw text "
+        f"{full - no_text:.2f}.",
+        *(f"- Floor for the histograms at {b} bits: the order-0 entropy of their count "
+          f"differences alone is {floors[b][0] * 3600 / 1e6:.2f} MB/h "
+          f"({floors[b][0] * 8 / max(floors[b][1], 1):.1f} bits per bucket), before the "
+          "bucket positions." for b in sorted(tried, reverse=True)),
         f"- The hour's file opens in {opened_ms:.1f} ms ({segments} segments, index read "
         "from the end).",
         "",

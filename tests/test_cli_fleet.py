@@ -118,3 +118,34 @@ def test_a_missing_plan_file_is_one_sentence(tmp_path: Path) -> None:
     out = benchtui("run", str(tmp_path / "nope.toml"), "--jsonl")
     assert out.returncode == 2
     assert len(out.stderr.strip().splitlines()) == 1 and "nope.toml" in out.stderr
+
+
+@pytest.mark.slow
+def test_histogram_bits_on_the_command_line_win_over_the_plan(tmp_path: Path) -> None:
+    """The plan says 2 bits, --histogram-bits 6 keeps fio's own buckets: the recording holds
+    them, and ``info`` says so."""
+    from benchtui.model.fio_buckets import bucket_values
+
+    require_tool("fio")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.replace('name = "cli-test"', 'name = "cli-test"\nhistogram_bits = 2')
+                    .format(step="randrw", extra="", data=tmp_path / "fio.dat"))
+    session = tmp_path / "s.btr"
+    out = benchtui("record", str(plan), "-o", str(session), "--histogram-bits", "6")
+    assert out.returncode == 0, out.stderr
+    dumped = benchtui("dump", str(session), "--histograms", "--metric", "latency_histogram")
+    rows = [json.loads(x) for x in dumped.stdout.splitlines()]
+    keys = {round(float(k) * 1e9) for r in rows for k in r["buckets"]}
+    assert rows and keys <= set(bucket_values(6))
+    assert keys - set(bucket_values(2))  # finer than the plan's 2 bits
+    info = benchtui("info", str(session), "--json")
+    assert json.loads(info.stdout)["histogram_bits"] == 6
+    assert "fio's own resolution (6 bits" in benchtui("info", str(session)).stdout
+
+
+@pytest.mark.parametrize("value", ["0", "7", "four"])
+def test_a_bad_histogram_bits_option_is_one_sentence(tmp_path: Path, value: str) -> None:
+    out = benchtui("record", str(write_plan(tmp_path)), "-o", str(tmp_path / "s.btr"),
+                   "--histogram-bits", value)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"--histogram-bits: must be a whole number from 1 to 6, not '{value}'" in out.stderr

@@ -22,6 +22,7 @@ import pytest
 from benchtui.cli.main import main
 from benchtui.model.sample import HISTOGRAM_METRIC
 from benchtui.store.recording import SessionReader
+from benchtui.store.recording import format as fmt
 from benchtui.store.recording.format import SCHEMA_VERSION, file_header
 from tests.helpers import require_tool
 from tests.replay_recording import MARK_NOTE, STEPS, RecordedRun
@@ -31,6 +32,18 @@ def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, s
     code = main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def data_end(data: bytes) -> int:
+    """Where the file's first segment's DATA frames end (its summary follows)."""
+    pos = fmt.FILE_HEADER_SIZE
+    seen = False
+    while True:
+        header = fmt.FRAME_HEADER.unpack_from(data, pos)
+        if header[1] != fmt.DATA and seen:
+            return pos
+        seen = seen or header[1] == fmt.DATA
+        pos += fmt.FRAME_HEADER_SIZE + header[5]
 
 
 def live_dicts(run: RecordedRun, *, histograms: bool) -> list[dict[str, object]]:
@@ -215,7 +228,7 @@ def test_a_truncated_file_dumps_its_valid_part_with_a_warning(
         recorded: RecordedRun, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     cut = tmp_path / "cut.btui"
     data = recorded.path.read_bytes()
-    cut.write_bytes(data[:len(data) * 2 // 3])
+    cut.write_bytes(data[:data_end(data) * 2 // 3])  # two thirds into the samples
     code, out, err = run_cli(capsys, "dump", str(cut), "--histograms")
     assert code == 0
     dumped = [json.loads(line) for line in out.splitlines()]

@@ -396,7 +396,23 @@ BAD_PLANS = [
     pytest.param(HOSTS + '[[step]]\ntool = "fio"\nargs = "--filename=a\\u0000b"\n',
                  "plan.toml:10: args of step 1 holds a NUL character, which no command line "
                  "can carry; remove the \\u0000", id="nul"),
+    *(pytest.param(f'[session]\nhistogram_bits = {value}\n' + HOSTS,
+                   f"plan.toml:2: histogram_bits of [session] must be {why}; write "
+                   "histogram_bits = 4 (1 to 6; 6 keeps fio's own resolution)",
+                   id=f"histogram-bits-{name}")
+      for name, value, why in (
+          ("0", "0", "between 1 and 6, not 0"), ("7", "7", "between 1 and 6, not 7"),
+          ("text", '"4"', 'a whole number, not text ("4")'),
+          ("float", "4.5", "a whole number, not a number (4.5)"),
+          ("bool", "true", "a whole number, not true/false (true)"))),
 ]
+
+
+@pytest.mark.parametrize(("text", "bits"), [("", 4), ("[session]\nhistogram_bits = 6\n", 6),
+                                            ("[session]\nhistogram_bits = 1\n", 1)])
+def test_histogram_bits_of_the_session(tmp_path: Path, text: str, bits: int) -> None:
+    step = "[[step]]\ntool = \"mbw\"\nargs = \"8\"\n"
+    assert load(tmp_path, text + HOSTS + step).settings.histogram_bits == bits
 
 
 @pytest.mark.parametrize(("text", "expected"), BAD_PLANS)

@@ -37,7 +37,7 @@ def run_console(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     require_fio()
     plan = demo_plan(args.seconds, parser_names=list(all_parsers()))
-    session = Session(plan, options=SessionOptions())
+    session = Session(plan, options=SessionOptions(histogram_bits=args.histogram_bits))
     return run_in_console(session, args)
 
 

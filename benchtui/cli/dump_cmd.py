@@ -24,6 +24,7 @@ import orjson
 from benchtui.errors import UsageError
 from benchtui.export.formats import writer_for
 from benchtui.model import events as ev
+from benchtui.model.fio_buckets import FIO_PLAT_BITS, relative_error
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
 from benchtui.session.replay import TimelineStep, parse_position, steps_from_events
 from benchtui.store.recording import Gap, SessionReader
@@ -142,6 +143,9 @@ class SessionInfo:
     gaps: list[Gap]
     warnings: list[str]
     marks: list[tuple[float, str]]  # (time, note) of the users' marks
+    #: Sub-bucket bits per power of two the latency histograms were kept at (6: fio's own);
+    #: None for a file that does not say (fio's own).
+    histogram_bits: int | None = None
 
     @property
     def duration_seconds(self) -> float:
@@ -164,7 +168,8 @@ def session_info(reader: SessionReader) -> SessionInfo:
     return SessionInfo(
         path=reader.path, name=meta.name, session_id=meta.session_id,
         schema_version=meta.schema_version, writer=meta.writer, plan_path=meta.plan_path,
-        plan=meta.plan_text, started=meta.started, ended=meta.ended, complete=reader.complete,
+        plan=meta.plan_text, histogram_bits=meta.histogram_bits, started=meta.started,
+        ended=meta.ended, complete=reader.complete,
         start=reader.start, end=reader.end, size_bytes=reader.size_bytes,
         sample_count=reader.sample_count, event_count=reader.event_count,
         event_warnings=sum(1 for e in events if e.level == ev.WARNING),
@@ -189,6 +194,15 @@ def _host_line(facts: dict[str, object]) -> str:
     if isinstance(mem, int | float):
         parts.append(f"{mem / 2**30:.1f} GiB RAM")
     return ", ".join(parts)
+
+
+def _precision(bits: int | None) -> str:
+    """How precise the recorded latency histograms are, in words."""
+    if bits is None or bits >= FIO_PLAT_BITS:
+        return (f"latency histograms at fio's own resolution ({FIO_PLAT_BITS} bits: "
+                f"{1 << FIO_PLAT_BITS} buckets per power of two)")
+    return (f"latency histograms at {bits} bits: {1 << bits} buckets per power of two, "
+            f"percentiles within {relative_error(bits):.1%} of fio's")
 
 
 def _clock(t: float) -> str:
@@ -228,6 +242,7 @@ def format_info(info: SessionInfo) -> str:
         f"format    schema {info.schema_version}, written by benchtui {info.writer or '?'}"
         + ("" if info.complete else "; NOT closed (the recorder stopped early)"),
         f"plan      {info.plan_path or '(no path recorded)'}",
+        f"precision {_precision(info.histogram_bits)}",
         f"time      {_clock(start)} .. {_clock(info.end)} ({_span(info.duration_seconds)})",
         f"size      {_size(info.size_bytes)}, {info.sample_count} samples, "
         f"{info.event_count} events ({info.event_warnings} warnings, {info.event_errors} "

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from benchtui import __version__
 from benchtui.errors import BenchtuiError
+from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     _engine_options(p)
     p.add_argument("--jsonl", action="store_true", help="no console: print samples as JSON Lines")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
+    _histogram_option(p)
     _recording_options(p)
     _console_options(p)
 
@@ -65,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a built-in plan on this machine (fio randrw on a temporary file in "
         "your cache directory, with iostat or /proc/diskstats beside it) in the live console.")
     p.add_argument("--seconds", type=int, default=60, help="how long fio runs (default 60)")
+    _histogram_option(p)
     _recording_options(p)
     _console_options(p)
 
@@ -78,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--export", metavar="ADDR",
                    help="also serve Prometheus metrics on ADDR (host:port) while recording")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
+    _histogram_option(p)
 
     p = sub.add_parser(
         "replay", help="replay a recorded session in the console",
@@ -121,7 +125,28 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep serving this long after the last step (default 30)")
     p.add_argument("--record", metavar="SESSION", help="also record the session to this file")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
+    _histogram_option(p)
     return parser
+
+
+def _histogram_bits(text: str) -> int:
+    try:
+        bits = int(text)
+    except ValueError:
+        bits = -1
+    if not MIN_BITS <= bits <= FIO_PLAT_BITS:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number from {MIN_BITS} to {FIO_PLAT_BITS}, not {text!r} "
+            f"({FIO_PLAT_BITS} keeps fio's own resolution)")
+    return bits
+
+
+def _histogram_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--histogram-bits", type=_histogram_bits, metavar="N",
+                   help="keep latency histograms at N sub-bucket bits per power of two of "
+                   f"fio's scheme ({MIN_BITS}-{FIO_PLAT_BITS}; {FIO_PLAT_BITS}: fio's own "
+                   f"resolution, exact; default: the plan's [session] histogram_bits, "
+                   f"else {DEFAULT_BITS}: percentiles within 3.1%%)")
 
 
 def _recording_options(p: argparse.ArgumentParser) -> None:

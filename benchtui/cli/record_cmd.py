@@ -42,7 +42,8 @@ def recording(session: Session, path: str, *,
     ``on_close`` sees the recorder once it is closed (benchmarks read its numbers)."""
     meta = SessionMeta(SCHEMA_VERSION, session.plan.name, session.session_id,
                        _plan_text(session), str(session.plan.path), time.time(), None,
-                       hosts=list(session.transports), writer=__version__)
+                       hosts=list(session.transports), writer=__version__,
+                       histogram_bits=session.histogram_bits)
     recorder = Recorder(path, meta)
     session.add_sample_sink(recorder.on_samples)
     session.add_event_sink(recorder.on_event)

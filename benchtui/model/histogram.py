@@ -13,8 +13,11 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import accumulate
+from itertools import accumulate, compress
+from operator import sub
 from typing import Any
+
+from benchtui.model.fio_buckets import FIO_PLAT_BITS, coarse_keys
 
 NS_PER_SECOND = 1_000_000_000
 
@@ -100,6 +103,33 @@ class LatencyHistogram:
         """For JSON output: bucket value in seconds (as text) -> count, ascending."""
         return {repr(k / NS_PER_SECOND): v for k, v in sorted(self.counts.items())}
 
+    def coarsened(self, bits: int) -> LatencyHistogram:
+        """This histogram at ``bits`` sub-bucket bits per power of two of fio's scheme
+        (``fio_buckets``): each count moves to the coarse bucket holding its key, keyed by
+        that bucket's value. ``bits`` = 6 (fio's own resolution) returns self, as does a
+        histogram already that coarse. Totals are kept; a histogram holding running sums
+        (the parser's) gives one holding running sums, made with C-level passes."""
+        if bits >= FIO_PLAT_BITS:
+            return self
+        sums = self.running_sums()
+        if sums is not None and len(sums[0]) == len(sums[1]):
+            plan = _coarse_plan(sums[0], bits)
+            if plan.same:
+                return self
+            if plan.ascending:
+                return RunningSumsHistogram(plan.coarse, tuple(map(sums[1].__getitem__,
+                                                                   plan.ends)))
+        keymap = coarse_keys(bits)
+        counts = self.counts
+        if all(map(int.__eq__, map(keymap.__getitem__, counts), counts)):
+            return self
+        out: dict[int, int] = {}
+        get = out.get
+        for k, v in counts.items():
+            c = keymap[k]
+            out[c] = get(c, 0) + v
+        return LatencyHistogram(out)
+
 
 _COUNTS: Any = LatencyHistogram.__dict__["counts"]  # the slot that holds a histogram's counts
 
@@ -143,3 +173,57 @@ class LazyHistogram(LatencyHistogram):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(counts={self.counts!r})"
+
+
+def counts_from_sums(keys: Sequence[int], cum: Sequence[int]) -> dict[int, int]:
+    """bucket -> count (the buckets with a count only), from running sums of the counts."""
+    counts = list(map(sub, cum, [0, *cum[:-1]]))
+    return dict(zip(compress(keys, counts), filter(None, counts), strict=False))
+
+
+class RunningSumsHistogram(LazyHistogram):
+    """A ``LatencyHistogram`` held as bucket keys (ascending) and the running sums of their
+    counts; ``counts`` is made on first use (the recorder encodes the sums directly)."""
+
+    __slots__ = ()
+
+    def __init__(self, keys: Sequence[int], cum: Sequence[int]) -> None:
+        super().__init__((keys, cum))
+
+    def _make(self, pending: tuple[Sequence[int], Sequence[int]]) -> dict[int, int]:
+        return counts_from_sums(*pending)
+
+    def running_sums(self) -> tuple[Sequence[int], Sequence[int]] | None:
+        pending: tuple[Sequence[int], Sequence[int]] | None = self._pending  # type: ignore[assignment]
+        return pending  # one read: the state, or None once the dict is made
+
+
+class _CoarsePlan:
+    """How to coarsen running sums over one list of ascending keys: the coarse keys, and the
+    position of the last fine key of each (its running sum is the coarse bucket's). A parser
+    shares one key list between the intervals of a job, so a plan is made once per list."""
+
+    __slots__ = ("ascending", "coarse", "ends", "keys", "same")
+
+    def __init__(self, keys: Sequence[int], bits: int) -> None:
+        self.keys = keys
+        mapped = list(map(coarse_keys(bits).__getitem__, keys))
+        self.ascending = not any(map(int.__gt__, keys[:-1], keys[1:]))
+        self.same = mapped == list(keys)
+        last = len(mapped) - 1
+        self.ends = [i for i in range(last) if mapped[i] != mapped[i + 1]]
+        if mapped:
+            self.ends.append(last)
+        self.coarse = [mapped[i] for i in self.ends]
+
+
+_PLANS: dict[tuple[int, int], _CoarsePlan] = {}
+
+
+def _coarse_plan(keys: Sequence[int], bits: int) -> _CoarsePlan:
+    plan = _PLANS.get((id(keys), bits))
+    if plan is None or plan.keys is not keys:
+        if len(_PLANS) >= 1024:
+            _PLANS.clear()
+        plan = _PLANS[id(keys), bits] = _CoarsePlan(keys, bits)
+    return plan

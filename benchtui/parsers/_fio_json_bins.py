@@ -14,12 +14,16 @@ cumulative count reaches ``q * total``); the tests check both agree.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, repeat
+from itertools import accumulate, repeat
 from operator import sub
 
-from benchtui.model.histogram import NS_PER_SECOND, LatencyHistogram, LazyHistogram
+from benchtui.model.histogram import (
+    NS_PER_SECOND,
+    LatencyHistogram,
+    RunningSumsHistogram,
+    counts_from_sums,
+)
 
 
 class _BinKeys(dict[str, int]):
@@ -85,27 +89,15 @@ def quantiles(ns: list[int], cum: list[int], ascending: bool,
     return [(label, ns[bisect_left(cum, q * total)] / NS_PER_SECOND) for q, label in qs]
 
 
-def counts_of(ns: Sequence[int], cum: Sequence[int]) -> dict[int, int]:
-    """bucket ns -> count (the buckets with a count only), from the running sums."""
-    counts = list(map(sub, cum, [0, *cum[:-1]]))
-    return dict(zip(compress(ns, counts), filter(None, counts), strict=False))
+#: bucket ns -> count (the buckets with a count only), from the running sums.
+counts_of = counts_from_sums
 
 
-class DeltaHistogram(LazyHistogram):
-    """A ``LatencyHistogram`` whose ``counts`` dict is made on first use, from the bucket keys
-    and the interval's running sums (a tuple of ints, soon left alone by the garbage
-    collector). Parsing a file to print samples never needs the dict; an hour of dumps makes
-    ~15000 histograms. Readable from two threads at once (``LazyHistogram``): the event
-    loop's consumers and the recorder's thread."""
+class DeltaHistogram(RunningSumsHistogram):
+    """An interval's histogram as the parser makes it: fio's bucket keys and the running sums
+    of the interval's counts (a tuple of ints, soon left alone by the garbage collector). Its
+    ``counts`` dict is made on first use: parsing a file to print samples never needs it; an
+    hour of dumps makes ~15000 histograms. Readable from two threads at once
+    (``LazyHistogram``): the event loop's consumers and the recorder's thread."""
 
     __slots__ = ()
-
-    def __init__(self, ns: Sequence[int], cum: tuple[int, ...]) -> None:  # dict: on first use
-        super().__init__((ns, cum))
-
-    def _make(self, pending: tuple[Sequence[int], tuple[int, ...]]) -> dict[int, int]:
-        return counts_of(*pending)
-
-    def running_sums(self) -> tuple[Sequence[int], Sequence[int]] | None:
-        pending: tuple[Sequence[int], Sequence[int]] | None = self._pending  # type: ignore[assignment]
-        return pending  # one read: the state, or None once the dict is made

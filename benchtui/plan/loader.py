@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchtui.errors import PlanError
+from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 from benchtui.plan.fields import NAME, Fields, Source, checked_name, closest, shown, type_name
 from benchtui.plan.loader_steps import HostNames, read_monitors, read_steps
 from benchtui.plan.locate import syntax_error
@@ -33,6 +34,8 @@ SESSION_KEYS = {
     "remote_dir": f'remote_dir = "{DEFAULT_REMOTE_DIR}"',
     "deadline_margin": f"deadline_margin = {DEFAULT_DEADLINE_MARGIN:g}",
     "default_deadline": f"default_deadline = {DEFAULT_DEADLINE:g}",
+    "histogram_bits": f"histogram_bits = {DEFAULT_BITS} (1 to {FIO_PLAT_BITS}; "
+                      f"{FIO_PLAT_BITS} keeps fio's own resolution)",
 }
 HOST_KEYS = {
     "address": 'address = "10.0.0.11"',
@@ -142,6 +145,8 @@ def _read_settings(source: Source, table: Mapping[str, Any], path: Path) -> Sett
                                        zero_ok=True) or 0.0,
         default_deadline=fields.seconds("default_deadline", DEFAULT_DEADLINE)
         or DEFAULT_DEADLINE,
+        histogram_bits=fields.whole("histogram_bits", DEFAULT_BITS, MIN_BITS,
+                                    FIO_PLAT_BITS) or DEFAULT_BITS,
     )
 
 

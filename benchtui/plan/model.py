@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchtui.model.fio_buckets import DEFAULT_BITS
+
 #: The pseudo tool of a step or monitor that runs ``command`` as written.
 COMMAND_TOOL = "command"
 
@@ -31,6 +33,9 @@ class Settings:
     remote_dir: str = DEFAULT_REMOTE_DIR
     deadline_margin: float = DEFAULT_DEADLINE_MARGIN
     default_deadline: float = DEFAULT_DEADLINE
+    #: Resolution of the latency histograms kept (fio's bucket scheme at this many sub-bucket
+    #: bits per power of two; 6 is fio's own, exact): ``benchtui.model.fio_buckets``.
+    histogram_bits: int = DEFAULT_BITS
 
 
 @dataclass(frozen=True)

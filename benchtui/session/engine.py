@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from benchtui.errors import HostError
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
+from benchtui.model.fio_buckets import check_bits
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
 from benchtui.parsers.base import Parser
@@ -61,6 +62,8 @@ class SessionOptions:
     keep_going: bool = False
     ssh: SshOptions = field(default_factory=SshOptions)
     session_id: str | None = None
+    #: The resolution of the latency histograms (1..6); None: the plan's ``histogram_bits``.
+    histogram_bits: int | None = None
 
 
 @dataclass
@@ -103,6 +106,9 @@ class Session:
         self.plan = plan
         self.options = options or SessionOptions()
         self.session_id = self.options.session_id or new_session_id()
+        #: Latency histograms reach the sinks at this resolution (``fio_buckets``; 6: exact).
+        self.histogram_bits = check_bits(self.options.histogram_bits
+                                         or plan.settings.histogram_bits)
         self._sample_sinks: list[SampleSink] = [on_samples] if on_samples else []
         self._event_sinks: list[EventSink] = [on_event] if on_event else []
         self._output_sinks: list[OutputSink] = []
@@ -417,8 +423,11 @@ class Session:
         if not samples:
             return
         step = run.step if run.command.role != MONITOR else (self.current_step or "-")
+        bits = self.histogram_bits
         for s in samples:
             s.labels = {**s.labels, "step": step}
+            if s.histogram is not None:  # once, here: every sink sees the same histograms
+                s.histogram = s.histogram.coarsened(bits)
         run.samples += len(samples)
         for sink in self._sample_sinks:
             sink(samples)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Final
 
 #: The schema this benchtui writes, and the newest it reads.
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
 
 MAGIC: Final = b"BTUISESS"
 FILE_HEADER = struct.Struct("<8sHHI")

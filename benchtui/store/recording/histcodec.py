@@ -1,12 +1,14 @@
 """Latency histograms in a recording: sparse, exact, small.
 
 A per-interval fio histogram has a few hundred buckets with a count. fio's bucket values (ns)
-come from a fixed table (``FIO_IO_U_PLAT_BITS`` = 6: 64 buckets per power of two, 29 groups),
-so a bucket is written as its index in that table and the indexes as gaps from the previous
-one (mostly 1: consecutive buckets), and each count as the difference from the previous
-bucket's count, zigzag-mapped (neighbours are alike: ~13% smaller than the counts themselves
-after zstd, measured on a real fio randrw run); all as planed varints (``varint.py``). Keys
-that are not fio bucket values (other tools) are written as zigzag differences of the keys.
+come from a fixed table (``FIO_IO_U_PLAT_BITS`` = 6: 64 buckets per power of two, 29 groups;
+a session's histograms are kept at its ``histogram_bits``, the same scheme with fewer buckets
+per power of two: ``benchtui.model.fio_buckets``), so a bucket is written as its index in that
+table and the indexes as gaps from the previous one (mostly 1: consecutive buckets), and each
+count as the difference from the previous bucket's count, zigzag-mapped (neighbours are
+alike: ~13% smaller than the counts themselves after zstd, measured on a real fio randrw run);
+all as planed varints (``varint.py``). Keys that are not fio bucket values (other tools) are
+written as zigzag differences of the keys.
 
 The recorder encodes fio's histograms with ``HistogramEncoder``: from the parser's running
 sums, with lane arithmetic (``lanes.py``), to the same bytes.
@@ -21,6 +23,13 @@ from collections.abc import Sequence
 from operator import lt, sub
 from typing import Final
 
+from benchtui.model.fio_buckets import (
+    DEFAULT_BITS,
+    FIO_PLAT_BITS,
+    MIN_BITS,
+    bucket_index,
+    bucket_values,
+)
 from benchtui.model.histogram import LatencyHistogram, LazyHistogram
 from benchtui.store.recording.lanes import LANES_32, LANES_64, MAX_LANES, LaneWidth
 from benchtui.store.recording.varint import (
@@ -33,28 +42,37 @@ from benchtui.store.recording.varint import (
     zigzags,
 )
 
-_PLAT_BITS: Final = 6
-_PLAT_VAL: Final = 1 << _PLAT_BITS
-_PLAT_GROUPS: Final = 29
-
-
-def _fio_bucket_value(idx: int) -> int:
-    """fio's ``plat_idx_to_val`` (stat.c), in integers (exact for every index)."""
-    if idx < (_PLAT_VAL << 1):
-        return idx
-    error_bits = (idx >> _PLAT_BITS) - 1
-    base = 1 << (error_bits + _PLAT_BITS)
-    k = idx % _PLAT_VAL
-    return base + (k << error_bits) + (1 << (error_bits - 1))
-
-
-#: fio bucket index -> value, and back.
-FIO_BUCKETS: Final[tuple[int, ...]] = tuple(
-    _fio_bucket_value(i) for i in range(_PLAT_GROUPS * _PLAT_VAL))
-FIO_INDEX: Final[dict[int, int]] = {v: i for i, v in enumerate(FIO_BUCKETS)}
+#: fio bucket index -> value, and back (fio's own resolution: 6 bits).
+FIO_BUCKETS: Final[tuple[int, ...]] = bucket_values(FIO_PLAT_BITS)
+FIO_INDEX: Final[dict[int, int]] = bucket_index(FIO_PLAT_BITS)
 
 MODE_FIO: Final = 0
 MODE_KEYS: Final = 1
+#: Keys are buckets of fio's scheme at fewer bits (a session's declared ``histogram_bits``);
+#: a byte with the bits follows the mode.
+MODE_FIO_BITS: Final = 2
+
+#: Resolutions tried, in this order, when encoding: fio's own, then benchtui's default.
+_BITS_TRIED: Final = (FIO_PLAT_BITS, DEFAULT_BITS,
+                      *(b for b in range(FIO_PLAT_BITS - 1, MIN_BITS - 1, -1)
+                        if b != DEFAULT_BITS))
+_MODE_BYTES: Final = {b: bytes((MODE_FIO,)) if b == FIO_PLAT_BITS else bytes((MODE_FIO_BITS, b))
+                      for b in _BITS_TRIED}
+
+
+def _bucket_indexes(keys: list[int] | Sequence[int]) -> tuple[bytes, list[int]] | None:
+    """(the mode bytes, the bucket indexes) of the first resolution of fio's scheme whose
+    buckets hold every key; None when none does (not fio's buckets)."""
+    if not keys:
+        return None
+    for bits in _BITS_TRIED:
+        index = bucket_index(bits)
+        if keys[-1] not in index:
+            continue
+        idxs = list(map(index.get, keys))
+        if None not in idxs:
+            return _MODE_BYTES[bits], idxs  # type: ignore[return-value]  # no None in it
+    return None
 
 
 def encode_histogram(out: bytearray, counts: dict[int, int]) -> None:
@@ -68,10 +86,10 @@ def encode_histogram(out: bytearray, counts: dict[int, int]) -> None:
     put_uvarint(out, len(keys))
     if not keys:
         return
-    idxs = list(map(FIO_INDEX.get, keys))
-    if None not in idxs:
-        out.append(MODE_FIO)
-        fio: list[int] = idxs  # type: ignore[assignment]  # no None in it
+    found = _bucket_indexes(keys)
+    if found is not None:
+        mode, fio = found
+        out += mode
         fio[1:] = map(sub, fio[1:], fio[:-1])
         put_uvarints(out, fio)
     else:
@@ -89,7 +107,7 @@ class HistogramEncoder:
     thread at a time."""
 
     def __init__(self, capacity: int = 1024) -> None:
-        self._indexes: dict[int, tuple[Sequence[int], tuple[int, int] | None]] = {}
+        self._indexes: dict[int, tuple[Sequence[int], tuple[bytes, int, int] | None]] = {}
         self._capacity = capacity
 
     def encode(self, out: bytearray, histogram: LatencyHistogram) -> None:
@@ -97,18 +115,20 @@ class HistogramEncoder:
         if sums is None or not self._encode_sums(out, *sums):
             encode_histogram(out, histogram.counts)
 
-    def _index_lanes(self, keys: Sequence[int]) -> tuple[int, int] | None:
-        """The keys' fio bucket indexes in lanes of 32 and 64 bits (with the keep mark),
-        or None when they are not ascending fio buckets."""
+    def _index_lanes(self, keys: Sequence[int]) -> tuple[bytes, int, int] | None:
+        """The mode bytes and the keys' fio bucket indexes in lanes of 32 and 64 bits (with
+        the keep mark), or None when they are not ascending buckets of fio's scheme."""
         found = self._indexes.get(id(keys))
         if found is not None and found[0] is keys:
             return found[1]
-        idxs = list(map(FIO_INDEX.get, keys))
+        indexes = _bucket_indexes(keys)
         lanes = None
-        fio: list[int] = idxs  # type: ignore[assignment]  # checked just below
-        if None not in idxs and len(fio) <= MAX_LANES and all(map(lt, fio, fio[1:])):
+        if indexes is not None and len(keys) <= MAX_LANES \
+                and all(map(lt, indexes[1], indexes[1][1:])):
+            mode, fio = indexes
             w32, w64 = LANES_32, LANES_64
-            lanes = (w32.pack([1 << (w32.bits - 1) | i << w32.count_bits for i in fio]),
+            lanes = (mode,
+                     w32.pack([1 << (w32.bits - 1) | i << w32.count_bits for i in fio]),
                      w64.pack([1 << (w64.bits - 1) | i << w64.count_bits for i in fio]))
         if len(self._indexes) >= self._capacity:
             self._indexes.clear()
@@ -127,19 +147,21 @@ class HistogramEncoder:
             put_uvarint(out, 0)
             return True
         small = 0 <= cum[-1] < 1 << LANES_32.count_bits
-        for width, index in ((LANES_32, index_lanes[0]), (LANES_64, index_lanes[1])):
+        mode = index_lanes[0]
+        for width, index in ((LANES_32, index_lanes[1]), (LANES_64, index_lanes[2])):
             if width is LANES_32 and not small:
                 continue
             try:
                 sums = width.pack(cum)
             except OverflowError:  # a negative sum, or one too big for the width
                 continue
-            if self._encode_lanes(out, width, index, sums, n):
+            if self._encode_lanes(out, width, index, sums, n, mode=mode):
                 return True
         return False
 
     @staticmethod
-    def _encode_lanes(out: bytearray, w: LaneWidth, index: int, sums: int, n: int) -> bool:
+    def _encode_lanes(out: bytearray, w: LaneWidth, index: int, sums: int, n: int, *,
+                      mode: bytes) -> bool:
         cb, bits = w.count_bits, w.bits
         full = w.full(n)
         if sums & w.above_count:  # a running sum over count_bits
@@ -153,7 +175,7 @@ class HistogramEncoder:
         put_uvarint(out, m)
         if not m:
             return True
-        out.append(MODE_FIO)
+        out += mode
         full = w.full(m)
         idx = kept >> cb & w.index_mask
         w.varint_planes(out, idx - (idx << bits & full), m)  # ascending: gaps >= 1
@@ -176,12 +198,17 @@ def decode_histogram(buf: bytes, pos: int = 0) -> tuple[dict[int, int], int]:
         raise CodecError("truncated histogram")
     mode = buf[pos]
     pos += 1
+    buckets = FIO_BUCKETS
+    if mode == MODE_FIO_BITS:
+        if pos >= len(buf) or not MIN_BITS <= buf[pos] < FIO_PLAT_BITS:
+            raise CodecError("histogram resolution out of range")
+        buckets = bucket_values(buf[pos])
+        pos += 1
     gaps, pos = get_uvarints(buf, pos, n)
     diffs, pos = get_uvarints(buf, pos, n)
-    if mode == MODE_FIO:
+    if mode in (MODE_FIO, MODE_FIO_BITS):
         idx = 0
         keys = []
-        buckets = FIO_BUCKETS
         try:
             for g in gaps:
                 idx += g

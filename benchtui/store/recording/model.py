@@ -32,6 +32,9 @@ class SessionMeta:
     facts: dict[str, dict[str, object]] = field(default_factory=dict)
     #: The benchtui version that wrote the file.
     writer: str = ""
+    #: The resolution the session kept its latency histograms at: sub-bucket bits per power
+    #: of two of fio's bucket scheme (6: fio's own). None: not said (then fio's own).
+    histogram_bits: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

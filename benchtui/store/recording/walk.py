@@ -51,6 +51,9 @@ def meta_from_json(d: object, schema: int) -> SessionMeta:
     facts = kw.get("facts")
     if isinstance(facts, dict):
         meta.facts = {str(k): v for k, v in facts.items() if isinstance(v, dict)}
+    bits = kw.get("histogram_bits")
+    if isinstance(bits, int) and not isinstance(bits, bool):
+        meta.histogram_bits = bits
     return meta
 
 
