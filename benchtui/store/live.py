@@ -58,11 +58,14 @@ class LiveStore:
         self.samples_total = 0
         self.version = 0
         self._histograms: dict[FleetKey, dict[str, tuple[float, LatencyHistogram]]] = {}
+        #: (host, tool, metric, *labels in their own order) -> series: ``add``'s fast look-up.
+        self._seen: dict[tuple[object, ...], Series] = {}
 
     def add(self, samples: Iterable[Sample]) -> int:
         """Take samples in; returns how many. Summary samples are kept whole (few per run)."""
         n = 0
         window = self.window
+        seen = self._seen
         for s in samples:
             n += 1
             t = s.t if s.t is not None else (s.elapsed or 0.0)
@@ -76,12 +79,17 @@ class LiveStore:
                 fkey = (s.tool, tuple(sorted(s.labels.items())))
                 self._histograms.setdefault(fkey, {})[s.host] = (t, s.histogram)
                 continue
-            key = (s.host, s.tool, s.metric, tuple(sorted(s.labels.items())))
-            series = self.series.get(key)
+            # Labels in the order the parser wrote them: no sort for a series already seen.
+            fast = (s.host, s.tool, s.metric, *s.labels.items())
+            series = seen.get(fast)
             if series is None:
-                series = Series(s.host, s.tool, s.metric, s.labels, s.kind,
-                                deque(maxlen=window), deque(maxlen=window))
-                self.series[key] = series
+                key = (s.host, s.tool, s.metric, tuple(sorted(s.labels.items())))
+                series = self.series.get(key)
+                if series is None:
+                    series = Series(s.host, s.tool, s.metric, s.labels, s.kind,
+                                    deque(maxlen=window), deque(maxlen=window))
+                    self.series[key] = series
+                seen[fast] = series
             series.times.append(t)
             series.values.append(s.value)
         if n:
