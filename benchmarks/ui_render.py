@@ -408,75 +408,80 @@ def demo_first_data(cache: Path, timeout: float = 30.0) -> dict[str, float | Non
 NOTES = """
 ## Status against issue 4 (measured 2026-11-23; update this section with new runs)
 
-The machine was shared with another helper's benchmark (many sshd, fio and Python processes)
-and the same code measured 9-13.5% headless from one round to the next. Every round of the
-32-pane rows, net of the feed baseline (the table above is the 16:05 round):
+The table above is this session's last run (18:50-18:55, alone on a quiet machine). The
+machine (2 cores, a VM) is shared with other work and its speed moves from run to run; what
+holds from one run to the next is the side-by-side comparison: the previous commit's
+benchmark and this one started together (both in the same minutes, so both slower than
+alone), 60 s each, net of each one's feed baseline:
 
-| round | load average (start → end) | headless | tmux |
+| run (load average start → end) | driver | before | after |
 |---|---|---|---|
-| 15:45, 30 s | 1.4 → 17 | 8.4% | – |
-| 15:48 | 14 → 21 | 10.4% | 12.0% |
-| 16:00 | 22 → 16 | 10.5% | 12.1% |
-| 16:05 | 22 → 22 | 9.0% | 11.9% |
-| 16:18 | 14 → 11 | 13.5% | 18.1% |
+| 18:05 (4.0 → 0.4), the whole script, old and new together | headless | 13.3% | 10.3% |
+| same | tmux | 17.0% | 13.4% |
+| 17:51-17:55, `--child console` 40 s x2, feed included | headless | 15.0, 17.1% | 12.6, 12.9% |
 
-Side by side with the previous console (the previous commit's `--child console` and this one
-started together, 40 s, headless, process CPU with the ~2% feed): 18.7% → 11.7% (load 1.5,
-p99 231 → 120 ms), 18.3% / 18.7% → 11.4% / 11.9% (load 22-26), 24.5% → 16.0% (load 5, 16:23:
-whatever ran then made both a third dearer). About 35-40% less, whatever the load.
+About a fifth less CPU for the same frames (sample to screen p99 unchanged, 120-140 ms).
 
-* 32 host panes at 1 Hz, under 10%: **met headless in the quieter rounds, missed in tmux**
-  (a real terminal, where Textual also encodes every frame: 12-18% net on this loaded
-  machine; no tmux round at low load was possible). Not reliably met.
-* 48 small charts at 1 Hz: 5.9-6.9% net, met.
-* Sample to screen: p99 120-150 ms in the quieter runs (load < 5), met; 0.9-1.8 s in the
-  table's rounds, where at a load of ~20 the whole process waits for a core (the old console
-  likewise).
-* First fio numbers of `benchtui demo`: 1.95-2.33 s, met.
+* 32 host panes at 1 Hz, under 10%: **met headless (9.2% net in the run above), NOT met in
+  tmux (11.2%)**: a real terminal adds Textual's encoding of each frame and its write to the
+  pty. Side by side, the same runs are ~10% and ~13% when the machine is busier.
+* 48 small charts at 1 Hz: 4.3-6.9% net in earlier runs, met (not re-measured: unchanged code).
+* Sample to screen: p99 < 250 ms, met (125-140 ms when the machine is quiet).
+* First fio numbers of `benchtui demo`: 1.95-2.33 s in earlier runs, met (not re-measured).
 
 ## Where the time goes
 
-Measured with process-time counters around the console's parts (a 25 s headless run of the
-32-pane console, load average ~20, so every figure is inflated; the shares are what matters):
-the console itself took ~9.6% of a core, of which
+Measured with process-time counters around the console's parts and with the parts switched off
+(30 s headless runs, load < 2): the feed alone 2.6% of a core; the app ticking at 8 Hz with no
+pane and no header changing 0.5% more; the header (fleet figures once a second: every host's
+latency histograms merged per direction, ~64 merges of ~400 buckets) 1.5% more; the 32 panes
+~10% more before this round, ~3 ms per pane update, of which:
 
-* ~32% building the panes' lines (`pane_content.pane_lines`: each pane's small charts,
-  `charts.columns` over the window's points and `figures.combined` of the fio jobs' series,
-  about 0.3-0.5 ms a pane and second);
-* ~22% the panes' figures (`figures.host_figures`, once per host and new data; half of it
-  merging the jobs' latency histograms, `LatencyHistogram.merge`, and their quantiles);
-* ~10% the header (fleet figures once a second: every host's histograms merged);
-* ~30% Textual's compositor (frames at 8 a second: the changed panes' lines put together,
-  every drawn line cut at the panes' edges, and in a terminal the frame encoded);
-* the rest: the 8 Hz tick's checks, garbage collection (~5%).
+* the pane's figures (`figures.host_figures`): ~0.7 ms, 60% of it merging the jobs'
+  latency histograms and their quantiles (`LiveStore.fleet_latency`; a C-level merge with
+  `map` over `dict.get` was tried: no faster);
+* its lines (`pane_content.pane_lines`): ~0.8 ms before this round (charts: combining the
+  jobs' series, the columns over the window's points, the rows);
+* Textual: the content lines put in its line cache inside the border (`ReusedFrame`), its
+  render of the dirty widget, the compositor cutting every line of the frame's crop at the
+  panes' edges: ~1 ms.
 
-What changed since the previous run of this benchmark (32 panes 16-18% of a core); each step
-was measured by running the old and the new console side by side (same load), and the panes'
-lines are checked against Textual's own rendering (tests/test_ui_reused_lines.py, snapshots):
+What changed in this round (each measured side by side with the code before it; the panes'
+lines are still checked against Textual's own rendering, tests/test_ui_reused_lines.py, and
+the snapshots did not change):
 
-* Textual re-renders, on every frame, every visible widget that overlaps the bounding box of
-  the frame's dirty regions; a pane whose content had not changed still cost its background
-  colours, border title styles, line filters and crops eight times a second.
-  `ui/reused_lines.py` (`ReusedLines`, on the panes, the grid, the header, the charts and the
-  main screen) hands back the lines a widget returned last while Textual's line cache holds
-  the same lines.
-* A pane's new data refreshes its content region only, and `ReusedFrame` puts each new
-  content line into Textual's line cache inside the border and padding segments Textual drew
-  last (Textual drew every line whole: border, padding, styles, four Strips of seven caches
-  each), marked as already through the ANSI-to-truecolor line filter when that filter would
-  not change it (truecolor themes). That was as much work as the panes' content.
-* Garbage: the compositor divides each line at the screen's cuts and a strip in one piece
-  caches itself, so every replaced line, with its segments and caches (~20,000 objects a
-  second), was left to full collections of 100-300 ms each (4-5% of a core). Replaced lines'
-  caches are now cleared (`reused_lines._release`) and `gc.freeze()` runs after the first
-  frame; collections went to ~0.5%.
-* Our own code: latency quantiles without building tuples (1.8x), the fio jobs' series added
-  point by point when their times match (`figures._aligned`), chart rows from a per-cell
-  table (`charts._CELLS`, 2x), CSS classes and border words set only when they change.
-* Kept: the refresh tick at 8 Hz. Hosts report at different phases of the second, so fewer
-  ticks means waiting longer for a redraw (a 5 Hz tick alone waits up to 200 ms of the 250 ms
-  p99 target), and with unchanged panes now nearly free a frame costs little beyond the
-  changed panes.
+* Charts keep their columns (`ui/chart_cache.py`, `ColumnCache`, one per pane chart): a new
+  sample adds to its own column instead of the window's points being combined and averaged
+  again; the grid keeps its phase while the tool's clock jitters (tests/test_ui_chart_cache.py:
+  the same columns as computed from scratch).
+* A pane's lines are kept as styled segments and turned into strips only when Textual asks
+  for a line it does not have; `ReusedFrame` takes the segments directly (one Strip, with its
+  seven caches, per line instead of two), and the styles added to the pane's base style are
+  kept until Textual draws the pane anew.
+* When every line of a changed pane is in Textual's cache after that, `ReusedFrame` hands them
+  back through the line filters itself (`_cached_render`) instead of Textual's render, which
+  walked up the DOM for the background and the border titles' styles on every call.
+* The series index answers a query from a cache kept until a series is added (a pane's
+  figures ask ~80 a second), and no longer keeps its store alive (a replay leaked a whole
+  state per seek through it).
+* Cheaper checks per widget and frame (`outer_size` rather than `size`, which asks the
+  compositor's map), the truecolor check of a line's styles kept per style, chart rows of
+  one-line charts without per-cell clamping.
+
+What is left, for the next round: the latency histograms (merging and quantiles, in
+`model/histogram.py`/`store/live.py`: a host's two jobs and the fleet's 64 each second), and
+Textual's compositor (~1 ms per changed pane, and in a terminal the frame's encoding: the tmux
+rows are ~3% above the headless ones).
+
+## Earlier rounds
+
+Before this round: 16-18% → 9-13.5% headless (see git history of this file): Textual's
+re-render of unchanged panes avoided (`ReusedLines`), content lines put inside the border
+Textual drew last (`ReusedFrame`), replaced lines' caches cleared and `gc.freeze()` after the
+first frame (full collections of 100-300 ms), quantiles without tuples, the jobs' series added
+point by point, chart rows from a per-cell table. Kept: the refresh tick at 8 Hz (hosts report
+at different phases of the second; a 5 Hz tick alone waits up to 200 ms of the 250 ms p99
+target).
 
 The `benchtui demo` startup: the console's first frame at ~0.6-0.8 s (most of it importing
 Python, Textual and benchtui); the engine starts iostat and, after the host's facts and preflight,

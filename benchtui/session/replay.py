@@ -39,9 +39,12 @@ MAX_SPEED = SPEEDS[-1]
 #: Seconds of samples a state rebuilt by a seek holds before its target: what the charts can
 #: show (the console asks for more when its chart window is longer).
 DEFAULT_REPLAY_WINDOW = 300.0
-#: Seconds of samples the state shown at once after a seek holds: more than the console's
-#: "current values" span (5 s), so that numbers and the header are right from the first frame.
-DEFAULT_QUICK_WINDOW = 6.0
+#: Seconds of samples the state shown at once after a seek holds: three reporting intervals
+#: of the tools (1 Hz), so that every host's current values, histograms and state are in the
+#: first frame (a host reporting less often than that shows its values when the fuller
+#: state is built, a few seconds later). What a seek decodes and feeds grows with it (16
+#: hosts: ~1,700 samples a second, ~10 us each).
+DEFAULT_QUICK_WINDOW = 3.0
 #: A seek forward by up to this many ``quick`` spans feeds on (keeps the history) rather
 #: than starting over: about as cheap as the quick start, and nothing to rebuild.
 FEED_ON = 2.0

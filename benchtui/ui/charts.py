@@ -40,8 +40,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from itertools import groupby
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Protocol
 
 from rich.segment import Segment
@@ -167,29 +168,40 @@ def chart_rows(primary: Sequence[Column], secondary: Sequence[Column] | None = N
         # one colour: a row is one segment (blank cells take no colour anyway)
         for r in range(height - 1, -1, -1):
             base = 8 * r
-            text = "".join([BLOCKS[min(max(x - base, 0), 8)] for x in a])
+            if height == 1:  # the levels are the row's eighths already
+                text = "".join(map(BLOCKS.__getitem__, a))
+            else:
+                text = "".join([BLOCKS[min(max(x - base, 0), 8)] for x in a])
             rows.append([Segment(text, styles.primary if text.strip() else None)])
         return rows
     b = _levels(secondary, height, lo, hi)
     if len(b) < len(a):
         b += [0] * (len(a) - len(b))
-    # cell styles by code: the lower part (fg) of a split cell is the overlap, its upper part
-    # (bg) the larger series
-    by_code: tuple[Style | None, ...] = (
+    by_code = _styles_by_code(styles)
+    cells = _CELLS.__getitem__
+    for r in range(height - 1, -1, -1):
+        base = 8 * r
+        top = base + 8
+        if height == 1:  # both levels are the row's eighths already
+            row = list(map(cells, map(add, [x * 9 for x in a], b)))
+        else:
+            row = [cells((0 if x <= base else 8 if x >= top else x - base) * 9
+                         + (0 if y <= base else 8 if y >= top else y - base))
+                   for x, y in zip(a, b, strict=False)]
+        rows.append([Segment("".join(map(_char, run)), by_code[code])
+                     for code, run in groupby(row, _code)])
+    return rows
+
+
+@lru_cache(maxsize=64)
+def _styles_by_code(styles: ChartStyles) -> tuple[Style | None, ...]:
+    """Cell styles by ``_cell``'s codes: the lower part (fg) of a split cell is the overlap,
+    its upper part (bg) the larger series."""
+    return (
         None, styles.both, styles.primary, styles.secondary,
         Style(color=styles.both.color, bgcolor=styles.primary.color),
         Style(color=styles.both.color, bgcolor=styles.secondary.color),
     )
-    cells = _CELLS
-    for r in range(height - 1, -1, -1):
-        base = 8 * r
-        top = base + 8
-        row = [cells[(0 if x <= base else 8 if x >= top else x - base) * 9
-                     + (0 if y <= base else 8 if y >= top else y - base)]
-               for x, y in zip(a, b, strict=False)]
-        rows.append([Segment("".join(map(_char, run)), by_code[code])
-                     for code, run in groupby(row, _code)])
-    return rows
 
 
 _char, _code = itemgetter(0), itemgetter(1)

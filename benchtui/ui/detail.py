@@ -199,13 +199,16 @@ class HostDetailScreen(Screen[None]):
             "device", "util", "r/s", "w/s", "read", "write", "r_await", "w_await", "queue")
         self.query_one("#jobs", DataTable).add_columns(
             "step", "job", "op", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9")
+        redraw = getattr(self.app, "refresh_display", None)  # the console's: draw it now
+        if callable(redraw):
+            self.call_after_refresh(redraw)
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"{name}-tab"
 
     def update_from(self, state: FleetState, now: float, end: float, window: float) -> None:
         view = state.hosts.get(self.host)
-        if view is None:
+        if view is None or not self.is_mounted:  # pushed, not composed yet: next tick
             return
         f = fig.host_figures(state, self.host, now)
         title = f"{self.host} · {f.state}" + (f" · {f.reason}" if f.reason else "")

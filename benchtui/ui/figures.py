@@ -131,48 +131,70 @@ class FleetFigures:
 class SeriesIndex:
     """The store's series by host and metric, so a pane reads its own series without
     scanning every host's (``LiveStore.find`` walks them all). Series are only ever added to
-    a store, so the index catches up by reading the new ones."""
+    a store, so the index catches up by reading the new ones, and what a query found stays
+    what it finds until a series is added (a host's figures ask some 80 queries a second)."""
 
     def __init__(self, store: LiveStore) -> None:
-        self.store = store
+        # the store's dict, not the store: the index is the value of a weak dictionary keyed
+        # by the store, which must not keep its own key alive (a replay makes a new state,
+        # and store, on every seek)
+        self._series = store.series
         self._seen = 0
         self._by_host: dict[str, dict[str, list[Series]]] = {}
         self._by_metric: dict[str, list[Series]] = {}
+        self._found: dict[tuple[object, ...], tuple[Series, ...]] = {}
 
     def _catch_up(self) -> None:
-        series = self.store.series
+        series = self._series
         if len(series) == self._seen:
             return
         for s in itertools.islice(series.values(), self._seen, None):
             self._by_host.setdefault(s.host, {}).setdefault(s.metric, []).append(s)
             self._by_metric.setdefault(s.metric, []).append(s)
         self._seen = len(series)
+        self._found.clear()
 
     def find(self, metric: str, host: str | None = None, **labels: str) -> Iterator[Series]:
         """As ``LiveStore.find`` with a metric: the series matching host and labels."""
+        return iter(self.found(metric, host, **labels))
+
+    def found(self, metric: str, host: str | None = None, **labels: str
+              ) -> tuple[Series, ...]:
+        """``find``'s series as a tuple (kept until a series is added to the store)."""
         self._catch_up()
+        key = (metric, host, *labels.items())
+        hit = self._found.get(key)
+        if hit is not None:
+            return hit
         if host is None:
             candidates = self._by_metric.get(metric, ())
         else:
             candidates = self._by_host.get(host, {}).get(metric, ())
-        for series in candidates:
-            if all(series.labels.get(k) == v for k, v in labels.items()):
-                yield series
+        hit = self._found[key] = tuple(
+            series for series in candidates
+            if all(series.labels.get(k) == v for k, v in labels.items()))
+        return hit
 
     def metrics(self, host: str) -> set[str]:
         self._catch_up()
         return set(self._by_host.get(host, ()))
-
 
 _INDEXES: weakref.WeakKeyDictionary[LiveStore, SeriesIndex] = weakref.WeakKeyDictionary()
 
 
 def index_of(store: LiveStore) -> SeriesIndex:
     """The (cached) index of ``store``."""
+    if _LAST and _LAST[0][0]() is store:
+        return _LAST[0][1]
     index = _INDEXES.get(store)
     if index is None:
         index = _INDEXES[store] = SeriesIndex(store)
+    _LAST[:] = [(weakref.ref(store), index)]
     return index
+
+
+#: The store asked for last and its index (the same store is asked thousands of times).
+_LAST: list[tuple[weakref.ref[LiveStore], SeriesIndex]] = []
 
 
 def since(now: float) -> float:
@@ -185,9 +207,9 @@ def fresh(store: LiveStore, metric: str, host: str | None, now: float,
     """Series of ``metric`` (on ``host``, with ``labels``) that have a point newer than
     ``STALE_AFTER`` before ``now``."""
     oldest = since(now)
-    for series in index_of(store).find(metric, host, **labels):
-        t = series.last_t
-        if t is not None and t >= oldest:
+    for series in index_of(store).found(metric, host, **labels):
+        times = series.times
+        if times and times[-1] >= oldest:
             yield series
 
 

@@ -28,6 +28,7 @@ from benchtui.ui.chart_widgets import ChartPaintObserver
 from benchtui.ui.pane_content import (
     COMPACT_HEADER,
     Cells,
+    ChartCaches,
     PaneStyles,
     compact_line,
     pane_lines,
@@ -67,7 +68,17 @@ class HostPane(ReusedFrame, can_focus=True):
         super().__init__(id=None, classes="host-pane")
         self.host = host
         self.figures: fig.HostFigures | None = None
-        self._strips: list[Strip] = []
+        #: The content's lines, styled (the pane's base style added), and their strips as
+        #: Textual asks for them: ``ReusedFrame`` takes the lines without making strips.
+        self._lines: list[list[Segment]] = []
+        self._strips: list[Strip | None] = []
+        self._width = 0
+        self._state_seen: FleetState | None = None
+        #: The charts' columns, kept between drawings (``chart_cache``), for one state.
+        self._chart_caches: ChartCaches = {}
+        self._cached_for: FleetState | None = None
+        #: (Textual's line 0 when the base style was read, the base style, styles added to it)
+        self._base: tuple[Strip | None, Style, dict[Style | None, Style]] | None = None
         self._key: tuple[object, ...] | None = None
         self._data_key: tuple[object, ...] | None = None
         self._stale = True
@@ -111,10 +122,12 @@ class HostPane(ReusedFrame, can_focus=True):
         data = (view.samples, view.state, view.reason, view.warnings, stale)
         idle = stale or view.state not in ("running", "reconnecting")
         key = (*data, window, generation, int(end // IDLE_REDRAW) if idle else 0)
-        if key == self._key:
+        same_state = state is self._state_seen  # a replay seek hands a new state
+        if key == self._key and same_state:
             return False
-        if data != self._data_key or self.figures is None:
+        if data != self._data_key or self.figures is None or not same_state:
             self._data_key = data
+            self._state_seen = state
             f = self.figures = fig.host_figures(state, self.host, now)
             self.newest_t = view.last_sample_t
             self._set_border(title_of(f), subtitle_of(f))
@@ -149,30 +162,67 @@ class HostPane(ReusedFrame, can_focus=True):
             return [[Segment(self.host)]]
         state, end, window = args
         styles = self.styles_for_pane()
+        if state is not self._cached_for:  # a new state (replay seek): new series
+            self._chart_caches = {}
+            self._cached_for = state
+        caches = self._chart_caches
         if self.has_class("-compact"):
-            return [compact_line(state, f, width=width, end=end, window=window, styles=styles)]
+            return [compact_line(state, f, width=width, end=end, window=window, styles=styles,
+                                 caches=caches)]
         return pane_lines(state, f, width=width, height=height, end=end, window=window,
-                          styles=styles)
+                          styles=styles, caches=caches)
 
     def render_line(self, y: int) -> Strip:
         """Line ``y`` of the content, from the cache (rebuilt after a change or a resize)."""
         if self._stale:
             self._rebuild()
         if 0 <= y < len(self._strips):
-            return self._strips[y]
+            strip = self._strips[y]
+            if strip is None:
+                strip = self._strips[y] = Strip(self._lines[y], self._width)
+            return strip
         return self._blank
+
+    def content_cells(self, y: int) -> tuple[list[Segment], int] | None:
+        """``ReusedFrame``: line ``y``'s segments and width, without making a Strip."""
+        if self._stale:
+            self._rebuild()
+        if 0 <= y < len(self._lines):
+            return self._lines[y], self._width
+        return None
+
+    def _base_style(self) -> tuple[Style, dict[Style | None, Style]]:
+        """The pane's own style (background, colour), and a memo of styles added to it.
+        Reading it walks up the DOM; it is read again when Textual drew the pane's top line
+        anew since (any style change, focus or resize has Textual draw the pane whole)."""
+        cache = getattr(self._styles_cache, "_cache", None)
+        anchor = cache.get(0) if isinstance(cache, dict) else None
+        base = self._base
+        if base is None or anchor is None or base[0] is not anchor:
+            base = self._base = (anchor, self.rich_style, {})
+        return base[1], base[2]
 
     def _rebuild(self) -> None:
         size = self.content_size
         width, height = size.width, size.height
-        base = self.rich_style
-        strips = []
+        base, added = self._base_style()
+        lines = []
         for line in self._draw(width, height):
-            strip = Strip(Segment.apply_style(line, base))  # one Strip a line: the lines are
-            if strip.cell_length != width:  # drawn to the width, this is for safety
-                strip = strip.extend_cell_length(width, base).crop(0, width)
-            strips.append(strip)
-        self._strips = strips
+            styled = []
+            for text, style, control in line:  # Segment.apply_style, with the sums kept
+                if control is not None:
+                    styled.append(Segment(text, None, control))
+                    continue
+                full = added.get(style)
+                if full is None:
+                    full = added[style] = base + style
+                styled.append(Segment(text, full))
+            if Segment.get_line_length(styled) != width:  # the lines are drawn to the
+                styled = Segment.adjust_line_length(styled, width, base)  # width: for safety
+            lines.append(styled)
+        self._lines = lines
+        self._width = width
+        self._strips = [None] * len(lines)
         self._blank = Strip.blank(width, base)
         self._stale = False
         self.renders += 1

@@ -22,7 +22,15 @@ from rich.text import Text
 
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
-from benchtui.ui.charts import ChartStyles, chart_rows, columns, rows_text, value_range
+from benchtui.ui.chart_cache import ColumnCache
+from benchtui.ui.charts import (
+    ChartStyles,
+    Column,
+    chart_rows,
+    columns,
+    rows_text,
+    value_range,
+)
 from benchtui.ui.format import (
     format_bit_rate,
     format_byte_rate,
@@ -190,7 +198,8 @@ def seconds_per_column(window: float, chart_width: int) -> float:
 
 
 def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int, end: float,
-               window: float, styles: PaneStyles) -> list[Cells]:
+               window: float, styles: PaneStyles, caches: ChartCaches | None = None
+               ) -> list[Cells]:
     """The content of a full pane: at most ``height`` lines of exactly ``width`` cells."""
     rows = host_rows(f, styles)
     if not rows:
@@ -205,7 +214,7 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
     chart_width = width - LABEL_WIDTH - numbers_width - 1
     if chart_width < MIN_SIDE_CHART and width - STACK_INDENT >= MIN_CHART:
         return _stacked(state, f, rows, width=width, height=height, end=end, window=window,
-                        styles=styles)
+                        styles=styles, caches=caches)
     charting = chart_width >= MIN_CHART
     spc = seconds_per_column(window, chart_width)
     heights = _chart_heights(rows, height - len(rows), charting, first=1)
@@ -218,14 +227,15 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
             lines.append(fit(line, width))
             continue
         chart = chart_cells(state, f.name, row.chart, width=chart_width, height=rows_high,
-                            end=end, seconds_per_column=spc, styles=styles)
+                            end=end, seconds_per_column=spc, styles=styles, caches=caches)
         lines.append([*line, Segment(" "), *chart[0]])
         lines.extend([blank, *extra] for extra in chart[1:])
     return lines
 
 
 def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: int,
-             height: int, end: float, window: float, styles: PaneStyles) -> list[Cells]:
+             height: int, end: float, window: float, styles: PaneStyles,
+             caches: ChartCaches | None = None) -> list[Cells]:
     """A narrow pane: each row's chart under its numbers, as wide as the pane allows; the
     spare lines go to the first rows' charts."""
     chart_width = width - STACK_INDENT
@@ -239,7 +249,7 @@ def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: i
         if row.chart is not None and rows_high:
             chart = chart_cells(state, f.name, row.chart, width=chart_width,
                                 height=rows_high, end=end, seconds_per_column=spc,
-                                styles=styles)
+                                styles=styles, caches=caches)
             lines.extend([indent, *extra] for extra in chart)
     return lines[:height]
 
@@ -262,21 +272,43 @@ def _chart_heights(rows: list[Row], spare: int, charting: bool, *, first: int) -
 
 
 def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, height: int,
-                end: float, seconds_per_column: float, styles: PaneStyles) -> list[Cells]:
-    """A chart of ``spec``'s series of ``host``: ``height`` rows of ``width`` cells."""
-    start = end - width * seconds_per_column
+                end: float, seconds_per_column: float, styles: PaneStyles,
+                caches: ChartCaches | None = None) -> list[Cells]:
+    """A chart of ``spec``'s series of ``host``: ``height`` rows of ``width`` cells. With
+    ``caches`` (a pane's, kept between drawings), the columns are kept up to date from the
+    new points only (``chart_cache``)."""
     index = fig.index_of(state.store)
-    primary = fig.combined(index.find(spec.metric, host, **spec.labels), start,
-                           worst=spec.worst)
-    secondary = (fig.combined(index.find(spec.metric, host, **spec.secondary), start,
-                              worst=spec.worst) if spec.secondary is not None else None)
-    if spec.metric == "cpu_ratio" and primary is not None:  # drawn as busy = 1 - idle
-        primary = fig.Points(list(primary.times), [1.0 - v for v in primary.values])
-    first = columns(primary, end=end, width=width, seconds_per_column=seconds_per_column)
-    second = (columns(secondary, end=end, width=width, seconds_per_column=seconds_per_column)
-              if secondary is not None else None)
+    busy = spec.metric == "cpu_ratio"  # drawn as busy = 1 - idle
+    if caches is not None:
+        def cached(labels: dict[str, str]) -> list[Column]:
+            key = (spec.metric, *labels.items())
+            cache = caches.get(key)
+            if cache is None:
+                cache = caches[key] = ColumnCache()
+            return cache.columns(index.found(spec.metric, host, **labels), end=end, width=width,
+                                 seconds_per_column=seconds_per_column, worst=spec.worst,
+                                 busy=busy)
+
+        first = cached(spec.labels)
+        second = cached(spec.secondary) if spec.secondary is not None else None
+    else:
+        start = end - width * seconds_per_column
+        primary = fig.combined(index.find(spec.metric, host, **spec.labels), start,
+                               worst=spec.worst)
+        secondary = (fig.combined(index.find(spec.metric, host, **spec.secondary), start,
+                                  worst=spec.worst) if spec.secondary is not None else None)
+        if busy and primary is not None:
+            primary = fig.Points(list(primary.times), [1.0 - v for v in primary.values])
+        first = columns(primary, end=end, width=width, seconds_per_column=seconds_per_column)
+        second = (columns(secondary, end=end, width=width,
+                          seconds_per_column=seconds_per_column)
+                  if secondary is not None else None)
     lo, hi = value_range(first, second or [])
     return chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
+
+
+#: A pane's chart caches, by metric and labels.
+ChartCaches = dict[tuple[object, ...], ColumnCache]
 
 
 def state_style(f: fig.HostFigures, styles: PaneStyles) -> Style:
@@ -288,7 +320,8 @@ def state_style(f: fig.HostFigures, styles: PaneStyles) -> Style:
 
 
 def compact_line(state: FleetState, f: fig.HostFigures, *, width: int, end: float,
-                 window: float, styles: PaneStyles) -> Cells:
+                 window: float, styles: PaneStyles, caches: ChartCaches | None = None
+                 ) -> Cells:
     """One row for a host when many share the screen, exactly ``width`` cells."""
     read_op = "total" if "total" in f.iops and "read" not in f.iops else "read"
     lat = f.latency.get(read_op) or f.latency.get("write")
@@ -310,7 +343,7 @@ def compact_line(state: FleetState, f: fig.HostFigures, *, width: int, end: floa
         spec = ChartSpec("iops", {"op": read_op}, {"op": "write"})
         chart = chart_cells(state, f.name, spec, width=rest, height=1, end=end,
                             seconds_per_column=seconds_per_column(window, rest),
-                            styles=styles)
+                            styles=styles, caches=caches)
         line += [Segment(" "), *chart[0]]
     return fit(line, width)
 

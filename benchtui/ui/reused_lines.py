@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.color import Color
 from textual.filter import ANSIToTruecolor, LineFilter
 from textual.geometry import Region, Size
@@ -52,7 +53,7 @@ class ReusedLines(Widget):
                 or (self.auto_links and self.hover_style)):  # link hover restyles lines
             return super().render_lines(crop)
         filters = self.app.get_line_filters()
-        size = self.size
+        size = self.outer_size  # ``size`` asks the compositor's map, twice per widget a frame
         lines = crop.line_range
         last = self._reused
         if (last is not None and last[0] == crop and last[1] == size
@@ -60,7 +61,9 @@ class ReusedLines(Widget):
                 and _same(last[3], [cache.get(y) for y in lines])):
             return last[4]
         self._frame_lines(cache, dirty, crop)
-        strips = super().render_lines(crop)
+        strips = self._cached_render(cache, dirty, crop, filters)
+        if strips is None:
+            strips = super().render_lines(crop)
         self._learn_frame(cache, crop)
         self._reused = (crop, size, filters, [cache.get(y) for y in lines], strips)
         if last is not None:
@@ -70,12 +73,19 @@ class ReusedLines(Widget):
     def _frame_lines(self, cache: dict[int, Strip], dirty: set[int], crop: Region) -> None:
         """Put dirty lines in Textual's line cache before it renders (``ReusedFrame``)."""
 
+    def _cached_render(self, cache: dict[int, Strip], dirty: set[int], crop: Region,
+                       filters: Sequence[LineFilter]) -> list[Strip] | None:
+        """What Textual's render would return when every line is in its cache (``ReusedFrame``);
+        None to have Textual render."""
+        return None
+
     def _learn_frame(self, cache: dict[int, Strip], crop: Region) -> None:
         """Look at the lines Textual rendered (``ReusedFrame``)."""
 
 
-#: (line 0 when learnt, widget width, content width, segments left and right of the content)
-_Frame = tuple[Strip, int, int, list[Segment], list[Segment]]
+#: (line 0 when learnt, widget width, content width, segments left and right of the content,
+#: the widget's background then)
+_Frame = tuple[Strip, int, int, list[Segment], list[Segment], Color]
 
 
 class ReusedFrame(ReusedLines):
@@ -98,23 +108,29 @@ class ReusedFrame(ReusedLines):
         frame = self._frame
         if frame is None or not dirty:
             return
-        anchor, width, content_width, left, right = frame
+        anchor, width, content_width, left, right, background = frame
         content = self.content_size
         if cache.get(0) is not anchor or self.region.width != width \
                 or content.width != content_width:
             self._frame = None
             return
         top = self.styles.gutter.top
-        unfiltered = _unfiltered(self.app.get_line_filters(), self.background_colors[1])
+        unfiltered = _unfiltered(self.app.get_line_filters(), background)
         for y in crop.line_range:
             row = y - top
             if y in dirty and 0 <= row < content.height:
-                line = self.render_line(row)
-                if line.cell_length == content_width:
-                    strip = cache[y] = Strip([*left, *line, *right], width)
+                cells = self.content_cells(row)
+                if cells is not None and cells[1] == content_width:
+                    strip = cache[y] = Strip([*left, *cells[0], *right], width)
                     dirty.discard(y)
                     if unfiltered is not None:
                         unfiltered(strip)
+
+    def content_cells(self, y: int) -> tuple[Sequence[Segment], int] | None:
+        """Line ``y`` of the content as segments and its cell length (the widget's
+        ``render_line`` unless it has them without making a Strip)."""
+        line = self.render_line(y)
+        return list(line), line.cell_length
 
     def _learn_frame(self, cache: dict[int, Strip], crop: Region) -> None:
         if self._frame is not None:
@@ -139,8 +155,40 @@ class ReusedFrame(ReusedLines):
                 middle = segments[start:start + len(inner)]
                 if all(a is b for a, b in zip(middle, inner, strict=True)):
                     self._frame = (anchor, self.region.width, content.width,
-                                   segments[:start], segments[start + len(inner):])
+                                   segments[:start], segments[start + len(inner):],
+                                   self.background_colors[1])
                     return
+
+    def _cached_render(self, cache: dict[int, Strip], dirty: set[int], crop: Region,
+                       filters: Sequence[LineFilter]) -> list[Strip] | None:
+        """Textual's ``StylesCache.render`` for the case where the frame is known and every
+        line of ``crop`` is in the cache and clean (``_frame_lines`` put the new ones there):
+        each line through the line filters (each strip caches what a filter made of it) and
+        cut to the crop's columns. Textual's own render also reads the widget's background,
+        border title styles and more, walking up the DOM each time: with a new pane a frame,
+        that was as much again as putting its lines together."""
+        frame = self._frame
+        if frame is None or cache.get(0) is not frame[0] or self.BLANK:
+            return None
+        width = frame[1]
+        if getattr(self._styles_cache, "_width", None) != width or self.region.width != width:
+            return None
+        lines = crop.line_range
+        if not dirty.isdisjoint(lines):
+            return None
+        background = frame[5]
+        strips = []
+        for y in lines:
+            strip = cache.get(y)
+            if strip is None:
+                return None
+            for line_filter in filters:
+                strip = strip.apply_filter(line_filter, background)
+            strips.append(strip)
+        if crop.column_span != (0, width):
+            x1, x2 = crop.column_span
+            strips = [strip.crop(x1, x2) for strip in strips]
+        return strips
 
 
 def _unfiltered(filters: Sequence[LineFilter], background: Color
@@ -156,18 +204,33 @@ def _unfiltered(filters: Sequence[LineFilter], background: Color
     key = (ansi, background)
     truecolor = ansi.truecolor_style
     rich_background = background.rich_color
+    known = _TRUECOLOR.get(key)
+    if known is None:
+        if len(_TRUECOLOR) > 64:  # themes and backgrounds come and go: a few at a time
+            _TRUECOLOR.clear()
+        known = _TRUECOLOR[key] = {}
+    kept = known.get
 
     def mark(strip: Strip) -> None:
         cache = getattr(strip, "_filter_cache", None)
         if cache is None:
             return
         for _text, style, control in strip:
-            if control is not None or (style is not None
-                                       and truecolor(style, rich_background) != style):
+            if control is not None:
                 return
+            if style is not None:
+                same = kept(style)
+                if same is None:
+                    same = known[style] = truecolor(style, rich_background) == style
+                if not same:
+                    return
         cache[key] = strip
 
     return mark
+
+
+#: Per (filter, background): whether the filter gives a style back unchanged.
+_TRUECOLOR: dict[tuple[LineFilter, Color], dict[Style, bool]] = {}
 
 
 def _release(old: list[Strip], new: list[Strip]) -> None:

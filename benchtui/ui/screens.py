@@ -86,8 +86,15 @@ class SessionLogScreen(Screen[None]):
                       min_width=20)
         yield Footer()
 
+    def on_mount(self) -> None:
+        redraw = getattr(self.app, "refresh_display", None)  # the console's: fill it now
+        if callable(redraw):
+            self.call_after_refresh(redraw)
+
     def update_from(self, state: FleetState) -> None:
         """Append the events that arrived since the last call."""
+        if not self.is_mounted:  # pushed, not composed yet: next tick
+            return
         total = state.events_total
         log = self.query_one("#events", RichLog)
         if total == self._seen or not log.size.width:

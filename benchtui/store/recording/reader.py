@@ -63,7 +63,7 @@ class SessionReader:
         self.warnings = []
         self.complete = False
         self._segments: list[SegmentStats] = []
-        self._cache: OrderedDict[int, list[Body]] = OrderedDict()
+        self._cache: OrderedDict[int, _Bodies] = OrderedDict()
         self._damaged: set[int] = set()
         try:
             self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
@@ -207,36 +207,15 @@ class SessionReader:
 
     # --- segments ----------------------------------------------------------------------------
 
-    def _bodies(self, seg: SegmentStats) -> list[Body]:
-        """The segment's frame bodies (decompressed), up to the first damage."""
+    def _bodies(self, seg: SegmentStats) -> _Bodies:
+        """The segment's frame bodies (decompressed as far as they are read), up to the first
+        damage. A segment is one zstd stream: a seek to its last seconds still decompresses
+        the frames before them, but no longer the ones after (~40 ms a minute of 16 hosts)."""
         cached = self._cache.get(seg.offset)
         if cached is not None:
             self._cache.move_to_end(seg.offset)
             return cached
-        data = self._mm[seg.offset:seg.end]
-        out: list[Body] = []
-        stream = zstandard.ZstdDecompressor().decompressobj()
-        pos = 0
-        while pos < len(data):
-            h = fmt.read_frame_header(data, pos, seg.offset + pos)
-            if h is None or h.end - seg.offset > len(data):
-                self._warn_damage(seg, None, seg.offset + pos)
-                break
-            if h.type == fmt.DATA and h.segment == seg.number:
-                payload = data[pos + fmt.FRAME_HEADER_SIZE:h.end - seg.offset]
-                try:
-                    if not fmt.payload_ok(h, payload):
-                        raise CodecError("CRC")
-                    body = stream.decompress(payload)
-                    if len(body) != h.raw_len:
-                        raise CodecError("length")
-                except (zstandard.ZstdError, CodecError):
-                    self._warn_damage(seg, h)
-                    break
-                if h.raw_len:
-                    out.append((h, body))
-            pos = h.end - seg.offset
-        self._cache[seg.offset] = out
+        out = self._cache[seg.offset] = _Bodies(self, seg)
         if len(self._cache) > _CACHED_SEGMENTS:
             self._cache.popitem(last=False)
         return out
@@ -359,3 +338,57 @@ class SessionReader:
                 if self.end - last > GAP_SECONDS:
                     gaps.append(Gap(host, last, self.end))
         return gaps
+
+
+class _Bodies:
+    """One segment's frame bodies, decompressed frame by frame as readers get to them (a
+    reader's cache holds a few; iterating again yields the ones already decompressed, then
+    decompresses on). Like the reader, for one thread."""
+
+    __slots__ = ("_done", "_pos", "_reader", "_seg", "_stream", "bodies")
+
+    def __init__(self, reader: SessionReader, seg: SegmentStats) -> None:
+        self._reader = reader
+        self._seg = seg
+        self._pos = seg.offset
+        self._stream = zstandard.ZstdDecompressor().decompressobj()
+        self._done = False
+        self.bodies: list[Body] = []
+
+    def __iter__(self) -> Iterator[Body]:
+        i = 0
+        while True:
+            if i < len(self.bodies):
+                yield self.bodies[i]
+                i += 1
+            elif self._done or not self._next():
+                return
+
+    def _next(self) -> bool:
+        """Decompress up to the next frame with a body; False at the segment's end (or at
+        damage, which the reader names in its warnings)."""
+        reader, seg, mm = self._reader, self._seg, self._reader._mm
+        while self._pos < seg.end:
+            pos = self._pos
+            h = fmt.read_frame_header(mm, pos, pos)
+            if h is None or h.end > seg.end:
+                reader._warn_damage(seg, None, pos)
+                break
+            self._pos = h.end
+            if h.type != fmt.DATA or h.segment != seg.number:
+                continue
+            payload = mm[h.payload_offset:h.end]
+            try:
+                if not fmt.payload_ok(h, payload):
+                    raise CodecError("CRC")
+                body = self._stream.decompress(payload)
+                if len(body) != h.raw_len:
+                    raise CodecError("length")
+            except (zstandard.ZstdError, CodecError):
+                reader._warn_damage(seg, h)
+                break
+            if h.raw_len:
+                self.bodies.append((h, body))
+                return True
+        self._done = True
+        return False
