@@ -48,15 +48,19 @@ class LineSplitter:
         final line end), None when the chunk completes none: for a consumer that would join
         them again (``Parser.feed_text``), output with no ``\\r`` is never split at all."""
         data = chunk.data
-        if (self._after_cr or self._buffer or b"\r" in data
-                or chunk.offset - len(data) != self.offset):
+        if self._after_cr or b"\r" in data or chunk.offset - len(data) != self.offset:
             lines = self.feed(chunk)
             return "\n".join(lines) if lines else None
         end = len(data)
         last = data.rfind(b"\n")
         text = None
         if last >= 0:
-            text = data[:last].decode("utf-8", errors="replace")
+            if self._buffer:  # the end of a line begun in an earlier chunk
+                self._buffer += data[:last]
+                text = self._buffer.decode("utf-8", errors="replace")
+                self._buffer.clear()
+            else:
+                text = data[:last].decode("utf-8", errors="replace")
             self.consumed = self.offset + last + 1
         if last + 1 < end:
             self._buffer += data[last + 1:]
