@@ -6,9 +6,6 @@ Data: real fio json+ and iostat output parsed by the real parsers onto a fixed t
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-
 import pytest
 from textual.app import App
 from textual.command import CommandPalette
@@ -25,14 +22,7 @@ from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, Sessi
 from benchtui.ui.source import StaticSource
 from tests.ui_data import NOW, SECONDS, START, fleet_state, timeline
 
-
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_clock")
 
 
 def screen_text(app: App[object]) -> str:

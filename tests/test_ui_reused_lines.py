@@ -6,9 +6,6 @@ change and compact rows. If a Textual release changes what these shortcuts rely 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-
 import pytest
 from rich.segment import Segment
 from textual.geometry import Region
@@ -25,13 +22,7 @@ BEFORE = 20  # seconds of data when the console starts
 AFTER = 18  # seconds fed while it runs
 
 
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_clock")
 
 
 def drawn(pane: HostPane) -> list[list[Segment]]:

@@ -9,8 +9,7 @@ commit tests/__snapshots__/.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 
@@ -21,13 +20,7 @@ from tests.ui_data import NOW, fleet_state
 SnapCompare = Callable[..., bool]
 
 
-@pytest.fixture(autouse=True)
-def _utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc_clock")
 
 
 def app_for(hosts: int, *, theme: str = "dark", **kwargs: int) -> ConsoleApp:
