@@ -51,24 +51,10 @@ class LineSplitter:
         if self._after_cr or b"\r" in data or chunk.offset - len(data) != self.offset:
             lines = self.feed(chunk)
             return "\n".join(lines) if lines else None
-        end = len(data)
-        last = data.rfind(b"\n")
-        text = None
-        if last >= 0:
-            if self._buffer:  # the end of a line begun in an earlier chunk
-                self._buffer += data[:last]
-                text = self._buffer.decode("utf-8", errors="replace")
-                self._buffer.clear()
-            else:
-                text = data[:last].decode("utf-8", errors="replace")
-            self.consumed = self.offset + last + 1
-        if last + 1 < end:
-            self._buffer += data[last + 1:]
-            if len(self._buffer) >= self._max_line:
-                cut = self._take(self.offset + end)
-                text = cut if text is None else f"{text}\n{cut}"
-        self.offset += end
-        return text
+        text, cut = self._text_without_cr(data, 0)
+        if cut is None:
+            return text
+        return cut if text is None else f"{text}\n{cut}"
 
     def feed_bytes(self, data: bytes) -> list[str]:
         """The lines that ``data`` (the next bytes of the stream) completes."""
@@ -81,7 +67,12 @@ class LineSplitter:
                 pos = 1
                 self.consumed = self.offset + 1
         if data.find(b"\r", pos) < 0:
-            return self._feed_without_cr(data, pos, lines)
+            block, long_line = self._text_without_cr(data, pos)
+            if block is not None:
+                lines.extend(block.split("\n"))
+            if long_line is not None:
+                lines.append(long_line)
+            return lines
         while pos < end:
             cut = _next_line_end(data, pos)
             if cut < 0:
@@ -102,27 +93,28 @@ class LineSplitter:
         self.offset += end
         return lines
 
-    def _feed_without_cr(self, data: bytes, pos: int, lines: list[str]) -> list[str]:
-        """``feed_bytes`` for data with no ``\\r`` (most output): every complete line is
-        decoded and split at once, which is many times faster than line by line."""
+    def _text_without_cr(self, data: bytes, pos: int) -> tuple[str | None, str | None]:
+        """The bytes from ``pos`` of data with no ``\\r`` (most output): (the lines they
+        complete, decoded at once as one text, which is many times faster than line by line;
+        a partial line cut at ``max_line_bytes``), each None when there is none."""
         end = len(data)
         last = data.rfind(b"\n", pos)
+        text = cut = None
         if last >= 0:
-            if self._buffer:
+            if self._buffer:  # the end of a line begun in an earlier chunk
                 self._buffer += data[pos:last]
-                block = self._buffer.decode("utf-8", errors="replace")
+                text = self._buffer.decode("utf-8", errors="replace")
                 self._buffer.clear()
             else:
-                block = data[pos:last].decode("utf-8", errors="replace")
-            lines.extend(block.split("\n"))
+                text = data[pos:last].decode("utf-8", errors="replace")
             self.consumed = self.offset + last + 1
             pos = last + 1
         if pos < end:
             self._buffer += data[pos:]
             if len(self._buffer) >= self._max_line:
-                lines.append(self._take(self.offset + end))
+                cut = self._take(self.offset + end)
         self.offset += end
-        return lines
+        return text, cut
 
     def finish(self) -> list[str]:
         """The last line if the stream ended without a line end."""
