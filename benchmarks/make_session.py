@@ -38,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 from benchtui import __version__  # noqa: E402
 from benchtui.model import events as ev  # noqa: E402
 from benchtui.model.events import Event, OutputLines  # noqa: E402
+from benchtui.model.fio_buckets import DEFAULT_BITS  # noqa: E402
 from benchtui.model.histogram import LatencyHistogram  # noqa: E402
 from benchtui.model.sample import Sample, quantile_label  # noqa: E402
 from benchtui.parsers.fio_json import FioJsonParser  # noqa: E402
@@ -118,8 +119,10 @@ class Host:
 
 
 def fio_samples(host: Host, t: float, elapsed: float, workload: tuple[str, int, float, int],
-                pool: list[dict[int, int]]) -> list[Sample]:
-    """One interval of fio json+ samples for 2 jobs, as the parser gives them."""
+                pool: list[dict[int, int]], bits: int = DEFAULT_BITS) -> list[Sample]:
+    """One interval of fio json+ samples for 2 jobs, as the parser gives them and the engine
+    passes them on: the percentiles are the parser's (exact), the histogram is brought to the
+    session's ``bits`` as the engine does before any sink sees it."""
     name, bs, read_share, iops = workload
     rng = host.rng
     dt = rng.choice((0.999, 1.0, 1.001, 1.002))
@@ -152,18 +155,19 @@ def fio_samples(host: Host, t: float, elapsed: float, workload: tuple[str, int, 
             for q, label in QUANTILES:
                 if q in found:
                     add("latency_seconds", found[q], {"measure": "clat", "quantile": label})
-            add("latency_histogram", float(total), {"measure": "clat"}, hist)
+            add("latency_histogram", float(total), {"measure": "clat"}, hist.coarsened(bits))
     return out
 
 
-def make(path: Path, hosts_n: int, hours: float, seed: int = 1) -> None:
+def make(path: Path, hosts_n: int, hours: float, seed: int = 1,
+         bits: int = DEFAULT_BITS) -> None:
     rng = random.Random(seed)
     pool = histogram_pool(rng)
     names = [f"h{i:02d}" for i in range(1, hosts_n + 1)]
     hosts = [Host(n, random.Random(rng.random())) for n in names]
     meta = SessionMeta(SCHEMA_VERSION, "day-of-fio", "20261101-000000-bench", PLAN_TEXT,
                        "examples/day-of-fio.toml", START, None, hosts=names,
-                       writer=__version__)
+                       writer=__version__, histogram_bits=bits)
     writer = SessionWriter(str(path), meta)
     end = START + hours * 3600
     pending: list[Timed] = []
@@ -235,7 +239,7 @@ def make(path: Path, hosts_n: int, hours: float, seed: int = 1) -> None:
                 emit(now + jitter + 0.001, samples)
             if h.busy >= 1.0 and in_hour < STEP_SECONDS:
                 tf = now + 0.5 + jitter
-                emit(tf, fio_samples(h, round(tf, 3), float(in_hour + 1), workload, pool))
+                emit(tf, fio_samples(h, round(tf, 3), float(in_hour + 1), workload, pool, bits))
         if reconnect[0] == now:
             event(now, ev.HOST_STATE, "h07: reconnecting", level=ev.WARNING, host="h07",
                   data={"state": "reconnecting"})
@@ -332,6 +336,9 @@ def main() -> int:
                     default=Path("/var/tmp/benchtui-24h-16hosts.btr"))
     ap.add_argument("--hosts", type=int, default=16)
     ap.add_argument("--hours", type=float, default=24.0)
+    ap.add_argument("--histogram-bits", type=int, default=DEFAULT_BITS, choices=range(1, 7),
+                    help="latency histogram resolution, as the engine's --histogram-bits "
+                    f"(default {DEFAULT_BITS}, the engine's default; 6: fio's own, exact)")
     ap.add_argument("--measure", action="store_true",
                     help="only measure reading an existing file")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "benchmarks" / "recording.md"),
@@ -343,11 +350,11 @@ def main() -> int:
             print(f"{args.output} exists; remove it first", file=sys.stderr)
             return 2
         t0, c0 = time.monotonic(), time.process_time()
-        make(args.output, args.hosts, args.hours)
+        make(args.output, args.hosts, args.hours, bits=args.histogram_bits)
         size = args.output.stat().st_size
         lines.append(
             f"- Made by `.venv/bin/python benchmarks/make_session.py --hosts {args.hosts} "
-            f"--hours {args.hours:g}`: {size / 1e9:.2f} GB "
+            f"--hours {args.hours:g} --histogram-bits {args.histogram_bits}`: {size / 1e9:.2f} GB "
             f"({size / 1e6 / args.hosts / args.hours:.2f} MB per host-hour) in "
             f"{time.monotonic() - t0:.0f} s ({time.process_time() - c0:.0f} s CPU; load "
             f"average {os.getloadavg()[0]:.1f} at the end).")

@@ -12,6 +12,7 @@ from typing import BinaryIO
 from benchtui.errors import InputError, UsageError
 from benchtui.export.formats import SampleWriter, writer_for
 from benchtui.parsers import registry
+from benchtui.parsers._flattened import MIN_CHARS, restore_line, restore_line_breaks
 from benchtui.parsers.base import Parser, ParseWarning
 
 #: Warnings printed per input before they are only counted.
@@ -120,11 +121,12 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
         if path != "-":
             stream.close()
     # Only the head is decoded for detection; a parser with feed_bytes (fio-json) takes the
-    # bytes as read, so a 250 MB capture is not copied into a str it does not need.
+    # bytes as read, so a 250 MB capture is not copied into a str it does not need. A report
+    # flattened onto one line (seed 001) is put back on its lines for the text parsers.
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
-    text = decode(data) if utf16 else None
-    head = (text[: registry.DETECT_HEAD_BYTES] if text is not None
-            else decode(data[: registry.DETECT_HEAD_BYTES]))
+    text = restore_line_breaks(decode(data)) if utf16 else None
+    head = restore_line_breaks(text[: registry.DETECT_HEAD_BYTES] if text is not None
+                               else decode(data[: registry.DETECT_HEAD_BYTES]))
     parsers = _make(_choose(head, among), host, path, histograms)
     outcome = _Outcome()
     # A one-hour capture makes about a million objects and no reference cycles: the cyclic
@@ -137,7 +139,7 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
                 outcome.samples += writer.write(p.feed_bytes(data))
             else:
                 if text is None:
-                    text = decode(data)
+                    text = restore_line_breaks(decode(data))
                 # In blocks of whole lines: the samples of one block are written and freed
                 # before the next is parsed (memory stays flat however long the capture).
                 for block in text_blocks(text):
@@ -177,7 +179,7 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
         if line:
             buffered.append(line)
             size += len(line)
-        head = decode(b"".join(buffered))
+        head = restore_line_breaks(decode(b"".join(buffered)))
         if not line or size >= STDIN_DETECT_BYTES:
             classes = _choose(head, among)
             break
@@ -192,6 +194,13 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
         nonlocal lines
         lines += 1
         text = decode(raw)
+        if len(text) >= MIN_CHARS:  # a flattened report is parsed as the lines it was
+            line = text.rstrip("\n")
+            restored = restore_line(line)
+            if restored is not line:
+                for p in parsers:
+                    outcome.samples += writer.write(p.feed_text(restored))
+                return
         for p in parsers:
             outcome.samples += writer.write(p.feed(text))
 
