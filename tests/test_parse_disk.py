@@ -252,6 +252,28 @@ def test_real_human_readable_h() -> None:
     assert one(samples, "cpu_ratio", mode="user") == pytest.approx(0.32)
 
 
+@pytest.mark.parametrize("name", ["real_sysstat12_x_d_h.txt", "real_sysstat12_d_h.txt"])
+def test_real_human_readable_without_cpu_is_detected(name: str) -> None:
+    # `iostat -xdh` / `-dh`: no avg-cpu block, and every header has Device last.
+    text = disk(name)
+    assert [c.name for c in detect(text)] == ["iostat"]
+    samples, parser = parse_with(IostatParser, text)
+    assert not parser.warnings and samples
+    assert {s.elapsed for s in samples} == {1.0, 2.0}
+    first = [s for s in samples if s.elapsed == 1.0]
+    if name == "real_sysstat12_x_d_h.txt":
+        # "     r/s     rkB/s ... Device" / " 3620.71     30.9M ... vda", "%util ... 17.9%"
+        assert one(first, "disk_iops", op="read", device="vda") == 3620.71
+        assert one(first, "disk_bandwidth_bytes", op="read", device="vda") == pytest.approx(
+            30.9 * MIB)
+        assert one(first, "disk_util_ratio", device="vda") == pytest.approx(0.179)
+    else:
+        # "  6379.38        31.0M        24.3M ... vda"
+        assert one(first, "disk_iops", op="total", device="vda") == 6379.38
+        assert one(first, "disk_bandwidth_bytes", op="write", device="vda") == pytest.approx(
+            24.3 * MIB)
+
+
 def test_real_short_s_x() -> None:
     samples, _ = parse_with(IostatParser, disk("real_sysstat12_s_x_y.txt"))
     dev = {"device": "vda", "op": "total"}

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from benchtui.parsers._flattened import (
     MIN_CHARS,
     is_flattened,
+    may_have_long_line,
     restore_line,
     restore_line_breaks,
 )
@@ -110,3 +111,13 @@ def test_only_line_breaks_are_put_back(text: str) -> None:
     if restored is not text:
         assert "".join(restored.split()) == "".join(text.split())
         assert restore_line_breaks(restored) == restored
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=2 * MIN_CHARS), max_size=12))
+def test_a_long_line_is_never_missed(lengths: list[int]) -> None:
+    text = "\n".join("x" * n for n in lengths)
+    if any(n >= MIN_CHARS for n in lengths):
+        assert may_have_long_line(text)
+    if all(n < MIN_CHARS // 2 for n in lengths):
+        assert not may_have_long_line(text)

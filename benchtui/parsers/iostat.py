@@ -323,7 +323,9 @@ class IostatParser(Parser):
     # --- detection -----------------------------------------------------------------------
 
     _DETECT_HEADER = re.compile(
-        r"^\s*Device:?\s+(?:r/s|rrqm/s|tps)\s.*(?:%util|kB_read/s|MB_read/s|Blk_read/s)",
+        r"^\s*Device:?\s+(?:r/s|rrqm/s|tps)\s.*(?:%util|kB_read/s|MB_read/s|Blk_read/s)"
+        # -h (--human, and -x -d -h): the columns in groups, the device last
+        r"|^\s*(?:r/s|tps)\s+(?:rkB/s|rMB/s|kB_read/s|MB_read/s)\s.*\sDevice[ \t]*$",
         re.MULTILINE,
     )
     _DETECT_CPU = re.compile(r"^avg-cpu:\s+%user\s+%nice\s+%system", re.MULTILINE)
