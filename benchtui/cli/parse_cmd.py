@@ -53,8 +53,10 @@ def text_blocks(text: str, size: int = TEXT_BLOCK_CHARS) -> Iterator[str]:
 
 def run_parse(args: argparse.Namespace) -> int:
     if args.list:
-        for name, cls in sorted(registry.all_parsers().items()):
-            print(f"{name:14} tool={cls.tool:12} {cls.description}")
+        parsers = sorted(registry.all_parsers().items())
+        width = max(len(name) for name, _ in parsers)
+        for name, cls in parsers:
+            print(f"{name:{width}} tool={cls.tool:12} {cls.description}")
         return 0
     if not args.files:
         raise UsageError("parse needs a FILE to read (or - for standard input)")
