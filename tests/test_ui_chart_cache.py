@@ -153,6 +153,12 @@ def test_pane_lines_with_caches_are_the_lines_without() -> None:
                           "styles": styles}
                 assert pane_lines(state, f[h], caches=caches[h], **kwargs) == \
                     pane_lines(state, f[h], **kwargs), (h, second, width)
+    # the latency charts' three percentiles and the devices' await were among the cached
+    for h in names:
+        for q in ("0.5", "0.99", "0.999"):
+            assert any(key[0] == "latency_seconds" and ("quantile", q) in key[1:]
+                       for key in caches[h]), (h, q)
+        assert any(key[0] == "disk_await_seconds" for key in caches[h])
 
 
 def test_the_series_index_does_not_keep_its_store_alive() -> None:

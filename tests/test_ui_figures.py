@@ -162,7 +162,7 @@ def test_pane_text_shows_numbers_and_charts() -> None:
     assert any(ch in text for ch in "▁▂▃▄▅▆▇█")
     assert len(lines) <= 18 and all(cell_len(line) == 76 for line in lines)
     rows = host_rows(f, PaneStyles.plain())
-    assert [r.label for r in rows] == ["IOPS", "BW", "lat r", "lat w", "vda", "cpu"]
+    assert [r.label for r in rows] == ["IOPS", "BW", "lat r", "lat w", "vda", "  await", "cpu"]
 
 
 def test_compact_line_fits_its_width() -> None:

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.histogram import LatencyHistogram, merged_quantiles
 from benchtui.model.sample import HISTOGRAM_METRIC, SUMMARY, Sample
 
 SeriesKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
@@ -144,14 +144,9 @@ class LiveStore:
                       **labels: str) -> dict[float, float]:
         """Fleet-wide latency quantiles (seconds) from merged histograms; {} if none yet."""
         parts = self.latest_histograms(since=since, hosts=hosts, **labels)
-        if len(parts) == 1:  # one job on one host: its own quantiles, no merged copy
+        if len(parts) == 1 and parts[0].running_sums() is None:  # its own, no merged copy
             return parts[0].quantiles(quantiles)
-        if not parts:
-            return {}
-        merged = LatencyHistogram(dict(parts[0].counts))  # a C-level copy, then add the rest
-        for part in parts[1:]:
-            merged.merge(part)
-        return merged.quantiles(quantiles)
+        return merged_quantiles(parts, quantiles)
 
     def fleet_sum(self, metric: str, *, since: float | None = None, **labels: str) -> float:
         """Sum over hosts and series of the latest value (fleet IOPS, bandwidth); with

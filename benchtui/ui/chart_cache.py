@@ -34,8 +34,8 @@ PHASE_SLACK = 0.125
 class ColumnCache:
     """The columns of one chart of one or more store series (see the module's docstring)."""
 
-    __slots__ = ("_anchor", "_busy", "_counts", "_key", "_lasts", "_newest", "_phase", "_series",
-                 "_step", "_sums", "_worst", "rebuilds")
+    __slots__ = ("_anchor", "_busy", "_counts", "_key", "_lasts", "_means", "_newest", "_phase",
+                 "_series", "_step", "_sums", "_worst", "rebuilds")
 
     def __init__(self) -> None:
         self._series: tuple[Series, ...] = ()
@@ -51,6 +51,8 @@ class ColumnCache:
         self._newest: float | None = None
         self._sums: dict[int, float] = {}
         self._counts: dict[int, int] = {}
+        #: Each column's value (sum / count), by grid index: a drawing reads them in C.
+        self._means: dict[int, float] = {}
         #: How many times the columns were computed from scratch (tests).
         self.rebuilds = 0
 
@@ -81,15 +83,14 @@ class ColumnCache:
         shift = max(floor((end - newest) / step), 0)
         newest_index = floor((newest - phase) / step + 0.5)
         first = width - 1 - shift - newest_index  # column = first + grid index
-        sums, counts = self._sums, self._counts
-        for g in range(max(-first, newest_index - width - 1), newest_index + 1):
-            n = counts.get(g)
-            if n:
-                out[first + g] = sums[g] / n
-        if len(counts) > 2 * width + 16:  # columns that left the window
-            for g in [g for g in counts if g < newest_index - width - 2]:
+        means = self._means
+        out = list(map(means.get, range(-first, width - first)))  # None: no sample
+        if len(means) > 2 * width + 16:  # columns that left the window
+            counts, sums = self._counts, self._sums
+            for g in [g for g in means if g < newest_index - width - 2]:
                 del counts[g]
                 del sums[g]
+                del means[g]
         return out
 
     def _start(self, series: Sequence[Series], key: tuple[float, int, bool, bool]) -> None:
@@ -100,6 +101,7 @@ class ColumnCache:
         self._newest = None
         self._sums = {}
         self._counts = {}
+        self._means = {}
         newest = max((s.times[-1] for s in series if s.times), default=None)
         self._anchor = newest if newest is not None else 0.0
         self._phase = self._anchor % min(self._step, 1.0)
@@ -147,14 +149,15 @@ class ColumnCache:
             moved = (top - self._anchor) % 1.0
             if min(moved, 1.0 - moved) > PHASE_SLACK * cycle:
                 return False  # the clock drifted: lay the grid again on the newest sample
-        sums, counts = self._sums, self._counts
+        sums, counts, means = self._sums, self._counts, self._means
         floor, isfinite, busy = math.floor, math.isfinite, self._busy
         for t in sorted(fresh):
             v = 1.0 - fresh[t] if busy else fresh[t]
             if isfinite(v):
                 g = floor((t - phase) / step + 0.5)
-                sums[g] = sums.get(g, 0.0) + v
-                counts[g] = counts.get(g, 0) + 1
+                total = sums[g] = sums.get(g, 0.0) + v
+                n = counts[g] = counts.get(g, 0) + 1
+                means[g] = total / n
         self._newest = top
         return True
 

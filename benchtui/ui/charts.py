@@ -132,8 +132,12 @@ def _levels(cols: Sequence[Column], height: int, lo: float, hi: float) -> list[i
     span = hi - lo
     if span <= 0:
         return [0] * len(cols)
-    return [0 if v is None or v <= lo else min(max(round((v - lo) / span * top), 1), top)
-            for v in cols]
+    # ``or 1``: a value above lo fills at least an eighth; above hi (when given a range that
+    # is not the columns'), the levels are cut at the top
+    levels = [0 if v is None or v <= lo else round((v - lo) / span * top) or 1 for v in cols]
+    if levels and max(levels) > top:
+        levels = [min(x, top) for x in levels]
+    return levels
 
 
 def _cell(pa: int, pb: int) -> tuple[str, int]:

@@ -12,8 +12,10 @@ inside the border it drew last rather than having Textual draw each line whole
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual.binding import BindingType
@@ -41,13 +43,15 @@ __all__ = ["COMPACT_HEADER", "IDLE_REDRAW", "HostPane"]
 
 #: Seconds between redraws of a pane whose host sends nothing (its charts move on).
 IDLE_REDRAW = 2.0
+_text = itemgetter(0)  # a Segment's text
 
 
 class HostPane(ReusedFrame, can_focus=True):
     """A host in the grid. Enter or a click opens its detail view."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pane--label", "pane--read", "pane--write",
-                                             "pane--both", "pane--muted", "pane--warn"}
+                                             "pane--both", "pane--muted", "pane--warn",
+                                             "pane--p50", "pane--p99", "pane--p999"}
     BINDINGS: ClassVar[list[BindingType]] = [("enter", "open", "Details")]
 
     DEFAULT_CSS = """
@@ -99,12 +103,16 @@ class HostPane(ReusedFrame, can_focus=True):
             return self._styles[1]
         plain = PaneStyles.plain()
 
-        def get(name: str) -> Style:
+        def get(name: str, coloured: bool = False) -> Style:
             fallback: Style = getattr(plain, name.removeprefix("pane--"))
-            return self.get_component_rich_style(name, partial=True, default=fallback)
+            style = self.get_component_rich_style(name, partial=True, default=fallback)
+            # a theme made before the percentile bands had colours: the plain ones
+            return fallback if coloured and style.color is None else style
 
         styles = PaneStyles(get("pane--label"), get("pane--read"), get("pane--write"),
-                            get("pane--both"), get("pane--muted"), get("pane--warn"))
+                            get("pane--both"), get("pane--muted"), get("pane--warn"),
+                            get("pane--p50", True), get("pane--p99", True),
+                            get("pane--p999", True))
         self._styles = (self._generation, styles)
         return styles
 
@@ -217,8 +225,10 @@ class HostPane(ReusedFrame, can_focus=True):
                 if full is None:
                     full = added[style] = base + style
                 styled.append(Segment(text, full))
-            if Segment.get_line_length(styled) != width:  # the lines are drawn to the
-                styled = Segment.adjust_line_length(styled, width, base)  # width: for safety
+            # the lines are drawn to the width; for safety, measured (the whole line at once:
+            # rich's cell_len takes a line of single-width characters at C speed)
+            if cell_len("".join(map(_text, styled))) != width:
+                styled = Segment.adjust_line_length(styled, width, base)
             lines.append(styled)
         self._lines = lines
         self._width = width

@@ -5,16 +5,14 @@ Segments, not rich Text: a pane hands its lines to Textual as strips (line API),
 costs building a few segments per row and no text layout; with 32 panes at 1 Hz that is most
 of the console's cost.
 
-Full pane rows (top to bottom, the first ones kept when space is short): IOPS r/w, bandwidth
-r/w, latency p50/p99/p99.9 per direction (chart: p99), devices (util, await; chart: util),
-network send/receive and retransmits, memory copy rates, benchmark scores, CPU. Spare lines
-make the first charts taller. A compact pane is one row: the figures that matter most and an
-IOPS sparkline (``COMPACT_HEADER`` names its columns).
+The rows and what they chart are ``pane_rows``'s; this module lays them out (charts beside
+the numbers, or under them in narrow panes; spare lines make the first charts taller; rows
+that do not fit are left out, the last ones first) and draws the charts. A compact pane is
+one row: the figures that matter most and an IOPS sparkline (``COMPACT_HEADER`` names its
+columns).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from rich.segment import Segment
 from rich.style import Style
@@ -22,9 +20,9 @@ from rich.text import Text
 
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
+from benchtui.ui.band_chart import band_rows, log_range
 from benchtui.ui.chart_cache import ColumnCache
 from benchtui.ui.charts import (
-    ChartStyles,
     Column,
     chart_rows,
     columns,
@@ -32,14 +30,16 @@ from benchtui.ui.charts import (
     value_range,
 )
 from benchtui.ui.format import (
-    format_bit_rate,
     format_byte_rate,
     format_count,
     format_latency,
     format_ratio,
 )
+from benchtui.ui.pane_rows import Cells, ChartSpec, PaneStyles, Row, host_rows
 
-Cells = list[Segment]
+__all__ = ["COMPACT_HEADER", "Cells", "ChartCaches", "ChartSpec", "PaneStyles", "Row",
+           "chart_cells", "compact_line", "host_rows", "lines_text", "pane_lines",
+           "subtitle_of", "title_of"]
 
 LABEL_WIDTH = 8
 #: The same in every pane, so that same-size panes' charts cover the same time.
@@ -56,44 +56,6 @@ STATE_MARK = {"connecting": "◌", "up": "○", "running": "●", "reconnecting"
 COMPACT_HEADER = ("  host".ljust(18) + "r IOPS".rjust(7) + "w IOPS".rjust(7)
                   + "r BW".rjust(11) + "w BW".rjust(11) + "p99".rjust(9) + "util".rjust(7)
                   + "  IOPS r/w")
-
-
-@dataclass(slots=True)
-class PaneStyles:
-    """Rich styles of a pane's parts, read from the theme's CSS (component classes)."""
-
-    label: Style
-    read: Style
-    write: Style
-    both: Style
-    muted: Style
-    warn: Style
-
-    @property
-    def chart(self) -> ChartStyles:
-        return ChartStyles(self.read, self.write, self.both)
-
-    @classmethod
-    def plain(cls) -> PaneStyles:
-        return cls(Style(bold=True), Style(color="cyan"), Style(color="yellow"),
-                   Style(color="magenta"), Style(dim=True), Style(color="red"))
-
-
-@dataclass(slots=True)
-class ChartSpec:
-    """What a row's chart draws: one or two series of a host, from the store."""
-
-    metric: str
-    labels: dict[str, str]
-    secondary: dict[str, str] | None = None
-    worst: bool = False
-
-
-@dataclass(slots=True)
-class Row:
-    label: str
-    numbers: Cells
-    chart: ChartSpec | None = None
 
 
 def cell_len(cells: Cells) -> int:
@@ -122,76 +84,6 @@ def lines_text(lines: list[Cells]) -> Text:
     return rows_text(lines)
 
 
-def _rw(read: str, write: str, styles: PaneStyles) -> Cells:
-    return [Segment("r ", styles.muted), Segment(read, styles.read),
-            Segment("  w ", styles.muted), Segment(write, styles.write)]
-
-
-def _lat(lat: fig.Latency, styles: PaneStyles, style: Style) -> Cells:
-    if lat.source == "mean":
-        return [Segment("mean ", styles.muted), Segment(format_latency(lat.p50), style)]
-    out: Cells = []
-    for i, value in enumerate((lat.p50, lat.p99, lat.p999)):
-        if i:
-            out.append(Segment("/", styles.muted))
-        out.append(Segment(format_latency(value), style))
-    return out
-
-
-def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
-    """The rows of a full pane, most important first. Rows stay once a host has reported
-    their metric; values that are not current show as "–"."""
-    rows: list[Row] = []
-    if f.io_ops == ("total",):
-        rows.append(Row("IOPS", [Segment(format_count(f.iops.get("total")), styles.read)],
-                        ChartSpec("iops", {"op": "total"})))
-        rows.append(Row("BW", [Segment(format_byte_rate(f.bandwidth.get("total")),
-                                       styles.read)],
-                        ChartSpec("bandwidth_bytes", {"op": "total"})))
-    elif f.io_ops:
-        rows.append(Row("IOPS", _rw(format_count(f.iops.get("read")),
-                                    format_count(f.iops.get("write")), styles),
-                        ChartSpec("iops", {"op": "read"}, {"op": "write"})))
-        rows.append(Row("BW", _rw(format_byte_rate(f.bandwidth.get("read")),
-                                  format_byte_rate(f.bandwidth.get("write")), styles),
-                        ChartSpec("bandwidth_bytes", {"op": "read"}, {"op": "write"})))
-    percentiles = "latency_seconds" in f.metrics
-    for op in f.latency_ops:
-        style = styles.write if op == "write" else styles.read
-        lat = f.latency.get(op) or fig.Latency(source="" if percentiles else "mean")
-        label = "lat" if op == "total" else f"lat {op[0]}"
-        chart = (ChartSpec("latency_seconds", {"op": op, "quantile": "0.99"}, worst=True)
-                 if percentiles else ChartSpec("latency_mean_seconds", {"op": op}, worst=True))
-        rows.append(Row(label, _lat(lat, styles, style), chart))
-    for d in [d for d in f.devices if d.busy] or f.devices[:1]:
-        rows.append(Row(d.name, [
-            Segment(format_ratio(d.util).rjust(6), styles.label), Segment(" aw ", styles.muted),
-            Segment(format_latency(d.await_read), styles.read), Segment("/", styles.muted),
-            Segment(format_latency(d.await_write), styles.write)],
-            ChartSpec("disk_util_ratio", {"device": d.name})))
-    stream = {"stream": "sum"} if f.net_has_sum else {}
-    if "net_bandwidth_bytes" in f.metrics:
-        rows.append(Row("net", [
-            Segment("↑ ", styles.muted), Segment(format_bit_rate(f.net_send), styles.write),
-            Segment(" ↓ ", styles.muted), Segment(format_bit_rate(f.net_receive), styles.read)],
-            ChartSpec("net_bandwidth_bytes", {"direction": "send", **stream},
-                      {"direction": "receive", **stream})))
-    if "net_retransmits" in f.metrics:
-        rows.append(Row("retr", [Segment(format_count(f.retransmits),
-                                         styles.warn if f.retransmits else styles.muted)],
-                        ChartSpec("net_retransmits", stream)))
-    for method, rate in sorted(f.memory.items()):
-        rows.append(Row(method.lower(), [Segment(format_byte_rate(rate), styles.read)],
-                        ChartSpec("mem_bandwidth_bytes", {"method": method})))
-    for test, unit, score in f.scores[-3:]:
-        rows.append(Row("score", [Segment(f"{format_count(score)} {unit} {test}",
-                                          styles.read)]))
-    if "cpu_ratio" in f.metrics:
-        rows.append(Row("cpu", [Segment(format_ratio(f.cpu_busy), styles.label)],
-                        ChartSpec("cpu_ratio", {"mode": "idle"})))
-    return rows
-
-
 def seconds_per_column(window: float, chart_width: int) -> float:
     """Charts cover ``window`` seconds, but never less than one second per column."""
     return max(1.0, window / max(chart_width, 1))
@@ -209,10 +101,13 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
         return [fit([Segment(waiting, styles.warn if f.state == "failed" else styles.muted)],
                     width)]
     height = max(height, 1)
-    rows = rows[:height]
     numbers_width = min(NUMBERS_WIDTH, max(width - LABEL_WIDTH, 0))
     chart_width = width - LABEL_WIDTH - numbers_width - 1
-    if chart_width < MIN_SIDE_CHART and width - STACK_INDENT >= MIN_CHART:
+    stacked = chart_width < MIN_SIDE_CHART and width - STACK_INDENT >= MIN_CHART
+    if len(rows) + (sum(r.chart is not None for r in rows) if stacked else 0) > height:
+        rows = _folded(rows)
+    rows = rows[:height]
+    if stacked:
         return _stacked(state, f, rows, width=width, height=height, end=end, window=window,
                         styles=styles, caches=caches)
     charting = chart_width >= MIN_CHART
@@ -229,8 +124,25 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
         chart = chart_cells(state, f.name, row.chart, width=chart_width, height=rows_high,
                             end=end, seconds_per_column=spc, styles=styles, caches=caches)
         lines.append([*line, Segment(" "), *chart[0]])
-        lines.extend([blank, *extra] for extra in chart[1:])
+        for i, extra in enumerate(chart[1:]):
+            if i == 0 and row.legend is not None:
+                lines.append([Segment(" " * LABEL_WIDTH), *fit(row.legend, numbers_width),
+                              Segment(" "), *extra])
+            else:
+                lines.append([blank, *extra])
     return lines
+
+
+def _folded(rows: list[Row]) -> list[Row]:
+    """``rows`` without the rows that fold into the one before (device await)."""
+    out: list[Row] = []
+    for row in rows:
+        if row.fold is not None and out:
+            out[-1] = Row(out[-1].label, [*out[-1].numbers, *row.fold], out[-1].chart,
+                          out[-1].legend)
+        else:
+            out.append(row)
+    return out
 
 
 def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: int,
@@ -277,34 +189,41 @@ def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, he
     """A chart of ``spec``'s series of ``host``: ``height`` rows of ``width`` cells. With
     ``caches`` (a pane's, kept between drawings), the columns are kept up to date from the
     new points only (``chart_cache``)."""
-    index = fig.index_of(state.store)
     busy = spec.metric == "cpu_ratio"  # drawn as busy = 1 - idle
-    if caches is not None:
-        def cached(labels: dict[str, str]) -> list[Column]:
-            key = (spec.metric, *labels.items())
-            cache = caches.get(key)
-            if cache is None:
-                cache = caches[key] = ColumnCache()
-            return cache.columns(index.found(spec.metric, host, **labels), end=end, width=width,
-                                 seconds_per_column=seconds_per_column, worst=spec.worst,
-                                 busy=busy)
 
-        first = cached(spec.labels)
-        second = cached(spec.secondary) if spec.secondary is not None else None
-    else:
-        start = end - width * seconds_per_column
-        primary = fig.combined(index.find(spec.metric, host, **spec.labels), start,
-                               worst=spec.worst)
-        secondary = (fig.combined(index.find(spec.metric, host, **spec.secondary), start,
-                                  worst=spec.worst) if spec.secondary is not None else None)
-        if busy and primary is not None:
-            primary = fig.Points(list(primary.times), [1.0 - v for v in primary.values])
-        first = columns(primary, end=end, width=width, seconds_per_column=seconds_per_column)
-        second = (columns(secondary, end=end, width=width,
-                          seconds_per_column=seconds_per_column)
-                  if secondary is not None else None)
+    def cols(labels: dict[str, str]) -> list[Column]:
+        return _columns(state, host, spec.metric, labels, worst=spec.worst, busy=busy,
+                        width=width, end=end, seconds_per_column=seconds_per_column,
+                        caches=caches)
+
+    if spec.quantiles:
+        bands = [cols({**spec.labels, "quantile": q}) for q in spec.quantiles]
+        lo, hi = log_range(*bands)
+        return band_rows(bands, height=height, lo=lo, hi=hi, styles=styles.bands)
+    first = cols(spec.labels)
+    second = cols(spec.secondary) if spec.secondary is not None else None
     lo, hi = value_range(first, second or [])
     return chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
+
+
+def _columns(state: FleetState, host: str, metric: str, labels: dict[str, str], *,
+             worst: bool, busy: bool, width: int, end: float, seconds_per_column: float,
+             caches: ChartCaches | None) -> list[Column]:
+    """The columns of one combined series of ``host``: kept in the pane's ``caches`` when
+    given (``chart_cache``), else computed from the store's points."""
+    index = fig.index_of(state.store)
+    if caches is None:
+        points = fig.combined(index.find(metric, host, **labels),
+                              end - width * seconds_per_column, worst=worst)
+        if busy and points is not None:
+            points = fig.Points(list(points.times), [1.0 - v for v in points.values])
+        return columns(points, end=end, width=width, seconds_per_column=seconds_per_column)
+    key = (metric, *labels.items())
+    cache = caches.get(key)
+    if cache is None:
+        cache = caches[key] = ColumnCache()
+    return cache.columns(index.found(metric, host, **labels), end=end, width=width,
+                         seconds_per_column=seconds_per_column, worst=worst, busy=busy)
 
 
 #: A pane's chart caches, by metric and labels.

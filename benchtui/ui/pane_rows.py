@@ -1,0 +1,175 @@
+"""The rows of a full host pane: which numbers a host's figures give and what each row
+charts, as data (``Row``, ``ChartSpec``); ``pane_content`` lays them out and draws them.
+
+Rows, most important first: IOPS r/w, bandwidth r/w, latency p50/p99/p99.9 per direction
+(chart: the three as nested bands, ``band_chart``; the numbers in the bands' colours, and
+their names as a legend), then per device its utilisation (chart) and its await r/w (a row of
+its own with a chart of both, folded into the device's row when the pane is short of lines),
+network send/receive and retransmits, memory copy rates, benchmark scores, CPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+
+from benchtui.ui import figures as fig
+from benchtui.ui.band_chart import BandStyles
+from benchtui.ui.charts import ChartStyles
+from benchtui.ui.format import (
+    format_bit_rate,
+    format_byte_rate,
+    format_count,
+    format_latency,
+    format_ratio,
+)
+
+Cells = list[Segment]
+
+#: The quantiles of a latency chart (labels of ``latency_seconds``), lowest first, and
+#: their names in the legend.
+LATENCY_QUANTILES = ("0.5", "0.99", "0.999")
+LATENCY_NAMES = ("p50", "p99", "p99.9")
+
+
+@dataclass(slots=True)
+class PaneStyles:
+    """Rich styles of a pane's parts, read from the theme's CSS (component classes)."""
+
+    label: Style
+    read: Style
+    write: Style
+    both: Style
+    muted: Style
+    warn: Style
+    #: Latency percentiles' bands and numbers: p50, p99, p99.9.
+    p50: Style
+    p99: Style
+    p999: Style
+
+    @property
+    def chart(self) -> ChartStyles:
+        return ChartStyles(self.read, self.write, self.both)
+
+    @property
+    def bands(self) -> BandStyles:
+        return BandStyles(self.p50, self.p99, self.p999)
+
+    @classmethod
+    def plain(cls) -> PaneStyles:
+        return cls(Style(bold=True), Style(color="cyan"), Style(color="yellow"),
+                   Style(color="magenta"), Style(dim=True), Style(color="red"),
+                   Style(color="green"), Style(color="bright_yellow"),
+                   Style(color="bright_magenta"))
+
+
+@dataclass(slots=True)
+class ChartSpec:
+    """What a row's chart draws: one or two series of a host, from the store, or with
+    ``quantiles`` the series of ``labels`` with each of these ``quantile`` labels, drawn as
+    nested bands (``band_chart``: latency percentiles, lowest first)."""
+
+    metric: str
+    labels: dict[str, str]
+    secondary: dict[str, str] | None = None
+    worst: bool = False
+    quantiles: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class Row:
+    label: str
+    numbers: Cells
+    chart: ChartSpec | None = None
+    #: Shown under the numbers when the chart has a second line (what the colours mean).
+    legend: Cells | None = None
+    #: A row that is left out when the pane is short of lines (every row would not get a
+    #: line of chart): these cells are added to the previous row's numbers instead.
+    fold: Cells | None = None
+
+
+
+def _rw(read: str, write: str, styles: PaneStyles) -> Cells:
+    return [Segment("r ", styles.muted), Segment(read, styles.read),
+            Segment("  w ", styles.muted), Segment(write, styles.write)]
+
+
+def _lat(lat: fig.Latency, styles: PaneStyles, style: Style) -> tuple[Cells, Cells | None]:
+    """The numbers of a latency row and their legend: p50/p99/p99.9 each in its band's
+    colour, and the names under them ("p50    p99     p99.9"); a mean in the row's colour."""
+    if lat.source == "mean":
+        return [Segment("mean ", styles.muted), Segment(format_latency(lat.p50), style)], None
+    out: Cells = []
+    legend: Cells = []
+    band_styles = (styles.p50, styles.p99, styles.p999)
+    for i, value in enumerate((lat.p50, lat.p99, lat.p999)):
+        text = format_latency(value)
+        if i:
+            out.append(Segment("/", styles.muted))
+        out.append(Segment(text, band_styles[i]))
+        name = LATENCY_NAMES[i]
+        legend.append(Segment(name.ljust(len(text) + (i < 2)), band_styles[i]))
+    return out, legend
+
+
+def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
+    """The rows of a full pane, most important first. Rows stay once a host has reported
+    their metric; values that are not current show as "–"."""
+    rows: list[Row] = []
+    if f.io_ops == ("total",):
+        rows.append(Row("IOPS", [Segment(format_count(f.iops.get("total")), styles.read)],
+                        ChartSpec("iops", {"op": "total"})))
+        rows.append(Row("BW", [Segment(format_byte_rate(f.bandwidth.get("total")),
+                                       styles.read)],
+                        ChartSpec("bandwidth_bytes", {"op": "total"})))
+    elif f.io_ops:
+        rows.append(Row("IOPS", _rw(format_count(f.iops.get("read")),
+                                    format_count(f.iops.get("write")), styles),
+                        ChartSpec("iops", {"op": "read"}, {"op": "write"})))
+        rows.append(Row("BW", _rw(format_byte_rate(f.bandwidth.get("read")),
+                                  format_byte_rate(f.bandwidth.get("write")), styles),
+                        ChartSpec("bandwidth_bytes", {"op": "read"}, {"op": "write"})))
+    percentiles = "latency_seconds" in f.metrics
+    for op in f.latency_ops:
+        style = styles.write if op == "write" else styles.read
+        lat = f.latency.get(op) or fig.Latency(source="" if percentiles else "mean")
+        label = "lat" if op == "total" else f"lat {op[0]}"
+        chart = (ChartSpec("latency_seconds", {"op": op}, worst=True,
+                           quantiles=LATENCY_QUANTILES)
+                 if percentiles else ChartSpec("latency_mean_seconds", {"op": op}, worst=True))
+        numbers, legend = _lat(lat, styles, style)
+        rows.append(Row(label, numbers, chart, legend if percentiles else None))
+    awaits = "disk_await_seconds" in f.metrics
+    for d in [d for d in f.devices if d.busy] or f.devices[:1]:
+        rows.append(Row(d.name, [Segment(format_ratio(d.util).rjust(6), styles.label)],
+                        ChartSpec("disk_util_ratio", {"device": d.name})))
+        if awaits:
+            read, write = format_latency(d.await_read), format_latency(d.await_write)
+            rows.append(Row("  await", _rw(read, write, styles),
+                            ChartSpec("disk_await_seconds", {"device": d.name, "op": "read"},
+                                      {"device": d.name, "op": "write"}, worst=True),
+                            fold=[Segment(" aw ", styles.muted), Segment(read, styles.read),
+                                  Segment("/", styles.muted), Segment(write, styles.write)]))
+    stream = {"stream": "sum"} if f.net_has_sum else {}
+    if "net_bandwidth_bytes" in f.metrics:
+        rows.append(Row("net", [
+            Segment("↑ ", styles.muted), Segment(format_bit_rate(f.net_send), styles.write),
+            Segment(" ↓ ", styles.muted), Segment(format_bit_rate(f.net_receive), styles.read)],
+            ChartSpec("net_bandwidth_bytes", {"direction": "send", **stream},
+                      {"direction": "receive", **stream})))
+    if "net_retransmits" in f.metrics:
+        rows.append(Row("retr", [Segment(format_count(f.retransmits),
+                                         styles.warn if f.retransmits else styles.muted)],
+                        ChartSpec("net_retransmits", stream)))
+    for method, rate in sorted(f.memory.items()):
+        rows.append(Row(method.lower(), [Segment(format_byte_rate(rate), styles.read)],
+                        ChartSpec("mem_bandwidth_bytes", {"method": method})))
+    for test, unit, score in f.scores[-3:]:
+        rows.append(Row("score", [Segment(f"{format_count(score)} {unit} {test}",
+                                          styles.read)]))
+    if "cpu_ratio" in f.metrics:
+        rows.append(Row("cpu", [Segment(format_ratio(f.cpu_busy), styles.label)],
+                        ChartSpec("cpu_ratio", {"mode": "idle"})))
+    return rows
