@@ -6,6 +6,7 @@ one the live session's sinks fed while the file was being recorded.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from datetime import datetime
 
@@ -13,6 +14,8 @@ import pytest
 
 from benchtui.model import events as ev
 from benchtui.session.replay import (
+    DEFAULT_QUICK_WINDOW,
+    FEED_ON,
     MAX_SPEED,
     MIN_SPEED,
     SPEEDS,
@@ -22,6 +25,7 @@ from benchtui.session.replay import (
 )
 from benchtui.store.fleet import FleetState
 from benchtui.store.recording import SessionReader
+from benchtui.ui import figures as fig
 from tests.replay_recording import STEPS, RecordedRun
 
 
@@ -115,11 +119,26 @@ def test_step_pauses_and_moves_one_interval(reader: SessionReader) -> None:
     assert player.position == pytest.approx(player.start + 2.0)
 
 
+def played_to(reader: SessionReader, t: float) -> ReplayPlayer:
+    """A player that played from the start to ``t``: every record up to it, in order."""
+    player = ReplayPlayer(reader)
+    player.play()
+    player.advance(t - player.start)
+    assert player.generation == 0 and player.position == pytest.approx(t)
+    return player
+
+
+def test_a_seek_a_few_seconds_on_feeds_on(reader: SessionReader) -> None:
+    player = ReplayPlayer(reader)
+    player.seek(player.start + 2.0)
+    assert player.generation == 0 and not player.building  # fed on, not rebuilt
+    player.seek(player.start + 2.0 + FEED_ON + 0.5)
+    assert player.generation == 1
+
+
 def test_seek_back_rebuilds_the_state_as_it_was(reader: SessionReader) -> None:
-    forward = ReplayPlayer(reader)
-    target = forward.start + 0.6 * forward.duration
-    forward.seek(target)
-    assert forward.generation == 0  # a few seconds on: fed on, not rebuilt
+    target = reader.start + 0.6 * (reader.end - reader.start)
+    forward = played_to(reader, target)
     seeker = ReplayPlayer(reader, quick=1.0)
     seeker.seek(seeker.end)
     seeker.finish_work()
@@ -257,3 +276,58 @@ def test_the_window_bounds_the_history_and_a_longer_one_is_built(
     assert min(s.times[0] for s in player.state.store.series.values() if s.times) < oldest_short
     player.set_window(1.0)
     assert not player.building and player.state.store.series
+
+
+def numbers(obj: object) -> object:
+    """Figures as plain data, floats to 12 significant digits (a sum over series may add them
+    in another order)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: numbers(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {k: numbers(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [numbers(v) for v in obj]
+    if isinstance(obj, float):
+        return float(f"{obj:.12g}")
+    return obj
+
+
+#: What a host reported at any time (the rows a pane keeps, the tools it names): a state
+#: rebuilt by a seek knows what its window holds.
+EVER_REPORTED = ("tools", "io_ops", "latency_ops", "metrics", "net_has_sum")
+
+
+def frame_numbers(state: FleetState, now: float) -> list[object]:
+    """What the console's header and host panes show (``figures``), as plain data."""
+    hosts = []
+    for host in sorted(state.hosts):
+        f = numbers(fig.host_figures(state, host, now))
+        assert isinstance(f, dict)
+        hosts.append({k: v for k, v in f.items() if k not in EVER_REPORTED})
+    return [numbers(fig.fleet_figures(state, now)), *hosts]
+
+
+@pytest.mark.parametrize("part", [0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
+def test_the_first_frame_after_a_seek_shows_what_a_play_to_there_shows(
+        reader: SessionReader, part: float) -> None:
+    # The state a seek shows at once (each series' newest point of the last seconds) gives
+    # the console the numbers that playing from the start up to there gives it.
+    first = reader.start + DEFAULT_QUICK_WINDOW + 0.5
+    target = first + part * (reader.end - first)
+    seeker = ReplayPlayer(reader, window=DEFAULT_QUICK_WINDOW + 4)
+    seeker.seek(seeker.end if part < 1 else seeker.start)  # back, or forward, to the target
+    seeker.finish_work()
+    seeker.seek(target)
+    assert seeker.building  # what is shown is the quick state, not yet the fuller one
+    quick, played = seeker.state, played_to(reader, target).state
+    assert quick.store.samples_total < played.store.samples_total / 2
+    assert frame_numbers(quick, target) == frame_numbers(played, target)
+    assert any(isinstance(h, dict) and h["iops"] for h in frame_numbers(played, target)[1:]) \
+        or part == 1.0
+    # and so does the fuller state that replaces it
+    seeker.finish_work()
+    assert frame_numbers(seeker.state, target) == frame_numbers(played, target)
+
+
+def test_the_quick_state_covers_what_the_console_counts_as_current() -> None:
+    assert DEFAULT_QUICK_WINDOW >= fig.STALE_AFTER + 1

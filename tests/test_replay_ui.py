@@ -3,6 +3,7 @@ a real fio + iostat run; and the timeline bar drawn with a plain rich Console.""
 
 from __future__ import annotations
 
+import gc
 import re
 import subprocess
 import sys
@@ -158,6 +159,24 @@ async def test_seeking_back_swaps_the_state_and_the_panes_follow(app: ReplayApp)
         await pilot.pause(0.2)
         assert player.state is not first and player.generation >= 1
         assert list(app.grid.panes) == ["here"]
+
+
+async def test_a_seek_is_drawn_with_the_collector_held_off_then_back_on(
+        app: ReplayApp) -> None:
+    player = app.player
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert gc.isenabled()
+        generation = player.generation
+        app.go_to(player.start + 0.7 * player.duration)
+        assert not gc.isenabled()  # the seek and its frame: no collection in between
+        assert player.generation == generation + 1
+        assert app.header.figures is not None  # drawn from the new state at once
+        await pilot.pause()
+        assert gc.isenabled()  # once the frame is out
+        app.go_to(player.start)
+        await pilot.press("q")
+    assert gc.isenabled()
 
 
 async def test_click_on_the_timeline_seeks_there(app: ReplayApp) -> None:

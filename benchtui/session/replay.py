@@ -7,8 +7,10 @@ every record recorded up to the new position to ``FleetState.on_samples``/``on_e
 
 Seeking backwards, or further forward than a few seconds, builds a fresh ``FleetState`` and
 feeds it every event since the start (events are few and carry the steps, host states and
-facts) but samples and raw output only from shortly before ``t``: a seek costs what those
-seconds of data cost to decode, whatever the session's length. Chart history is then built in
+facts), the raw output of the last seconds before ``t`` and, of their samples, each series'
+newest point (``SessionReader.newest_records``): what the console's current values are made
+of, so the first frame at ``t`` shows the numbers a play up to ``t`` shows. A seek costs what
+those seconds cost to read, whatever the session's length. Chart history is then built in
 the background from ``t - window`` (see ``ReplayPlayer``). The price is that what lies before
 the window (older chart points, end-of-run summaries, per-host sample counts) is not in the
 rebuilt state; ``window`` should cover what the console shows.
@@ -19,18 +21,26 @@ Times are Unix epoch seconds, as recorded; ``position`` always lies in ``[start,
 from __future__ import annotations
 
 import math
-import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import datetime, time, timedelta
+from collections.abc import Iterable, Iterator
 from typing import Protocol
 
-from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
+from benchtui.session.timeline import (
+    NOTABLE_KINDS,
+    Timeline,
+    TimelineStep,
+    is_notable,
+    parse_position,
+    steps_from_events,
+)
 from benchtui.store.fleet import FleetState
 from benchtui.store.live import DEFAULT_WINDOW
 from benchtui.store.recording import Gap, Record, SessionMeta
+
+__all__ = ["DEFAULT_QUICK_WINDOW", "DEFAULT_REPLAY_WINDOW", "FEED_ON", "MAX_SPEED", "MIN_SPEED",
+           "NOTABLE_KINDS", "SPEEDS", "RecordSource", "ReplayPlayer", "Timeline",
+           "TimelineStep", "clamp_speed", "is_notable", "parse_position", "steps_from_events"]
 
 #: The speeds ``faster``/``slower`` step through; ``set_speed`` clamps to the ends.
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
@@ -39,25 +49,21 @@ MAX_SPEED = SPEEDS[-1]
 #: Seconds of samples a state rebuilt by a seek holds before its target: what the charts can
 #: show (the console asks for more when its chart window is longer).
 DEFAULT_REPLAY_WINDOW = 300.0
-#: Seconds of samples the state shown at once after a seek holds: three reporting intervals
-#: of the tools (1 Hz), so that every host's current values, histograms and state are in the
-#: first frame (a host reporting less often than that shows its values when the fuller
-#: state is built, a few seconds later). What a seek decodes and feeds grows with it (16
-#: hosts: ~1,700 samples a second, ~10 us each).
-DEFAULT_QUICK_WINDOW = 3.0
-#: A seek forward by up to this many ``quick`` spans feeds on (keeps the history) rather
-#: than starting over: about as cheap as the quick start, and nothing to rebuild.
-FEED_ON = 2.0
+#: Seconds before its place whose records the state shown at once after a seek is fed
+#: from: each series' newest point in them, every event and raw output line. The console
+#: counts a point as current for 5 s (``benchtui.ui.figures.STALE_AFTER``), and a sample's
+#: own time may trail or lead its arrival a little: 6 s hold every point the first frame's
+#: numbers are made of. Decoding and feeding only the newest points (16 hosts: ~1,700 a
+#: seek) costs a fraction of feeding every record of those seconds.
+DEFAULT_QUICK_WINDOW = 6.0
+#: A seek forward by up to this many seconds feeds on (keeps the history) rather than
+#: starting over: feeding that much (16 hosts: ~1,700 samples a second, ~7 us each) costs
+#: about what a fresh start does, and there is nothing to rebuild.
+FEED_ON = 3.0
 #: A state keeps this much more than the window's points (intervals are not exactly 1 s).
 HISTORY_MARGIN = 1.1
 #: One reporting interval (the tools run at 1 Hz): what ``step`` moves.
 DEFAULT_INTERVAL = 1.0
-#: Event kinds that ``next_event``/``prev_event`` stop at and the timeline marks, besides any
-#: warning or error.
-NOTABLE_KINDS = frozenset({ev.SESSION_START, ev.SESSION_END, ev.STEP_START, ev.STEP_END,
-                           ev.MARK})
-_DURATION = re.compile(r"(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?")
-_TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
 
 
 class RecordSource(Protocol):
@@ -71,89 +77,9 @@ class RecordSource(Protocol):
 
     def timed_records(self, t0: float, t1: float) -> Iterator[tuple[float, Record]]: ...
 
+    def newest_records(self, t0: float, t1: float) -> list[tuple[float, Record]]: ...
+
     def gaps(self) -> list[Gap]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineStep:
-    """One run of a step on the timeline; ``t1`` is None when the recording has no end."""
-
-    name: str
-    t0: float
-    t1: float | None
-    ok: bool | None
-
-
-@dataclass(frozen=True, slots=True)
-class Timeline:
-    """What the timeline bar shows: the session's span, its steps, notable events and gaps."""
-
-    start: float
-    end: float
-    steps: tuple[TimelineStep, ...] = ()
-    events: tuple[Event, ...] = ()
-    gaps: tuple[Gap, ...] = ()
-
-    def fraction(self, t: float) -> float:
-        """Where ``t`` lies between start (0) and end (1)."""
-        span = self.end - self.start
-        return 0.0 if span <= 0 else min(max((t - self.start) / span, 0.0), 1.0)
-
-
-def is_notable(event: Event) -> bool:
-    """Events worth a mark on the timeline and a stop for ``n``/``N``."""
-    return event.kind in NOTABLE_KINDS or event.level in (ev.WARNING, ev.ERROR)
-
-
-def parse_position(text: str, start: float, end: float | None = None) -> float:
-    """A place in a session, as a user types it, to epoch seconds.
-
-    ``90``, ``90s``, ``5m``, ``1h30m``: that long into the session (from ``start``); ``50%``:
-    that fraction of it (needs ``end``); ``2025-11-22T14:05:00`` (ISO 8601, local time unless
-    it has an offset or ``Z``): that moment; ``14:05`` or ``14:05:30``: that time of day, on the
-    session's first day (or the next day when that is before the start). Raises ValueError
-    with a sentence that says what is accepted."""
-    raw = text.strip()
-    spec = raw.lower()
-    try:
-        if spec.endswith("%"):
-            if end is None:
-                raise ValueError("a percentage needs the session's end")
-            return start + float(spec[:-1]) / 100 * (end - start)
-        match = _DURATION.fullmatch(spec)
-        if match and any(match.groups()):
-            h, m, s = (float(g) if g else 0.0 for g in match.groups())
-            return start + h * 3600 + m * 60 + s
-        if _TIME_OF_DAY.fullmatch(spec):
-            day = datetime.fromtimestamp(start).astimezone()
-            at = datetime.combine(day.date(), time.fromisoformat(raw), day.tzinfo)
-            if at.timestamp() < start:
-                at += timedelta(days=1)
-            return at.timestamp()
-        when = datetime.fromisoformat(raw.replace("z", "Z"))
-        return when.timestamp() if when.tzinfo else when.astimezone().timestamp()
-    except (ValueError, OverflowError) as exc:
-        if "percentage" in str(exc):
-            raise
-        raise ValueError(
-            f"{text!r} is not a time: give seconds into the session (90, 5m, 1h30m), a "
-            "percentage (50%), a time of day (14:05) or an ISO 8601 time "
-            "(2025-11-22T14:05:00)") from None
-
-
-def steps_from_events(events: list[Event]) -> list[TimelineStep]:
-    """Each run of a step, from its ``step_start`` and ``step_end`` events (in time order)."""
-    open_steps: dict[str, int] = {}
-    found: list[TimelineStep] = []
-    for e in events:
-        name = e.step or "?"
-        if e.kind == ev.STEP_START:
-            open_steps[name] = len(found)
-            found.append(TimelineStep(name, e.t, None, None))
-        elif e.kind == ev.STEP_END and name in open_steps:
-            i = open_steps.pop(name)
-            found[i] = TimelineStep(name, found[i].t0, e.t, e.level != ev.ERROR)
-    return found
 
 
 def clamp_speed(speed: float) -> float:
@@ -170,6 +96,17 @@ class _Feed:
         self._records = records
         self._ahead: tuple[float, Record] | None = None
         self.done = False
+
+    def feed(self, records: Iterable[tuple[float, Record]]) -> None:
+        """Hand the state these records (times up to where the read goes on), in order."""
+        state = self.state
+        for _t, record in records:
+            if isinstance(record, list):
+                state.on_samples(record)
+            elif isinstance(record, Event):
+                state.on_event(record)
+            elif isinstance(record, OutputLines):
+                state.on_output(record)
 
     def through(self, t: float, budget: int | None = None) -> bool:
         """Hand the state every record up to and including time ``t``, or stop once
@@ -205,10 +142,11 @@ class ReplayPlayer:
     """Plays a recorded session into ``state``. Pure logic: no clock, no screen.
 
     A seek that cannot feed on builds the new state in two goes, so that the screen follows
-    at once: ``state`` is first a state fed from ``t - quick`` only (current values, the
-    header, the last seconds of the charts: cheap), and a fuller one fed from ``t - window``
-    is built by ``work()`` a slice at a time, and replaces it (``generation`` grows) once it
-    has caught up with the position. A front end calls ``work`` between frames."""
+    at once: ``state`` is first a state fed the newest point of each series from the last
+    ``quick`` seconds (current values, the header, host states: cheap), and a fuller one fed
+    from ``t - window`` is built by ``work()`` a slice at a time, and replaces it
+    (``generation`` grows) once it has caught up with the position. A front end calls
+    ``work`` between frames."""
 
     def __init__(self, reader: RecordSource, *, window: float = DEFAULT_REPLAY_WINDOW,
                  quick: float = DEFAULT_QUICK_WINDOW, history: int = DEFAULT_WINDOW,
@@ -238,6 +176,8 @@ class ReplayPlayer:
         self.position = self.start
         self._feed = self._new_feed(self.start)
         self._build: _Feed | None = None
+        #: Where the build a seek asked for starts (made by the first ``work`` after it).
+        self._build_from: float | None = None
         self._retired: list[FleetState] = []
         self._feed.through(self.start)
 
@@ -249,7 +189,7 @@ class ReplayPlayer:
     @property
     def building(self) -> bool:
         """True while a fuller state is being built (``work`` has something to do)."""
-        return self._build is not None
+        return self._build is not None or self._build_from is not None
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -321,10 +261,11 @@ class ReplayPlayer:
 
     def seek(self, t: float) -> None:
         """Go to data time ``t`` (clamped to the session). Forward by a few seconds (up to
-        ``FEED_ON * quick``): feed on; otherwise start over from ``t - quick`` and build from
-        ``t - window`` in the background (``work``)."""
+        ``FEED_ON`` seconds): feed on; otherwise start over at ``t`` (the newest points of
+        the last ``quick`` seconds) and build from ``t - window`` in the background
+        (``work``)."""
         t = min(max(t, self.start), self.end) if math.isfinite(t) else self.position
-        if self.position <= t <= self.position + FEED_ON * self.quick:
+        if self.position <= t <= self.position + FEED_ON:
             self._forward_to(t)
             return
         self._rebuild(t)
@@ -369,12 +310,17 @@ class ReplayPlayer:
         grew = seconds > self.window
         self.window = float(seconds)
         if grew:
-            self._build = self._new_feed(max(self.start, self.position - self.window))
+            self._build = None
+            self._build_from = max(self.start, self.position - self.window)
 
     def work(self, budget: int = 20_000) -> bool:
         """Feed the state being built by at most about ``budget`` samples; when it has
         caught up with the position, it becomes ``state``. True while work remains."""
         self._retired.clear()
+        if self._build_from is not None:
+            # made here rather than in ``seek``: its events are fed after the new place is drawn
+            self._build = self._new_feed(self._build_from)
+            self._build_from = None
         build = self._build
         if build is None:
             return False
@@ -393,13 +339,17 @@ class ReplayPlayer:
 
     # --- feeding ---------------------------------------------------------------------------
 
-    def _new_feed(self, t0: float) -> _Feed:
-        """A fresh state with every event before ``t0`` in it, reading on from ``t0``."""
+    def _new_state(self, t0: float) -> FleetState:
+        """A fresh state with every event before ``t0`` in it."""
         meta = self.reader.meta
         state = FleetState(meta.name, meta.hosts, window=self.history)
         for event in self._events[:bisect_left(self._event_times, t0)]:
             state.on_event(event)
-        return _Feed(state, self.reader.timed_records(t0, math.inf))
+        return state
+
+    def _new_feed(self, t0: float) -> _Feed:
+        """A fresh state with every event before ``t0`` in it, reading on from ``t0``."""
+        return _Feed(self._new_state(t0), self.reader.timed_records(t0, math.inf))
 
     def _forward_to(self, t: float) -> bool:
         t = min(t, self.end)
@@ -410,15 +360,25 @@ class ReplayPlayer:
         return True
 
     def _rebuild(self, t: float) -> None:
-        """A fresh state at ``t`` from ``t - quick``, and a fuller one to build from
-        ``t - window`` (none needed when the quick one already starts at the start)."""
+        """A fresh state at ``t``: the newest point of each series from ``t - quick`` on
+        (every event and output line), reading on after ``t``; and a fuller one to build
+        from ``t - window`` (every record: the charts' history). From the start of the
+        session the first is the second already: every record, nothing to build."""
         quick_t0 = max(self.start, t - self.quick)
         self.generation += 1
         self.position = t
         # Freeing a state of a few hundred thousand points takes ~15 ms: let ``work`` do it,
         # after the console has drawn the new place.
         self._retired = [self._feed.state]
-        self._feed = self._new_feed(quick_t0)
-        self._feed.through(t)
+        self._build = None
         full_t0 = max(self.start, t - max(self.window, self.quick))
-        self._build = self._new_feed(full_t0) if full_t0 < quick_t0 else None
+        if full_t0 >= quick_t0 or quick_t0 <= self.start:
+            self._build_from = None
+            self._feed = self._new_feed(full_t0)
+            self._feed.through(t)
+            return
+        after = math.nextafter(t, math.inf)
+        feed = _Feed(self._new_state(quick_t0), self.reader.timed_records(after, math.inf))
+        feed.feed(self.reader.newest_records(quick_t0, after))
+        self._feed = feed
+        self._build_from = full_t0

@@ -4,12 +4,18 @@ A ``SegmentDecoder`` follows one segment from its first frame: each frame may de
 and series the later ones use. A reader that wants only some frames still passes the earlier
 ones to ``skip``, which reads their definitions and nothing else. Histograms are left encoded
 (``RecordedHistogram``) until someone reads their counts.
+
+A reader that wants only some of a frame's samples (replay's newest point of each series,
+``newest.py``) reads the frame in two goes: ``scan`` (definitions, record table, each sample's
+series) and ``finish`` with a mask of the samples to make: the others are never built.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import repeat
 
 import orjson
 
@@ -43,6 +49,32 @@ from benchtui.store.recording.varint import (
 SeriesFilter = Callable[[SeriesDef], bool]
 
 
+@dataclass(frozen=True, slots=True)
+class FrameScan:
+    """A frame body read up to its sample columns: the records' kinds, times and table, and
+    the series id of each sample (``SegmentDecoder.scan``)."""
+
+    body: bytes
+    #: Where the sample columns start (at the series ids).
+    pos: int
+    kinds: bytes
+    times: tuple[float, ...]
+    rec: list[int]
+    sids: list[int]
+
+    def batches(self) -> list[tuple[int, float, int, int]]:
+        """(record index, time, first sample, end) of each batch of samples, in order."""
+        out = []
+        ri = si = 0
+        rec = self.rec
+        for i, (kind, t) in enumerate(zip(self.kinds, self.times, strict=True)):
+            if kind == SAMPLES:
+                out.append((i, t, si, si + rec[ri]))
+                si += rec[ri]
+            ri += 5 if kind == OUTPUT else 1
+        return out
+
+
 class SegmentDecoder:
     """Decodes the frames of one segment, in order: every frame must pass through ``decode``
     or ``skip`` (they define the strings and series later frames use)."""
@@ -52,6 +84,8 @@ class SegmentDecoder:
         self.series: list[SeriesDef] = []
         self._keep: list[bool] = []
         self._filter = series_filter
+        #: A list of labels by the bytes of its string ids (a segment's hosts share them).
+        self._labels: dict[bytes, tuple[tuple[str, str], ...]] = {}
 
     def skip(self, body: bytes) -> None:
         self._defs(body)
@@ -64,41 +98,84 @@ class SegmentDecoder:
             raw, pos = get_blob(defs, pos)
             strings.append(raw.decode("utf-8", "surrogatepass"))
         n, pos = get_uvarint(defs, pos)
+        if not n:
+            return end
+        # A segment's first frame defines ~100 series a host: one byte a string id while a
+        # segment has fewer than 128 strings (then no varint to undo), and the hosts share
+        # their label lists (``_labels``, by their ids' bytes).
+        found: list[SeriesDef] = []
+        labels_of = self._labels
+        get = strings.__getitem__
         try:
             for _ in range(n):
-                (host, tool, kind, metric, nl), pos = get_uvarints(defs, pos, 5)
-                ids, pos = get_uvarints(defs, pos, 2 * nl)
-                labels = tuple((strings[ids[i]], strings[ids[i + 1]]) for i in range(0, 2 * nl, 2))
-                d = SeriesDef(strings[host], strings[tool], strings[kind], strings[metric], labels)
-                self.series.append(d)
-                self._keep.append(self._filter is None or self._filter(d))
+                head = defs[pos:pos + 5]
+                if len(head) == 5 and max(head) < 0x80:
+                    host, tool, kind, metric, nl = head
+                    pos += 5
+                else:
+                    (host, tool, kind, metric, nl), pos = get_uvarints(defs, pos, 5)
+                raw = defs[pos:pos + 2 * nl]
+                if len(raw) == 2 * nl and (not nl or max(raw) < 0x80):
+                    pos += 2 * nl
+                    labels = labels_of.get(raw)
+                    if labels is None:
+                        labels = labels_of[raw] = tuple(
+                            zip(map(get, raw[0::2]), map(get, raw[1::2]), strict=True))
+                else:
+                    ids, pos = get_uvarints(defs, pos, 2 * nl)
+                    labels = tuple(zip(map(get, ids[0::2]), map(get, ids[1::2]), strict=True))
+                found.append(SeriesDef(get(host), get(tool), get(kind), get(metric), labels))
         except IndexError:
             raise CodecError("unknown string id") from None
+        self.series += found
+        self._keep += [True] * n if self._filter is None else map(self._filter, found)
         return end
 
     def decode(self, body: bytes, *, samples: bool = True, events: bool = True,
                output: bool = True) -> list[TimedRecord]:
         """The frame's records in order (the kinds not wanted are left out; a batch of
         samples that the series filter empties is left out too)."""
+        return self.finish(self.scan(body), samples=samples, events=events, output=output)
+
+    def scan(self, body: bytes) -> FrameScan:
+        """Read the frame's definitions and record table, and the series of its samples;
+        ``finish`` decodes the rest. Frames are scanned in order (like ``decode``)."""
         try:
-            return self._decode(body, samples, events, output)
+            pos = self._defs(body)
+            n, pos = get_uvarint(body, pos)
+            kinds = body[pos:pos + n]
+            pos += n
+            times = struct.unpack_from(f"<{n}d", body, pos)
+            pos += 8 * n
+            rec, pos = _get_uvarint_blob(body, pos)
+            n_samples = _count_samples(kinds, rec)
+            sids, _ = _get_uvarint_blob(body, pos)
+        except (IndexError, ValueError, struct.error, UnicodeDecodeError) as exc:
+            if isinstance(exc, CodecError):
+                raise
+            raise CodecError(f"malformed frame body: {exc}") from None
+        if len(sids) != n_samples:
+            raise CodecError("sample columns disagree")
+        return FrameScan(body, pos, kinds, times, rec, sids)
+
+    def finish(self, scan: FrameScan, *, samples: bool = True, events: bool = True,
+               output: bool = True, mask: Sequence[bool] | None = None) -> list[TimedRecord]:
+        """``decode`` of a scanned frame; with ``mask`` (one flag per sample), only the
+        samples flagged are made (a batch left empty is left out)."""
+        try:
+            return self._decode(scan, samples, events, output, mask)
         except (IndexError, ValueError, struct.error, UnicodeDecodeError, orjson.JSONDecodeError,
                 StopIteration) as exc:
             if isinstance(exc, CodecError):
                 raise
             raise CodecError(f"malformed frame body: {exc}") from None
 
-    def _decode(self, body: bytes, want_samples: bool, want_events: bool,
-                want_output: bool) -> list[TimedRecord]:
-        pos = self._defs(body)
-        n, pos = get_uvarint(body, pos)
-        kinds = body[pos:pos + n]
-        pos += n
-        times = struct.unpack_from(f"<{n}d", body, pos)
-        pos += 8 * n
-        rec, pos = _get_uvarint_blob(body, pos)
-        n_samples = _count_samples(kinds, rec)
-        samples, pos = self._samples(body, pos, n_samples, want_samples)
+    def _decode(self, scan: FrameScan, want_samples: bool, want_events: bool,
+                want_output: bool, mask: Sequence[bool] | None) -> list[TimedRecord]:
+        body, kinds, times, rec = scan.body, scan.kinds, scan.times, scan.rec
+        if want_samples and mask is not None and not any(mask):
+            want_samples = False
+        samples, pos = self._samples(body, scan.pos, scan.sids, want_samples, mask)
         jsons, pos = get_blob(body, pos)
         text, pos = get_blob(body, pos)
         out: list[TimedRecord] = []
@@ -135,11 +212,14 @@ class SegmentDecoder:
                 raise CodecError(f"unknown record kind {kind}")
         return out
 
-    def _samples(self, body: bytes, pos: int, n: int,
-                 want: bool) -> tuple[list[Sample | None], int]:
+    def _samples(self, body: bytes, pos: int, sids: list[int], want: bool,
+                 mask: Sequence[bool] | None = None) -> tuple[list[Sample | None], int]:
+        """The samples whose columns start at ``pos`` (their series ids, ``sids``, as
+        ``scan`` read them), and the position after their columns."""
+        n = len(sids)
         if not want:
             return [], _skip_samples(body, pos, n)
-        sids, pos = _get_uvarint_blob(body, pos)
+        _, pos = get_blob(body, pos)  # the series ids: read by ``scan``
         tables = []
         for _ in range(2):
             count, pos = get_uvarint(body, pos)
@@ -161,14 +241,17 @@ class SegmentDecoder:
         decs = iter(decs_l)
         fios = iter(fios_l)
         raw_it = iter(raws)
-        if not len(sids) == len(t_idx) == len(e_idx) == len(tags) == n:
+        if not len(t_idx) == len(e_idx) == len(tags) == n:
             raise CodecError("sample columns disagree")
+        if mask is not None and len(mask) != n:
+            raise CodecError("sample mask disagrees with the samples")
         series = self.series
         keep = self._keep
         buckets = FIO_BUCKETS
         out: list[Sample | None] = []
         hpos = 0
-        for sid, ti, ei, tag in zip(sids, t_idx, e_idx, tags, strict=True):
+        flags = repeat(True) if mask is None else mask  # lengths checked above
+        for sid, ti, ei, tag, wanted in zip(sids, t_idx, e_idx, tags, flags, strict=False):
             kind = tag & 0x7F
             value: float
             if kind == RAW:
@@ -187,8 +270,9 @@ class SegmentDecoder:
             hist = None
             if tag & HAS_HISTOGRAM:
                 blob, hpos = get_blob(hists, hpos)
-                hist = RecordedHistogram(blob)
-            if not keep[sid]:
+                if wanted:
+                    hist = RecordedHistogram(blob)
+            if not (wanted and keep[sid]):
                 out.append(None)
                 continue
             d = series[sid]

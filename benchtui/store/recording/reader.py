@@ -27,6 +27,7 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.sample import Sample
 from benchtui.store.recording import format as fmt
+from benchtui.store.recording import newest
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SegmentDecoder, SeriesFilter
 from benchtui.store.recording.model import Gap, Record, SessionMeta
@@ -301,6 +302,12 @@ class SessionReader:
         """As ``records``, with each record's time (for pacing a replay)."""
         for seg in self._overlapping(t0, t1):
             yield from self._decode(seg, t0, t1)
+
+    def newest_records(self, t0: float, t1: float) -> list[TimedRecord]:
+        """As ``timed_records``, but each batch of samples keeps only the samples that are the
+        last of their series in ``[t0, t1)`` (and every summary): what replay feeds the state
+        it shows at once after a seek (``newest.py``)."""
+        return newest.newest_records(self, t0, t1)
 
     def samples(self, *, hosts: Collection[str] | None = None,
                 metrics: Collection[str] | None = None, t0: float | None = None,

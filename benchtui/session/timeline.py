@@ -1,0 +1,106 @@
+"""A session's timeline: its steps, notable events and places, as replay and ``dump`` name them.
+
+``Timeline`` is what replay's timeline bar shows (the span, each step's run, the events worth a
+mark, the gaps); ``parse_position`` turns a place as a user types it (``90``, ``5m``,
+``1h30m``, ``50%``, ``14:05``, an ISO 8601 time) into epoch seconds (replay's ``g``, ``dump
+--from/--to``); ``steps_from_events`` finds each run of a step in the events.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+
+from benchtui.model import events as ev
+from benchtui.model.events import Event
+from benchtui.store.recording import Gap
+
+#: Event kinds that ``next_event``/``prev_event`` stop at and the timeline marks, besides any
+#: warning or error.
+NOTABLE_KINDS = frozenset({ev.SESSION_START, ev.SESSION_END, ev.STEP_START, ev.STEP_END,
+                           ev.MARK})
+_DURATION = re.compile(r"(?:(\d+(?:\.\d*)?)h)?(?:(\d+(?:\.\d*)?)m)?(?:(\d+(?:\.\d*)?)s?)?")
+_TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineStep:
+    """One run of a step on the timeline; ``t1`` is None when the recording has no end."""
+
+    name: str
+    t0: float
+    t1: float | None
+    ok: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """What the timeline bar shows: the session's span, its steps, notable events and gaps."""
+
+    start: float
+    end: float
+    steps: tuple[TimelineStep, ...] = ()
+    events: tuple[Event, ...] = ()
+    gaps: tuple[Gap, ...] = ()
+
+    def fraction(self, t: float) -> float:
+        """Where ``t`` lies between start (0) and end (1)."""
+        span = self.end - self.start
+        return 0.0 if span <= 0 else min(max((t - self.start) / span, 0.0), 1.0)
+
+
+def is_notable(event: Event) -> bool:
+    """Events worth a mark on the timeline and a stop for ``n``/``N``."""
+    return event.kind in NOTABLE_KINDS or event.level in (ev.WARNING, ev.ERROR)
+
+
+def parse_position(text: str, start: float, end: float | None = None) -> float:
+    """A place in a session, as a user types it, to epoch seconds.
+
+    ``90``, ``90s``, ``5m``, ``1h30m``: that long into the session (from ``start``); ``50%``:
+    that fraction of it (needs ``end``); ``2025-11-22T14:05:00`` (ISO 8601, local time unless
+    it has an offset or ``Z``): that moment; ``14:05`` or ``14:05:30``: that time of day, on the
+    session's first day (or the next day when that is before the start). Raises ValueError
+    with a sentence that says what is accepted."""
+    raw = text.strip()
+    spec = raw.lower()
+    try:
+        if spec.endswith("%"):
+            if end is None:
+                raise ValueError("a percentage needs the session's end")
+            return start + float(spec[:-1]) / 100 * (end - start)
+        match = _DURATION.fullmatch(spec)
+        if match and any(match.groups()):
+            h, m, s = (float(g) if g else 0.0 for g in match.groups())
+            return start + h * 3600 + m * 60 + s
+        if _TIME_OF_DAY.fullmatch(spec):
+            day = datetime.fromtimestamp(start).astimezone()
+            at = datetime.combine(day.date(), time.fromisoformat(raw), day.tzinfo)
+            if at.timestamp() < start:
+                at += timedelta(days=1)
+            return at.timestamp()
+        when = datetime.fromisoformat(raw.replace("z", "Z"))
+        return when.timestamp() if when.tzinfo else when.astimezone().timestamp()
+    except (ValueError, OverflowError) as exc:
+        if "percentage" in str(exc):
+            raise
+        raise ValueError(
+            f"{text!r} is not a time: give seconds into the session (90, 5m, 1h30m), a "
+            "percentage (50%), a time of day (14:05) or an ISO 8601 time "
+            "(2025-11-22T14:05:00)") from None
+
+
+def steps_from_events(events: list[Event]) -> list[TimelineStep]:
+    """Each run of a step, from its ``step_start`` and ``step_end`` events (in time order)."""
+    open_steps: dict[str, int] = {}
+    found: list[TimelineStep] = []
+    for e in events:
+        name = e.step or "?"
+        if e.kind == ev.STEP_START:
+            open_steps[name] = len(found)
+            found.append(TimelineStep(name, e.t, None, None))
+        elif e.kind == ev.STEP_END and name in open_steps:
+            i = open_steps.pop(name)
+            found[i] = TimelineStep(name, found[i].t0, e.t, e.level != ev.ERROR)
+    return found
