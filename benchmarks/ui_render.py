@@ -406,81 +406,85 @@ def demo_first_data(cache: Path, timeout: float = 30.0) -> dict[str, float | Non
 
 
 NOTES = """
-## Status against issue 4 (measured 2026-11-23; update this section with new runs)
+## Status against issue 4 (measured 2026-11-24; update this section with new runs)
 
-The table above is this session's last run (18:50-18:55, alone on a quiet machine). The
-machine (2 cores, a VM) is shared with other work and its speed moves from run to run; what
-holds from one run to the next is the side-by-side comparison: the previous commit's
-benchmark and this one started together (both in the same minutes, so both slower than
-alone), 60 s each, net of each one's feed baseline:
+The table above is the current code's part of the last side-by-side run below. The machine
+(2 cores, a VM) is shared with other work and its speed moves from run to run (the previous
+round's code measured 8.8% headless net on 2026-11-23, 5.6-6.2% here); what holds is the
+side-by-side comparison: the previous commit's benchmark and this one started together (old
+code in a `git worktree`), 60 s each, process CPU time net of each one's own feed baseline:
 
-| run (load average start → end) | driver | before | after |
+    (cd /tmp/ui-old && .venv/bin/python benchmarks/ui_render.py --seconds 60 \\
+        --only baseline,console --save old.json --out old.md) &
+    .venv/bin/python benchmarks/ui_render.py --seconds 60 --only baseline,console \\
+        --save new.json --out new.md
+    # the second pair: --only console --reuse old.json / new.json (the baselines of the first)
+
+| run (UTC, load average start → end) | driver | before | after |
 |---|---|---|---|
-| 18:05 (4.0 → 0.4), the whole script, old and new together | headless | 13.3% | 10.3% |
-| same | tmux | 17.0% | 13.4% |
-| 17:51-17:55, `--child console` 40 s x2, feed included | headless | 15.0, 17.1% | 12.6, 12.9% |
+| 02:50-02:55 (2.2 → 1.9), baseline + console | headless | 5.7% | 5.0% |
+| same | tmux | 7.1% | 6.4% |
+| 02:55-02:57 (1.9 → 1.3), console again | headless | 6.2% | 5.6% |
+| same | tmux | 6.5% | 5.9% |
 
-About a fifth less CPU for the same frames (sample to screen p99 unchanged, 120-140 ms).
+Before = d149175 (the pane charts p99 only, device await as numbers), after = ce5dc19:
+the pane charts p50, p99 and p99.9 and each device's await too, for 9-13% less CPU
+(sample to screen unchanged).
+An earlier pair (02:40-02:46, load 3.6 → 1.8, before the last two savings below): 5.6 → 5.1%
+headless, 6.8 → 6.4% tmux.
 
-* 32 host panes at 1 Hz, under 10%: **met headless (9.2% net in the run above), NOT met in
-  tmux (11.2%)**: a real terminal adds Textual's encoding of each frame and its write to the
-  pty. Side by side, the same runs are ~10% and ~13% when the machine is busier.
+* 32 host panes at 1 Hz, under 10%: **met, headless and in tmux**: 5.0-5.6% and 5.9-6.4%
+  net on this machine today, about a tenth below the previous code side by side (which
+  measured 8.8% / 9.9% on 2026-11-23, when the machine was slower: at that speed this round's
+  code would be ~8% / ~9%).
 * 48 small charts at 1 Hz: 4.3-6.9% net in earlier runs, met (not re-measured: unchanged code).
-* Sample to screen: p99 < 250 ms, met (125-140 ms when the machine is quiet).
+* Sample to screen: p99 < 250 ms, met (111-137 ms).
 * First fio numbers of `benchtui demo`: 1.95-2.33 s in earlier runs, met (not re-measured).
+
+## This round: three percentiles and device await in the panes, and what paid for them
+
+The pane's latency chart draws p50, p99 and p99.9 as nested bands on a log scale
+(`ui/band_chart.py`, docs/console.md), three cached series where the p99 chart had one, and
+each device's await has a chart of its own when every row still gets a line of chart (in
+this benchmark's 44x9 panes it folds into the device's row, as the numbers were before, so
+the benchmark draws the same charts as before, the latency one as bands). Per pane update
+(process time, `pane_content.pane_lines` on the benchmark's state fed second by second,
+44x9 panes): drawing the lines 0.33 → 0.39 ms with the bands. What paid for it, each
+measured against the code before it:
+
+* Quantiles of merged histograms without merging them (`model/histogram.py`,
+  `merged_quantiles`): the parsers' and the engine's histograms hold running sums over
+  ascending keys, so the merged running sum at a key is a `bisect` per part, and a quantile
+  a binary search over the union of the parts' keys (cached per set of key lists). A host's
+  figures 0.31 → 0.19 ms per update, the header's fleet figures (64 histograms per
+  direction) 4.8 → 1.8 ms a second; tests/test_histogram_merge.py checks it against the dict
+  merge on random histograms.
+* `ColumnCache` keeps each column's mean, so a drawing reads the window's columns with one
+  C-level `map` instead of a division per column; chart levels without a `min`/`max` call per
+  cell; the bands' levels by bisection over the scale's bounds (one `exp` per eighth, not a
+  `log` per value).
+* A pane's content lines are measured whole (rich's `cell_len` of the joined line, which
+  checks single-width text at C speed) rather than segment by segment.
 
 ## Where the time goes
 
-Measured with process-time counters around the console's parts and with the parts switched off
-(30 s headless runs, load < 2): the feed alone 2.6% of a core; the app ticking at 8 Hz with no
-pane and no header changing 0.5% more; the header (fleet figures once a second: every host's
-latency histograms merged per direction, ~64 merges of ~400 buckets) 1.5% more; the 32 panes
-~10% more before this round, ~3 ms per pane update, of which:
-
-* the pane's figures (`figures.host_figures`): ~0.7 ms, 60% of it merging the jobs'
-  latency histograms and their quantiles (`LiveStore.fleet_latency`; a C-level merge with
-  `map` over `dict.get` was tried: no faster);
-* its lines (`pane_content.pane_lines`): ~0.8 ms before this round (charts: combining the
-  jobs' series, the columns over the window's points, the rows);
-* Textual: the content lines put in its line cache inside the border (`ReusedFrame`), its
-  render of the dirty widget, the compositor cutting every line of the frame's crop at the
-  panes' edges: ~1 ms.
-
-What changed in this round (each measured side by side with the code before it; the panes'
-lines are still checked against Textual's own rendering, tests/test_ui_reused_lines.py, and
-the snapshots did not change):
-
-* Charts keep their columns (`ui/chart_cache.py`, `ColumnCache`, one per pane chart): a new
-  sample adds to its own column instead of the window's points being combined and averaged
-  again; the grid keeps its phase while the tool's clock jitters (tests/test_ui_chart_cache.py:
-  the same columns as computed from scratch).
-* A pane's lines are kept as styled segments and turned into strips only when Textual asks
-  for a line it does not have; `ReusedFrame` takes the segments directly (one Strip, with its
-  seven caches, per line instead of two), and the styles added to the pane's base style are
-  kept until Textual draws the pane anew.
-* When every line of a changed pane is in Textual's cache after that, `ReusedFrame` hands them
-  back through the line filters itself (`_cached_render`) instead of Textual's render, which
-  walked up the DOM for the background and the border titles' styles on every call.
-* The series index answers a query from a cache kept until a series is added (a pane's
-  figures ask ~80 a second), and no longer keeps its store alive (a replay leaked a whole
-  state per seek through it).
-* Cheaper checks per widget and frame (`outer_size` rather than `size`, which asks the
-  compositor's map), the truecolor check of a line's styles kept per style, chart rows of
-  one-line charts without per-cell clamping.
-
-What is left, for the next round: the latency histograms (merging and quantiles, in
-`model/histogram.py`/`store/live.py`: a host's two jobs and the fleet's 64 each second), and
-Textual's compositor (~1 ms per changed pane, and in a terminal the frame's encoding: the tmux
-rows are ~3% above the headless ones).
+Sampled with py-spy (300 Hz, `--child console` 40 s headless, this round's code), shares of
+the process's samples: Textual's compositor refresh ~52%, of which the panes' `_rebuild`
+~25% (chart columns from the caches ~7%, chart rows ~3%, the bands ~2%, the rows' numbers
+~4%); the app's refresh tick ~12% (the panes' figures ~7%, the header ~3%); the feed ~3%;
+start-up imports, the event loop and waiting the rest. What is left: Textual's
+compositor (every widget's lines cut at the panes' edges on each frame; in a terminal the
+frame's encoding, the tmux rows 0.3-1.5% above the headless ones), and making and styling the
+segments of a pane's lines (each segment is made twice: drawn, then with the pane's style).
 
 ## Earlier rounds
 
-Before this round: 16-18% → 9-13.5% headless (see git history of this file): Textual's
-re-render of unchanged panes avoided (`ReusedLines`), content lines put inside the border
-Textual drew last (`ReusedFrame`), replaced lines' caches cleared and `gc.freeze()` after the
-first frame (full collections of 100-300 ms), quantiles without tuples, the jobs' series added
-point by point, chart rows from a per-cell table. Kept: the refresh tick at 8 Hz (hosts report
-at different phases of the second; a 5 Hz tick alone waits up to 200 ms of the 250 ms p99
+2026-11-23: 16-18% → 9-13.5% headless → 8.8% (tmux 9.9%) net (see git history of this
+file): Textual's re-render of unchanged panes avoided (`ReusedLines`), content lines put
+inside the border Textual drew last (`ReusedFrame`), `gc.freeze()` after the first frame,
+chart columns kept between drawings (`ui/chart_cache.py`), a pane's lines kept as styled
+segments, the series index's queries cached. Kept: the refresh tick at 8 Hz (hosts report at
+different phases of the second; a 5 Hz tick alone waits up to 200 ms of the 250 ms p99
 target).
 
 The `benchtui demo` startup: the console's first frame at ~0.6-0.8 s (most of it importing
