@@ -27,6 +27,7 @@ from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session, SessionOptions, SessionResult
 from benchtui.session.facts import HostFacts
 from benchtui.session.hosts import SshOptions
+from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
 
 EXIT_INTERRUPTED = 130
 #: Event kinds worth a progress line on stderr.
@@ -132,15 +133,17 @@ async def run_until_signal(session: Session, facts_path: str | None) -> int:
     task = asyncio.current_task()
     interrupted = False
 
-    def interrupt() -> None:
+    def interrupt(sig: int) -> None:
         nonlocal interrupted
         interrupted = True
+        if is_hangup(sig):
+            detach_from_terminal()
         if task is not None:
             task.cancel()
 
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in stop_signals():  # Ctrl-C, kill, the terminal closed (unless nohup)
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(sig, interrupt)
+            loop.add_signal_handler(sig, interrupt, sig)
     # `kill -USR1 PID` puts a user's mark, as the console's `m` does (headless runs).
     with contextlib.suppress(NotImplementedError, RuntimeError):
         loop.add_signal_handler(signal.SIGUSR1, session.mark, "SIGUSR1")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import os
 import signal
 from collections.abc import Iterable, Iterator
 from typing import ClassVar
@@ -40,6 +41,7 @@ from textual.widgets import Footer
 from benchtui.errors import BenchtuiError
 from benchtui.model import events as ev
 from benchtui.model.events import Event
+from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
 from benchtui.store.fleet import FleetState
 from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.format import format_duration
@@ -106,6 +108,8 @@ class ConsoleApp(App[int]):
         self.window = window
         self.refresh_hz = refresh_hz
         self.paused = False
+        #: The signals handled as an interrupt while mounted (session/stop_signals.py).
+        self._stop_signals: tuple[signal.Signals, ...] = ()
         #: Grows whenever something every widget draws with changes (theme, window).
         self.generation = 0
         self.exit_code: int | None = None
@@ -182,19 +186,40 @@ class ConsoleApp(App[int]):
         self.theme = self.console_theme.textual.name
         self.set_interval(1.0 / self.refresh_hz, self.refresh_display, name="refresh")
         self._source_task = asyncio.create_task(self._drive(), name="benchtui-source")
-        for sig in (signal.SIGTERM, signal.SIGINT):  # kill, or Ctrl-C outside raw mode
+        # kill, Ctrl-C outside raw mode, the terminal closed (SIGHUP, unless nohup)
+        self._stop_signals = stop_signals()
+        for sig in self._stop_signals:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                asyncio.get_running_loop().add_signal_handler(
-                    sig, lambda: self.call_later(self.action_interrupt))
+                asyncio.get_running_loop().add_signal_handler(sig, self._on_stop_signal, sig)
         self.call_after_refresh(self.refresh_display)
         # What exists now (imports, styles, widgets) lives as long as the console: out of the
         # collector's way, full collections no longer walk it (benchmarks/ui_render.py);
         # handed back on unmount (another app in the same process, tests)
         self.call_after_refresh(gc.freeze)
 
+    def _on_stop_signal(self, sig: signal.Signals) -> None:
+        if is_hangup(sig):  # the terminal went away: stop everything, quietly
+            detach_from_terminal()
+            self._write_nowhere()
+        self.call_later(self.action_interrupt)
+
+    def _write_nowhere(self) -> None:
+        """Give Textual's driver a new output thread writing to ``/dev/null``: the old one may
+        have died on the vanished terminal's I/O error already, and then the driver's writes
+        (frames, and restoring the terminal as the console exits) fill its queue and block the
+        console for ever, before or after the session has stopped its processes."""
+        driver = self._driver
+        if driver is None or getattr(driver, "_writer_thread", None) is None:
+            return
+        from textual.drivers._writer_thread import WriterThread
+
+        writer = WriterThread(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - the thread owns it
+        writer.start()
+        setattr(driver, "_writer_thread", writer)  # noqa: B010 - Textual's private attribute
+
     async def on_unmount(self) -> None:
         gc.unfreeze()
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in self._stop_signals:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().remove_signal_handler(sig)
         await self._stop_driver()
