@@ -317,60 +317,85 @@ def report(r: dict[str, Any], runs: dict[str, dict[str, Any]], session: Path,
         "",
         "## How a seek stays cheap",
         "",
-        "A seek that cannot simply feed on (backwards, or more than 6 s forward) starts a "
+        "A seek that cannot simply feed on (backwards, or more than 3 s forward) starts a "
         "fresh `FleetState` with every event before the target (steps, host states, facts: a "
-        "few thousand at most) and the records of the last 3 s only (`ReplayPlayer.quick`: "
-        "three reporting intervals, so every host's current values, histograms and state are "
-        "in it), so that the first frame at the new place has the right header, numbers and "
-        "pane states. The charts' history (the console's time window, 2 min by default) is "
-        "built into a second state a slice per tick (`ReplayPlayer.work`: 40 ms of every 0.1 s "
-        "tick, and not in the tick right after a seek, so that the new place is drawn first) "
-        "and replaces the first when it has caught up; the table's \"window filled\" row is "
-        "how long that takes. Finding a place in the file is a binary search over its "
-        "one-minute segments; a segment (one zstd stream) is decompressed frame by frame up to "
-        "the place, not whole. The console keeps its host panes across a seek (same hosts) "
-        "and redraws them from the new state without reading their styles again, and the "
-        "timeline bar is drawn as runs of one style (laying it out as 400 one-cell pieces of "
-        "text cost Textual ~20 ms at 200 columns, on every seek).",
+        "few thousand at most) and, of the last 6 s, every event and output line but only the "
+        "newest point of each series (`SessionReader.newest_records`: ~1,700 samples for 16 "
+        "hosts), which is what the console's numbers are made of (it counts a point as current "
+        "for 5 s): the first frame at the new place shows the numbers a play up to there "
+        "shows (`tests/test_replay_player.py` compares them). The frames of those seconds are "
+        "read in two goes: the series of every sample, newest frame first, then only the "
+        "samples kept are made. The charts' history (the console's time window, 2 min by "
+        "default) is built into a second state a slice per tick (`ReplayPlayer.work`: 40 ms of "
+        "every 0.1 s tick, from the tick after the new place is drawn) and replaces the first "
+        "when it has caught up; the table's \"window filled\" row is how long that takes. "
+        "Finding a place in the file is a binary search over its one-minute segments; a "
+        "segment (one zstd stream) is decompressed frame by frame up to the place, not whole. "
+        "The console holds the garbage collector off from a seek until its frame is drawn, "
+        "keeps its host panes across a seek (same hosts) and redraws them from the new state "
+        "without reading their styles again, and draws the timeline bar as runs of one style.",
+        "",
+        "The two seek clocks: Textual's test pilot (`pilot.pause()`) waits until the process "
+        "has been idle for a 20 ms sleep, so it sees a frame 20-40 ms after it was put out; "
+        "the frame put out (`App._display`, with every visible pane drawn anew) is what a "
+        "terminal gets, less the time to write it.",
         "",
     ]
     return "\n".join(lines) + HISTORY
 
 
 HISTORY = """
-## Before and after (2026-11-23; update with new runs)
+## Before and after (2026-11-24; update with new runs)
 
-The machine is shared (other helpers' benchmarks and tests ran at a load of 10-25 for minutes
-at a time), so single runs move a lot: the player-alone maximum above includes a seek that
-waited for the CPU. Side by side, the previous commit's script and this one started together
-at 18:40 (load 11.6 at the start, ~1 at the end), 20 seeks each:
+The session above is the one `make_session.py` makes now: 4-bit latency histograms, as the
+engine records by default (1.20 GiB). The run of 2026-11-23 (max 231 / 292 ms to the frame at
+120x40 / 200x60, medians 155 / 187 ms) was on the earlier file with fio's 6-bit histograms
+(1.93 GiB) and at a load of 18: much of what it measured was decoding and merging four times
+the buckets, and waiting for the CPU.
+
+Side by side on this file, started together at 03:04:12 and done at 03:06:34 (load 0.37 at
+the start, 1.05 at the end; other helpers' jobs were quiet), this script measuring the code
+before this change (`--code /tmp/replay-old`: a work tree at commit 1be8a9f) and this code,
+20 seeks each, the same places and clocks:
 
 | what | before | after |
 |---|---|---|
-| seek until the frame is drawn at 200x60: median / max | 374 / 636 ms | 127 / 231 ms |
-| same at 120x40: median / max | 301 / 3621 ms | 151 / 304 ms |
-| the player alone: median | 148 ms | 96 ms |
-| peak RSS of the replay at 200x60 | 445 MiB | 198 MiB |
-| first frame at the start / at the middle | 591 / 885 ms | 564 / 1055 ms |
+| seek until the frame is put out at 200x60: median / max | 68 / 97 ms | 57 / 89 ms |
+| same at 120x40: median / max | 59 / 98 ms | 46 / 72 ms |
+| same, seen by the test pilot, at 200x60: median / max | 88 / 117 ms | 84 / 114 ms |
+| same, seen by the test pilot, at 120x40: median / max | 80 / 119 ms | 78 / 113 ms |
+| the player alone: median / max | 33 / 46 ms | 26 / 31 ms |
+| first frame at the start / at the middle | 425 / 829 ms | 552 / 773 ms |
+| peak RSS of the replay at 200x60 | 160 MiB | 163 MiB |
+| charts' window filled at 200x60: median / max | 2520 / 3770 ms | 2662 / 3553 ms |
 
-Alone at 18:26 (load 1.1 → 0.6; the quick window was 3 s, before the garbage collector change
-below): first frame 440 ms at the start, 743 ms at the middle; seek to the frame at 200x60
-median 178 / max 267 ms, at 120x40 123 / 245 ms; peak RSS 205 MiB.
+The table at the top is this code alone, at 02:59:51-03:02:19 (load 0.78 → 1.19): its
+slowest seeks (116 ms at 200x60, 135 ms at 120x40, put out) are seeks that the side-by-side
+run of the same code did in 72 and 49 ms: another process had the CPU. The pilot's clock adds
+20-40 ms to every seek (it sleeps 20 ms at a time until the process is idle).
 
-What changed: the quick state after a seek holds 3 s of records instead of 6 (half the
-decoding and feeding); a segment is decompressed frame by frame up to the place instead of
-whole; the console keeps its panes' styles across a seek and the timeline bar is drawn from
-runs of one style (it cost ~20 ms of Textual's text layout per seek); a full garbage collection
-walks every point of every series (a deque's floats: ~40 ms for a 2-minute window) and fell
-inside a third of the seeks, so the replay source collects and freezes (`gc.freeze`) once a
-state is built, as the console does after its first frame; and memory: the console's series
-index held every state a seek replaced (it kept its store alive from a weak dictionary), which
-was most of the 306-445 MiB.
+What changed: the state shown at once after a seek is fed, of the last 6 s (the console's
+5 s of "current" and a margin), each series' newest point only, with every event and output
+line (`SessionReader.newest_records`; ~1,700 samples made and fed for 16 hosts instead of the
+~5,000 of 3 s of every record, which did not cover the 5 s: a series reporting every 4 s could
+be missing from the first frame); the frames of those seconds are scanned for their samples'
+series first and only the kept samples are made; the series definitions a seek reads in the
+segment's earlier frames are read ~2x faster (one byte a string id taken as it is, label lists
+shared by the hosts); the state the charts' history is built into is made in the first tick
+after the frame rather than inside the seek; the console holds the garbage collector off from
+a seek until its frame is drawn (the collections a seek's ~50,000 objects set off cost 5-20
+ms of it, measured with `gc.callbacks`); and forward seeks feed on only up to 3 s (feeding is
+~7 us a sample: 10 s of it cost more than starting over).
 
-Not met: a seek under 200 ms every time (the median is, the slowest are not: ~60-100 ms of
-decoding and feeding 3 s of 16 hosts, then the header's fleet latency, which decodes and merges
-every host's recorded histograms, and 16 panes drawn anew); the first frame at the middle of
-the session is ~0.75-1.05 s (importing and starting the console is ~0.45-0.6 s of it).
+Where a seek's time goes now (200x60, median 57 ms put out): ~26 ms the player (decompressing
+the segment up to the place and reading its definitions ~8, making the ~1,700 samples ~5,
+feeding them ~6.5, the events ~1), ~12 ms the console's figures (the header's fleet latency
+decodes and merges every host's newest histograms: ~5; 16 hosts' figures ~6), ~15 ms drawing
+16 panes and Textual's compositing, and up to a screen-update period (1/60 s) of waiting for
+Textual's refresh timer. The first seek after opening also restyles every pane whose host
+state changed (`HostPane.update_from` sets one CSS class off and one on, each a restyle of the
+pane and its 9 component classes: ~1 ms each, ~30 ms for 16 hosts; setting both with
+`update=False` and restyling once would halve it).
 """
 
 
