@@ -133,7 +133,11 @@ def test_a_seek_a_few_seconds_on_feeds_on(reader: SessionReader) -> None:
     player.seek(player.start + 2.0)
     assert player.generation == 0 and not player.building  # fed on, not rebuilt
     player.seek(player.start + 2.0 + FEED_ON + 0.5)
-    assert player.generation == 1
+    assert player.generation == 1 and player.building
+    player.seek(player.start + 1.0)  # back, near the start: every record, nothing to build
+    assert player.generation == 2 and not player.building
+    assert player.state.store.samples_total == played_to(
+        reader, player.start + 1.0).state.store.samples_total
 
 
 def test_seek_back_rebuilds_the_state_as_it_was(reader: SessionReader) -> None:
@@ -163,8 +167,8 @@ def test_seek_back_rebuilds_the_state_as_it_was(reader: SessionReader) -> None:
 
 def test_playing_while_the_history_is_built(reader: SessionReader) -> None:
     player = ReplayPlayer(reader, quick=1.0)
-    player.seek(player.start + 4)
-    player.seek(player.start + 3)
+    player.seek(player.start + FEED_ON + 3)
+    player.seek(player.start + FEED_ON + 2)
     assert player.building
     player.play()
     while player.building:

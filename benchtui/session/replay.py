@@ -362,8 +362,9 @@ class ReplayPlayer:
     def _rebuild(self, t: float) -> None:
         """A fresh state at ``t``: the newest point of each series from ``t - quick`` on
         (every event and output line), reading on after ``t``; and a fuller one to build
-        from ``t - window`` (every record: the charts' history). From the start of the
-        session the first is the second already: every record, nothing to build."""
+        from ``t - window`` (every record: the charts' history). Within ``FEED_ON`` seconds
+        of the start, or with a window no longer than ``quick``, the first is fed every
+        record (as cheap), and there is nothing to build."""
         quick_t0 = max(self.start, t - self.quick)
         self.generation += 1
         self.position = t
@@ -372,7 +373,7 @@ class ReplayPlayer:
         self._retired = [self._feed.state]
         self._build = None
         full_t0 = max(self.start, t - max(self.window, self.quick))
-        if full_t0 >= quick_t0 or quick_t0 <= self.start:
+        if self.window <= self.quick or t - self.start <= FEED_ON:
             self._build_from = None
             self._feed = self._new_feed(full_t0)
             self._feed.through(t)
