@@ -353,26 +353,33 @@ engine records by default (1.20 GiB). The run of 2026-11-23 (max 231 / 292 ms to
 (1.93 GiB) and at a load of 18: much of what it measured was decoding and merging four times
 the buckets, and waiting for the CPU.
 
-Side by side on this file, started together at 03:04:12 and done at 03:06:34 (load 0.37 at
-the start, 1.05 at the end; other helpers' jobs were quiet), this script measuring the code
-before this change (`--code /tmp/replay-old`: a work tree at commit 1be8a9f) and this code,
-20 seeks each, the same places and clocks:
+Side by side on this file, twice, this script measuring the code before this change
+(`--code /tmp/replay-old`: a work tree at commit 1be8a9f) and this code, started together,
+20 seeks each, the same places and clocks: at 03:04:12-03:06:34 (load 0.37 at the start, 1.05
+at the end) and at 03:11:55-03:14:41 (load 0.80 → 1.35; other helpers' jobs were quiet):
 
-| what | before | after |
-|---|---|---|
-| seek until the frame is put out at 200x60: median / max | 68 / 97 ms | 57 / 89 ms |
-| same at 120x40: median / max | 59 / 98 ms | 46 / 72 ms |
-| same, seen by the test pilot, at 200x60: median / max | 88 / 117 ms | 84 / 114 ms |
-| same, seen by the test pilot, at 120x40: median / max | 80 / 119 ms | 78 / 113 ms |
-| the player alone: median / max | 33 / 46 ms | 26 / 31 ms |
-| first frame at the start / at the middle | 425 / 829 ms | 552 / 773 ms |
-| peak RSS of the replay at 200x60 | 160 MiB | 163 MiB |
-| charts' window filled at 200x60: median / max | 2520 / 3770 ms | 2662 / 3553 ms |
+| median / max (ms) | before, 03:04 | after, 03:04 | before, 03:12 | after, 03:12 |
+|---|---|---|---|---|
+| seek to the frame put out, 200x60 | 68 / 97 | 57 / 89 | 72 / 130 | 60 / 136 |
+| same, 120x40 | 59 / 98 | 46 / 72 | 63 / 135 | 51 / 80 |
+| seen by the test pilot, 200x60 | 88 / 117 | 84 / 114 | 93 / 156 | 95 / 161 |
+| seen by the test pilot, 120x40 | 80 / 119 | 78 / 113 | 84 / 155 | 83 / 112 |
+| the player alone | 33 / 46 | 26 / 31 | 37 / 75 | 24 / 65 |
+| first frame at the start / the middle | 425 / 829 | 552 / 773 | 351 / 494 | 365 / 587 |
+| peak RSS of the replay at 200x60 (MiB) | 160 | 163 | 160 | 163 |
 
-The table at the top is this code alone, at 02:59:51-03:02:19 (load 0.78 → 1.19): its
-slowest seeks (116 ms at 200x60, 135 ms at 120x40, put out) are seeks that the side-by-side
-run of the same code did in 72 and 49 ms: another process had the CPU. The pilot's clock adds
-20-40 ms to every seek (it sleeps 20 ms at a time until the process is idle).
+So on this file the seek's median is 11-13 ms (16-22%) shorter to the frame put out, the
+player's 21-35%. The slowest seek at 200x60 is, in all four runs (and alone above), the first
+one: from the start of the session, where 15 of the synthetic file's 16 hosts are still
+"connecting", to where they are "up", so that every pane changes its CSS classes (two restyles
+each, ~1 ms apiece) and its border title (Textual draws the pane whole): 89-136 ms, against
+72-125 ms for the slowest of the others. A recorded session whose hosts go from running to
+up between steps pays that on every seek across a step's edge. The pilot's clock hardly moves:
+it counts in 20 ms sleeps until the process is idle.
+
+The table at the top is this code alone, at 02:59:51-03:02:19 (load 0.78 → 1.19): besides
+the first seek, its slowest (135 ms at 120x40, put out) is a seek that the side-by-side runs
+of the same code did in 49 and 58 ms: another process had the CPU.
 
 What changed: the state shown at once after a seek is fed, of the last 6 s (the console's
 5 s of "current" and a margin), each series' newest point only, with every event and output
