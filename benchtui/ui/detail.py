@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -30,6 +31,8 @@ from benchtui.ui.format import (
     format_latency,
     format_ratio,
 )
+from benchtui.ui.latency_chart import BandAxedChart
+from benchtui.ui.pane_rows import LATENCY_NAMES, LATENCY_QUANTILES
 
 MAX_LOG_LINES = 5000
 
@@ -48,15 +51,26 @@ def _facts_line(facts: dict[str, object]) -> str:
 
 
 class ChartSlot:
-    """One axed chart: what it plots, read from the store on each update."""
+    """One axed chart: what it plots, read from the store on each update. With ``bands``,
+    the lines are percentiles, lowest first, drawn as the panes' nested bands on a log scale
+    (``BandAxedChart``); else the first two are drawn overlaid, the rest in the legend only."""
 
     def __init__(self, title: str, formatter: Callable[[float | None], str],
-                 lines: list[tuple[str, str, dict[str, str], bool]]) -> None:
+                 lines: list[tuple[str, str, dict[str, str], bool]], *,
+                 bands: bool = False) -> None:
         #: (legend label, metric, labels, worst-not-sum)
         self.title = title
         self.lines = lines
-        self.widget = AxedChart(formatter, classes="detail-chart")
-        self.widget.border_title = title
+        self.formatter = formatter
+        self.bands = bands
+
+    @cached_property
+    def widget(self) -> AxedChart:
+        """The chart, made when first shown (the slots are listed again at every update)."""
+        widget = (BandAxedChart(self.formatter, classes="detail-chart") if self.bands
+                  else AxedChart(self.formatter, classes="detail-chart"))
+        widget.border_title = self.title
+        return widget
 
     def update(self, state: FleetState, host: str, end: float, window: float) -> None:
         plot_width = max(self.widget.size.width - 10, 10)
@@ -81,9 +95,10 @@ def chart_slots(f: fig.HostFigures) -> list[ChartSlot]:
                                [(op, "bandwidth_bytes", {"op": op}, False) for op in ops]))
     for op in ops:
         if op in f.latency and f.latency[op].source != "mean":
-            slots.append(ChartSlot(f"latency {op} (worst job)", format_latency, [
+            slots.append(ChartSlot(f"latency {op} (worst job, log scale)", format_latency, [
                 (name, "latency_seconds", {"op": op, "quantile": q}, True)
-                for name, q in (("p99", "0.99"), ("p50", "0.5"), ("p99.9", "0.999"))]))
+                for name, q in zip(LATENCY_NAMES, LATENCY_QUANTILES, strict=True)],
+                bands=True))
         elif op in f.latency:
             slots.append(ChartSlot(f"mean latency {op}", format_latency, [
                 ("mean", "latency_mean_seconds", {"op": op}, True)]))
