@@ -102,12 +102,10 @@ def test_nohup_keeps_a_headless_run_going(tmp_path: Path) -> None:
     require_tool("fio")
     plan, marker = _plan(tmp_path, 120)
 
-    def as_nohup() -> None:
-        signal.signal(signal.SIGHUP, signal.SIG_IGN)
-
-    proc = subprocess.Popen([sys.executable, "-m", "benchtui", "run", str(plan), "--jsonl"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, preexec_fn=as_nohup)
+    # nohup itself: it leaves SIGHUP ignored for what it runs
+    proc = subprocess.Popen(["nohup", sys.executable, "-m", "benchtui", "run", str(plan),
+                             "--jsonl"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, cwd=ROOT)
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().startswith("{")
