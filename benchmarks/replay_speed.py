@@ -353,33 +353,37 @@ engine records by default (1.20 GiB). The run of 2026-11-23 (max 231 / 292 ms to
 (1.93 GiB) and at a load of 18: much of what it measured was decoding and merging four times
 the buckets, and waiting for the CPU.
 
-Side by side on this file, twice, this script measuring the code before this change
+Side by side on this file, three times, this script measuring the code before this change
 (`--code /tmp/replay-old`: a work tree at commit 1be8a9f) and this code, started together,
 20 seeks each, the same places and clocks: at 03:04:12-03:06:34 (load 0.37 at the start, 1.05
-at the end) and at 03:11:55-03:14:41 (load 0.80 → 1.35; other helpers' jobs were quiet):
+at the end), 03:11:55-03:14:41 (0.80 → 1.35) and 03:19:35-03:21:50 (0.35 → 0.84); other
+helpers' jobs were quiet. The first two ran before the panes' restyle change below (after*).
+Median / max, in ms:
 
-| median / max (ms) | before, 03:04 | after, 03:04 | before, 03:12 | after, 03:12 |
-|---|---|---|---|---|
-| seek to the frame put out, 200x60 | 68 / 97 | 57 / 89 | 72 / 130 | 60 / 136 |
-| same, 120x40 | 59 / 98 | 46 / 72 | 63 / 135 | 51 / 80 |
-| seen by the test pilot, 200x60 | 88 / 117 | 84 / 114 | 93 / 156 | 95 / 161 |
-| seen by the test pilot, 120x40 | 80 / 119 | 78 / 113 | 84 / 155 | 83 / 112 |
-| the player alone | 33 / 46 | 26 / 31 | 37 / 75 | 24 / 65 |
-| first frame at the start / the middle | 425 / 829 | 552 / 773 | 351 / 494 | 365 / 587 |
-| peak RSS of the replay at 200x60 (MiB) | 160 | 163 | 160 | 163 |
+| what | before | after* | before | after* | before | after |
+|---|---|---|---|---|---|---|
+| frame put out, 200x60 | 68 / 97 | 57 / 89 | 72 / 130 | 60 / 136 | 62 / 97 | 53 / 74 |
+| frame put out, 120x40 | 59 / 98 | 46 / 72 | 63 / 135 | 51 / 80 | 59 / 78 | 45 / 60 |
+| seen by the pilot, 200x60 | 88 / 117 | 84 / 114 | 93 / 156 | 95 / 161 | 83 / 118 | 83 / 116 |
+| seen by the pilot, 120x40 | 80 / 119 | 78 / 113 | 84 / 155 | 83 / 112 | 79 / 99 | 77 / 94 |
+| the player alone | 33 / 46 | 26 / 31 | 37 / 75 | 24 / 65 | 32 / 40 | 24 / 29 |
+| 1st frame, start / mid | 425 / 829 | 552 / 773 | 351 / 494 | 365 / 587 | 383 / 489 | 363 / 587 |
+| peak RSS at 200x60 (MiB) | 160 | 163 | 160 | 163 | 160 | 163 |
 
-So on this file the seek's median is 11-13 ms (16-22%) shorter to the frame put out, the
-player's 21-35%. The slowest seek at 200x60 is, in all four runs (and alone above), the first
-one: from the start of the session, where 15 of the synthetic file's 16 hosts are still
-"connecting", to where they are "up", so that every pane changes its CSS classes (two restyles
-each, ~1 ms apiece) and its border title (Textual draws the pane whole): 89-136 ms, against
-72-125 ms for the slowest of the others. A recorded session whose hosts go from running to
-up between steps pays that on every seek across a step's edge. The pilot's clock hardly moves:
-it counts in 20 ms sleeps until the process is idle.
+So on this file the seek's median is 9-13 ms (15-24%) shorter to the frame put out, the
+player's 21-35%. The slowest seek at 200x60 is, in every run, the first one: from the start
+of the session, where 15 of the synthetic file's 16 hosts are still "connecting", to where
+they are "up", so that every pane changes its CSS classes and its border title (Textual draws
+the pane whole): 97-130 ms before, 74 ms with the panes restyled once instead of twice. A
+recorded session whose hosts go from running to up between steps pays that on a seek across
+a step's edge. The pilot's clock hardly moves: it counts in 20 ms sleeps until the process
+is idle. The first frame at the middle is 490-830 ms either way (starting the console is
+~0.35 s of it, importing it 0.3 s).
 
-The table at the top is this code alone, at 02:59:51-03:02:19 (load 0.78 → 1.19): besides
-the first seek, its slowest (135 ms at 120x40, put out) is a seek that the side-by-side runs
-of the same code did in 49 and 58 ms: another process had the CPU.
+The table at the top is this code alone, at 03:17:21-03:19:34 (load 0.89 → 0.35); an earlier
+run alone at 02:59:51-03:02:19, before the panes' restyle change and while another process
+took the CPU for a moment, had max 116 / 135 ms (put out, 200x60 / 120x40) and 157 / 177 ms
+(pilot), medians 58 / 51 and 85 / 86 ms.
 
 What changed: the state shown at once after a seek is fed, of the last 6 s (the console's
 5 s of "current" and a margin), each series' newest point only, with every event and output
@@ -391,18 +395,17 @@ segment's earlier frames are read ~2x faster (one byte a string id taken as it i
 shared by the hosts); the state the charts' history is built into is made in the first tick
 after the frame rather than inside the seek; the console holds the garbage collector off from
 a seek until its frame is drawn (the collections a seek's ~50,000 objects set off cost 5-20
-ms of it, measured with `gc.callbacks`); and forward seeks feed on only up to 3 s (feeding is
-~7 us a sample: 10 s of it cost more than starting over).
+ms of it, measured with `gc.callbacks`); a pane whose host changes state sets its CSS classes
+and then restyles once (`HostPane.update_from`: it restyled on each class, and a restyle of a
+pane and its 9 component classes is ~1 ms); and forward seeks feed on only up to 3 s (feeding
+is ~7 us a sample: 10 s of it cost more than starting over).
 
-Where a seek's time goes now (200x60, median 57 ms put out): ~26 ms the player (decompressing
+Where a seek's time goes now (200x60, median 55 ms put out): ~26 ms the player (decompressing
 the segment up to the place and reading its definitions ~8, making the ~1,700 samples ~5,
 feeding them ~6.5, the events ~1), ~12 ms the console's figures (the header's fleet latency
 decodes and merges every host's newest histograms: ~5; 16 hosts' figures ~6), ~15 ms drawing
 16 panes and Textual's compositing, and up to a screen-update period (1/60 s) of waiting for
-Textual's refresh timer. The first seek after opening also restyles every pane whose host
-state changed (`HostPane.update_from` sets one CSS class off and one on, each a restyle of the
-pane and its 9 component classes: ~1 ms each, ~30 ms for 16 hosts; setting both with
-`update=False` and restyling once would halve it).
+Textual's refresh timer.
 """
 
 
