@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
@@ -335,3 +336,78 @@ def test_the_first_frame_after_a_seek_shows_what_a_play_to_there_shows(
 
 def test_the_quick_state_covers_what_the_console_counts_as_current() -> None:
     assert DEFAULT_QUICK_WINDOW >= fig.STALE_AFTER + 1
+
+
+# --- a host between runs: its last run's end-of-run figures, however long ago -------------
+
+PAUSE_START = 1_790_000_000.0
+
+
+def _pause_session(path: str) -> None:
+    """Two hosts: a fio run on both from +1 to +12 s, then h2 alone from +60 to +100 s;
+    iostat on both all along until +120 s. h1 is idle from +12 s, h2 from +100 s."""
+    from benchtui.model.sample import INTERVAL, SUMMARY, Sample
+    from benchtui.store.recording import SCHEMA_VERSION, SessionMeta, SessionWriter
+
+    t0 = PAUSE_START
+    records: list[tuple[float, object]] = []
+
+    def event(t: float, kind: str, host: str | None = None, **data: object) -> None:
+        records.append((t, ev.Event(t, kind, f"{kind} {host}", host=host, step="s",
+                                    data=dict(data))))
+
+    def run(host: str, start: float, end: float, iops: float) -> None:
+        event(start, ev.RUN_START, host)
+        for sec in range(int(start) + 1, int(end)):
+            t = t0 + sec + 0.5
+            records.append((t, [Sample(t, "fio", INTERVAL, "iops", iops + sec,
+                                       {"job": "j", "op": "read"}, host, sec - start)]))
+        t = t0 + end
+        records.append((t, [
+            Sample(t, "fio", SUMMARY, "iops", iops, {"job": "j", "op": "read"}, host, end),
+            Sample(t, "fio", SUMMARY, "bandwidth_bytes", iops * 4096, {"job": "j", "op": "read"},
+                   host, end),
+            Sample(t, "fio", SUMMARY, "latency_seconds", 0.002,
+                   {"job": "j", "op": "read", "measure": "clat", "quantile": "0.99"}, host, end)]))
+        event(t + 0.05, ev.RUN_END, host, status=0)
+
+    for host in ("h1", "h2"):
+        event(t0, ev.HOST_STATE, host, state="up")
+    event(t0 + 0.9, ev.STEP_START, hosts=["h1", "h2"], tool="fio")
+    run("h1", 1, 12, 1000.0)
+    run("h2", 1, 12, 2000.0)
+    run("h2", 60, 100, 3000.0)
+    for sec in range(120):
+        t = t0 + sec + 0.2
+        records.append((t, [Sample(t, "iostat", INTERVAL, "disk_util_ratio", 0.5,
+                                   {"device": "sda"}, h, float(sec)) for h in ("h1", "h2")]))
+    # the step events of the session's plan, spread as the engine would put them
+    for t_, kind in ((12.2, ev.STEP_END), (59.9, ev.STEP_START), (100.2, ev.STEP_END)):
+        records.append((t0 + t_, ev.Event(t0 + t_, kind, kind, step="s", data={})))
+    meta = SessionMeta(SCHEMA_VERSION, "pause", "pause-1", "", None, t0, None,
+                       hosts=["h1", "h2"], writer="test")
+    writer = SessionWriter(path, meta)
+    for t, record in sorted(records, key=lambda r: r[0]):
+        writer.add_record(t, record)  # type: ignore[arg-type]
+    writer.close(t0 + 120)
+
+
+@pytest.mark.parametrize("offset", [30.0, 90.0, 119.0])
+def test_a_seek_shows_an_idle_hosts_last_run_figures(tmp_path: Path, offset: float) -> None:
+    # At +30 both hosts are idle (runs ended at +12); at +90 h1 is idle, h2 runs; at +119
+    # both are idle, h2's run ended 19 s ago: further back than the quick window and the
+    # charts' window, so only the summaries read for the idle hosts bring those figures.
+    path = f"{tmp_path}/pause.btr"
+    _pause_session(path)
+    with SessionReader.open(path) as reader:
+        target = PAUSE_START + offset
+        played = played_to(reader, target).state
+        shown = frame_numbers(played, target)
+        finals = [h["final"] for h in shown[1:] if isinstance(h, dict)]
+        assert finals == [True, offset != 90.0]
+        seeker = ReplayPlayer(reader, window=10.0)
+        seeker.seek(target)
+        assert seeker.building
+        assert frame_numbers(seeker.state, target) == shown  # the quick state
+        seeker.finish_work()
+        assert frame_numbers(seeker.state, target) == shown  # and the fuller one

@@ -11,9 +11,11 @@ facts), the raw output of the last seconds before ``t`` and, of their samples, e
 newest point (``SessionReader.newest_records``): what the console's current values are made
 of, so the first frame at ``t`` shows the numbers a play up to ``t`` shows. A seek costs what
 those seconds cost to read, whatever the session's length. Chart history is then built in
-the background from ``t - window`` (see ``ReplayPlayer``). The price is that what lies before
-the window (older chart points, end-of-run summaries, per-host sample counts) is not in the
-rebuilt state; ``window`` should cover what the console shows.
+the background from ``t - window`` (see ``ReplayPlayer``). A host that is between runs at
+``t`` also gets its last run's end-of-run summaries, read around that run's end however long
+ago it was (``_older_summaries``). The price is that the rest of what lies before the window
+(older chart points and summaries, per-host sample counts) is not in the rebuilt state;
+``window`` should cover what the console shows.
 
 Times are Unix epoch seconds, as recorded; ``position`` always lies in ``[start, end]``.
 """
@@ -25,7 +27,9 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator
 from typing import Protocol
 
+from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
+from benchtui.model.sample import SUMMARY, Sample
 from benchtui.session.timeline import (
     NOTABLE_KINDS,
     Timeline,
@@ -86,6 +90,26 @@ def clamp_speed(speed: float) -> float:
     if not math.isfinite(speed):
         return MAX_SPEED if speed > 0 else MIN_SPEED
     return min(max(speed, MIN_SPEED), MAX_SPEED)
+
+
+#: End-of-run summaries are read from this many seconds before a run's end event (a tool prints
+#: them as it exits; the engine reports the end once the exit status is known) ...
+SUMMARY_LEAD = 5.0
+#: ... to this many after it.
+SUMMARY_LAG = 0.5
+
+
+def _merged_spans(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Sorted ``(start, end)`` spans with the overlapping ones joined."""
+    merged: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if b <= a:
+            continue
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    return merged
 
 
 class _Feed:
@@ -340,12 +364,47 @@ class ReplayPlayer:
     # --- feeding ---------------------------------------------------------------------------
 
     def _new_state(self, t0: float) -> FleetState:
-        """A fresh state with every event before ``t0`` in it."""
+        """A fresh state with every event before ``t0`` in it, and the end-of-run summaries
+        of the last run of each host that is not running at ``t0`` (``_older_summaries``)."""
         meta = self.reader.meta
         state = FleetState(meta.name, meta.hosts, window=self.history)
-        for event in self._events[:bisect_left(self._event_times, t0)]:
+        events = self._events[:bisect_left(self._event_times, t0)]
+        summaries = self._older_summaries(events, t0)
+        i = 0
+        for event in events:  # in time order, as they were seen live
+            while i < len(summaries) and summaries[i][0] <= event.t:
+                state.on_samples(summaries[i][1])
+                i += 1
             state.on_event(event)
+        for _t, samples in summaries[i:]:
+            state.on_samples(samples)
         return state
+
+    def _older_summaries(self, events: list[Event], t0: float) -> list[tuple[float, list[Sample]]]:
+        """The end-of-run summary samples recorded around the end of the last run of each host
+        that no run is going on at ``t0``, when that end lies before ``t0``: a host between
+        steps shows its last run's figures, and a state rebuilt from the last seconds would not
+        hold them (a play to ``t0`` does). Read from ``SUMMARY_LEAD`` seconds before each run's
+        end to just after it; nothing is read for a host that is running."""
+        running: dict[str, bool] = {}
+        ended: dict[str, float] = {}
+        for event in events:
+            if event.host is None:
+                continue
+            if event.kind == ev.RUN_START:
+                running[event.host] = True
+            elif event.kind == ev.RUN_END:
+                running[event.host] = False
+                ended[event.host] = event.t
+        ends = sorted(t for host, t in ended.items() if not running.get(host))
+        out: list[tuple[float, list[Sample]]] = []
+        for a, b in _merged_spans([(t - SUMMARY_LEAD, min(t + SUMMARY_LAG, t0)) for t in ends]):
+            for t, record in self.reader.timed_records(a, b):
+                if isinstance(record, list):
+                    kept = [x for x in record if x.kind == SUMMARY]
+                    if kept:
+                        out.append((t, kept))
+        return out
 
     def _new_feed(self, t0: float) -> _Feed:
         """A fresh state with every event before ``t0`` in it, reading on from ``t0``."""
