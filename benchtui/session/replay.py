@@ -123,14 +123,8 @@ class _Feed:
 
     def feed(self, records: Iterable[tuple[float, Record]]) -> None:
         """Hand the state these records (times up to where the read goes on), in order."""
-        state = self.state
         for _t, record in records:
-            if isinstance(record, list):
-                state.on_samples(record)
-            elif isinstance(record, Event):
-                state.on_event(record)
-            elif isinstance(record, OutputLines):
-                state.on_output(record)
+            _hand(self.state, record)
 
     def through(self, t: float, budget: int | None = None) -> bool:
         """Hand the state every record up to and including time ``t``, or stop once
@@ -151,15 +145,20 @@ class _Feed:
                 self._ahead = item
                 return False
             self._ahead = None
-            record = item[1]
-            if isinstance(record, list):
-                state.on_samples(record)
-                fed += len(record)
-            elif isinstance(record, Event):
-                state.on_event(record)
-            elif isinstance(record, OutputLines):
-                state.on_output(record)
+            fed += _hand(state, item[1])
         return True
+
+
+def _hand(state: FleetState, record: Record) -> int:
+    """Give ``state`` one record, through the sink its kind goes to live; the samples given."""
+    if isinstance(record, list):
+        state.on_samples(record)
+        return len(record)
+    if isinstance(record, Event):
+        state.on_event(record)
+    elif isinstance(record, OutputLines):
+        state.on_output(record)
+    return 0
 
 
 class ReplayPlayer:
