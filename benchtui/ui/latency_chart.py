@@ -7,10 +7,10 @@ and the band levels (a bisection per value, ``band_chart.band_levels``).
 
 Colours are the panes' band colours. The chart's component classes ``chart--p50``,
 ``chart--p99``, ``chart--p999`` take a theme's rule when it has one
-(``AxedChart > .chart--p50 { color: $bt-p50; }``); without (the built-in themes colour only
-``HostPane > .pane--p50`` ...), the theme's ``$bt-p50``, ``$bt-p99``, ``$bt-p999``
-variables, as those rules use them; a theme without these gets the panes' plain colours
-(``PaneStyles.plain``: green, yellow, magenta).
+(``AxedChart > .chart--p50 { color: $bt-p50; }``: the built-in themes have them); without
+(a theme of a user's made before the detail view's bands), the theme's ``$bt-p50``,
+``$bt-p99``, ``$bt-p999`` variables, as those rules use them; a theme without these gets
+the panes' plain colours (``PaneStyles.plain``: green, yellow, magenta).
 
 Public API::
 
