@@ -175,13 +175,17 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
     source = "<stdin>"
     buffered: list[bytes] = []
     size = 0
+    flattened = False  # a line long enough to be a flattened report was read
     classes: list[type[Parser]] = among if among is not None and len(among) == 1 else []
     while not classes:
         line = stream.readline()
         if line:
             buffered.append(line)
             size += len(line)
-        head = restore_line_breaks(decode(b"".join(buffered)))
+            flattened = flattened or len(line) >= MIN_CHARS
+        head = decode(b"".join(buffered))
+        if flattened:
+            head = restore_line_breaks(head)
         if not line or size >= STDIN_DETECT_BYTES:
             classes = _choose(head, among)
             break
