@@ -422,15 +422,21 @@ def test_real_iperf2_csv_tcp_parallel() -> None:
     intervals = pick(client, "net_bandwidth_bytes", INTERVAL, direction="send")
     streams = {s.labels["stream"] for s in intervals}
     assert len(streams) == 2
+    sent = received = 0.0
     for stream in streams:
         mine = [s for s in intervals if s.labels["stream"] == stream]
         assert [s.elapsed for s in mine] == [1.0, 2.0, 3.0]
         # the tool's own clock, read in the local zone learnt from the receive time
         assert all(s.t is not None and before - 60 < s.t < before + 5 for s in mine)
         send = one(client, "net_bandwidth_bytes", SUMMARY, stream=stream, direction="send")
-        recv = one(srv, "net_bandwidth_bytes", SUMMARY, stream=stream, direction="receive")
-        assert recv == pytest.approx(send, rel=0.05)
+        sent += send
+        received += one(srv, "net_bandwidth_bytes", SUMMARY, stream=stream,
+                        direction="receive")
         assert sum(s.value for s in mine) / 3 == pytest.approx(send, rel=0.1)
+    # Each end numbers its transfers in its own order (the server by accepting them), so
+    # stream "1" of the client may be stream "2" of the server: the two ends agree on the
+    # total, not stream by stream.
+    assert received == pytest.approx(sent, rel=0.05)
 
 
 @pytest.mark.slow
