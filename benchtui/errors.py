@@ -88,6 +88,25 @@ class RecordingError(BenchtuiError):
 
 
 @dataclass
+class CompareError(BenchtuiError):
+    """Two sessions (or a session and a baseline inside it) cannot be compared: an unknown
+    baseline host or step, no step in common, hosts that do not match. ``known`` lists what
+    exists, so the sentence can offer it."""
+
+    reason: str
+    known: tuple[str, ...] = ()
+    hint: str = ""
+    exit_code = 2
+
+    def __str__(self) -> str:
+        text = self.reason
+        if self.known:
+            shown = ", ".join(self.known[:12]) + (", ..." if len(self.known) > 12 else "")
+            text = f"{text} (there are: {shown})"
+        return f"{text}; {self.hint}" if self.hint else text
+
+
+@dataclass
 class ExportError(BenchtuiError):
     """The metrics endpoint cannot be served: the port is taken, the address is not on this
     machine, or binding it is not allowed. Nothing was run."""

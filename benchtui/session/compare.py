@@ -1,0 +1,261 @@
+"""How the steps and hosts of two sessions are matched: the one place that decides it.
+
+Every command that compares goes through here: ``benchtui report --baseline`` (a table's
+percentages), the regression gate (``--fail-below``/``--fail-above``) and the console's
+baseline ghost (``--baseline OLD.btr``). A session's *layout* (its steps, the hosts each ran
+on, and when) is read from its events; a *baseline spec* says what a row is compared with:
+
+- ``host=NAME``: the same step on host NAME of the same session (the seeds' "physical machine
+  = 100%");
+- ``step=NAME``: step NAME on the same host of the same session (e.g. psync as the baseline of
+  the other engines);
+- ``session=FILE``: the same step (by name) on the same host (by name) of another session
+  (before/after a kernel change); with ``baseline_host`` every host is compared with that one
+  host of the other session, with ``fleet`` with the other session's fleet.
+
+Steps are matched by name with the repeat stripped (``randread#2`` is a run of ``randread``);
+``counterpart_run`` picks the baseline's run of the same repeat, else its last one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from benchtui.errors import CompareError
+from benchtui.model import events as ev
+from benchtui.model.events import Event
+
+#: The host name of a step's fleet row (every host of the step together).
+FLEET = "(fleet)"
+
+HOST, STEP, SESSION = "host", "step", "session"
+_KINDS = (HOST, STEP, SESSION)
+
+
+@dataclass(frozen=True, slots=True)
+class RunWindow:
+    """One run of a step on one host, in the controller's epoch seconds (``t1`` None when the
+    recording ends before the run did)."""
+
+    label: str      #: the step's label as recorded: ``randread#2`` for the second repeat
+    step: str       #: the step's name, repeat stripped: ``randread``
+    repeat: int     #: 1-based
+    host: str
+    t0: float
+    t1: float | None
+    ok: bool | None
+
+
+def split_label(label: str, data: Mapping[str, object]) -> tuple[str, int]:
+    """A step label as the engine writes it (``name`` or ``name#N`` for ``repeat > 1``) ->
+    (name, repeat), using the ``step_start`` event's data (``repeat``, and ``repeats`` where
+    the session records it)."""
+    repeat = data.get("repeat")
+    repeats = data.get("repeats")
+    if isinstance(repeat, int) and repeat >= 1 and label.endswith(f"#{repeat}") \
+            and not (isinstance(repeats, int) and repeats <= 1):
+        return label[: -len(f"#{repeat}")], repeat
+    return label, repeat if isinstance(repeat, int) and repeat >= 1 else 1
+
+
+@dataclass(frozen=True)
+class SessionLayout:
+    """A session's steps (names in the order they first ran), the hosts each ran on, and
+    every run of a step on a host."""
+
+    steps: tuple[str, ...]
+    runs: tuple[RunWindow, ...]
+    #: step name -> the first ``step_start`` event's data (tool, matrix, select, ...).
+    step_data: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+
+    @classmethod
+    def from_events(cls, events: Iterable[Event]) -> SessionLayout:
+        """From a session's events (time order): each step's runs from ``step_start`` /
+        ``step_end``, each host's window from its ``run_start`` / ``run_end`` (the step's own
+        window, on the hosts the step started on, when a host has no run events)."""
+        steps: list[str] = []
+        step_data: dict[str, Mapping[str, object]] = {}
+        labels: dict[str, tuple[str, int, Mapping[str, object]]] = {}
+        step_window: dict[str, list[float | None]] = {}
+        step_ok: dict[str, bool | None] = {}
+        host_window: dict[tuple[str, str], list[float | None]] = {}
+        host_ok: dict[tuple[str, str], bool] = {}
+        for e in events:
+            label = e.step
+            if label is None:
+                continue
+            if e.kind == ev.STEP_START:
+                name, repeat = split_label(label, e.data)
+                labels[label] = (name, repeat, e.data)
+                if name not in step_data:
+                    steps.append(name)
+                    step_data[name] = e.data
+                step_window[label] = [e.t, None]
+                step_ok[label] = None
+            elif e.kind == ev.STEP_END and label in step_window:
+                step_window[label][1] = e.t
+                step_ok[label] = e.level != ev.ERROR and not e.data.get("interrupted")
+            elif e.kind == ev.RUN_START and e.host is not None:
+                w = host_window.setdefault((label, e.host), [e.t, None])
+                w[0] = min(w[0] or e.t, e.t)
+            elif e.kind == ev.RUN_END and e.host is not None and (label, e.host) in host_window:
+                host_window[(label, e.host)][1] = e.t
+                host_ok[(label, e.host)] = host_ok.get((label, e.host), True) \
+                    and e.level != ev.ERROR
+        runs: list[RunWindow] = []
+        for label, (name, repeat, data) in labels.items():
+            s0, s1 = step_window[label]
+            assert s0 is not None
+            hosts = [h for (lb, h) in host_window if lb == label]
+            if not hosts:
+                listed = data.get("hosts")
+                hosts = [str(h) for h in listed] if isinstance(listed, list) else []
+            for host in hosts:
+                h0, h1 = host_window.get((label, host), [s0, s1])
+                t0 = s0 if h0 is None else h0
+                t1 = h1 if h1 is not None else s1
+                ok = host_ok.get((label, host), True) if step_ok[label] is not False \
+                    else False
+                runs.append(RunWindow(label, name, repeat, host, t0,
+                                      t1, ok if step_ok[label] is not None else None))
+        runs.sort(key=lambda r: (r.t0, r.host))
+        return cls(tuple(steps), tuple(runs), step_data)
+
+    def hosts(self, step: str | None = None) -> tuple[str, ...]:
+        """The hosts that ran ``step`` (any step when None), in order of first run."""
+        seen: dict[str, None] = {}
+        for r in self.runs:
+            if step is None or r.step == step:
+                seen.setdefault(r.host)
+        return tuple(seen)
+
+    def runs_of(self, step: str, host: str | None = None) -> list[RunWindow]:
+        """Every run of ``step`` (on ``host`` only, when given), in time order."""
+        return [r for r in self.runs if r.step == step and (host is None or r.host == host)]
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineSpec:
+    """What a row is compared with (module doc)."""
+
+    kind: str
+    value: str
+    #: session baselines: compare every host with this host of the baseline session.
+    host: str | None = None
+    #: session baselines: compare every host with the baseline session's fleet.
+    fleet: bool = False
+
+    def describe(self) -> str:
+        if self.kind != SESSION:
+            return f"{self.kind} {self.value}"
+        against = f", host {self.host}" if self.host else (", its fleet" if self.fleet else "")
+        return f"session {self.value}{against}"
+
+
+def parse_baseline(text: str, *, baseline_host: str | None = None) -> BaselineSpec:
+    """``host=NAME``, ``step=NAME`` or ``session=FILE`` (a bare file name ending in ``.btr``
+    is a session too). ``baseline_host`` (``--baseline-host``) goes with session baselines:
+    a host name of the baseline session, or ``fleet``. Raises CompareError (one sentence)."""
+    kind, sep, value = text.partition("=")
+    if not sep and text.endswith(".btr"):
+        kind, value = SESSION, text
+    kind = kind.strip().lower()
+    value = value.strip()
+    if kind not in _KINDS or not value:
+        raise CompareError(f"{text!r} is not a baseline", hint="give host=NAME, step=NAME or "
+                           "session=FILE (e.g. --baseline host=物理机)")
+    if baseline_host is not None and kind != SESSION:
+        raise CompareError("--baseline-host goes with a baseline session (session=FILE), "
+                           f"not with {kind}={value}")
+    if baseline_host is not None and baseline_host.strip().lower() == "fleet":
+        return BaselineSpec(kind, value, fleet=True)
+    return BaselineSpec(kind, value, host=baseline_host)
+
+
+RowKey = tuple[str, str]  # (step name, host name or FLEET)
+
+
+@dataclass(frozen=True)
+class Matching:
+    """Where each (step, host) row of a session finds its baseline row."""
+
+    spec: BaselineSpec
+    #: (step, host) -> (baseline step, baseline host); rows without a baseline are absent.
+    pairs: Mapping[RowKey, RowKey]
+    #: steps of the session with no counterpart in the baseline (said once, quietly).
+    unmatched_steps: tuple[str, ...] = ()
+
+    def baseline_of(self, step: str, host: str) -> RowKey | None:
+        return self.pairs.get((step, host))
+
+
+def match(layout: SessionLayout, spec: BaselineSpec,
+          baseline: SessionLayout | None = None) -> Matching:
+    """Pair every (step, host) of ``layout`` (and each step's fleet row) with its baseline
+    row under ``spec``; ``baseline`` is the other session's layout for ``session=`` specs.
+    Raises CompareError naming what does not exist (with what does) or what has nothing in
+    common."""
+    pairs: dict[RowKey, RowKey] = {}
+    if spec.kind == HOST:
+        if spec.value not in layout.hosts():
+            raise CompareError(f"the baseline host {spec.value!r} ran no step in this session",
+                               known=layout.hosts())
+        for step in layout.steps:
+            if spec.value in layout.hosts(step):
+                for host in layout.hosts(step):
+                    pairs[(step, host)] = (step, spec.value)
+        unmatched = tuple(s for s in layout.steps if spec.value not in layout.hosts(s))
+        return Matching(spec, pairs, unmatched)
+    if spec.kind == STEP:
+        if spec.value not in layout.steps:
+            raise CompareError(f"the baseline step {spec.value!r} is not in this session",
+                               known=layout.steps)
+        base_hosts = layout.hosts(spec.value)
+        for step in layout.steps:
+            for host in layout.hosts(step):
+                if host in base_hosts:
+                    pairs[(step, host)] = (spec.value, host)
+            pairs[(step, FLEET)] = (spec.value, FLEET)
+        return Matching(spec, pairs)
+    if baseline is None:
+        raise CompareError(f"the baseline session {spec.value} was not read")
+    common = [s for s in layout.steps if s in baseline.steps]
+    if not common:
+        raise CompareError(f"the baseline session {spec.value} has no step in common with "
+                           "this one (steps are matched by name)", known=baseline.steps,
+                           hint=f"this session's steps are: {', '.join(layout.steps[:12])}")
+    if spec.host is not None and spec.host not in baseline.hosts():
+        raise CompareError(f"the baseline host {spec.host!r} is not in {spec.value}",
+                           known=baseline.hosts())
+    for step in common:
+        base_hosts = baseline.hosts(step)
+        for host in layout.hosts(step):
+            if spec.fleet:
+                pairs[(step, host)] = (step, FLEET)
+            elif spec.host is not None:
+                if spec.host in base_hosts:
+                    pairs[(step, host)] = (step, spec.host)
+            elif host in base_hosts:
+                pairs[(step, host)] = (step, host)
+        pairs[(step, FLEET)] = (step, FLEET)
+    if spec.host is None and not spec.fleet and not any(h != FLEET for _s, h in pairs):
+        raise CompareError(f"no host of this session is in the baseline session {spec.value} "
+                           "(hosts are matched by name)", known=baseline.hosts(),
+                           hint="compare every host with one of them (--baseline-host NAME) "
+                           "or with its fleet (--baseline-host fleet)")
+    unmatched = tuple(s for s in layout.steps if s not in baseline.steps)
+    return Matching(spec, pairs, unmatched)
+
+
+def counterpart_run(baseline: SessionLayout, step: str, host: str,
+                    repeat: int = 1) -> RunWindow | None:
+    """The baseline's run to show beside run ``repeat`` of ``step`` on a host: the same
+    repeat when the baseline has it, else its last run; None when it has none. ``host`` is
+    the baseline host (``Matching.baseline_of``); for FLEET, the step's first host's run
+    gives the window (every host of a step starts together)."""
+    runs = baseline.runs_of(step, None if host == FLEET else host)
+    if not runs:
+        return None
+    same = [r for r in runs if r.repeat == repeat]
+    return same[0] if same else runs[-1]
