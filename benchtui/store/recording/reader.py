@@ -31,6 +31,7 @@ from benchtui.store.recording import newest
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SegmentDecoder, SeriesFilter
 from benchtui.store.recording.model import Gap, Record, SessionMeta
+from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
 from benchtui.store.recording.varint import CodecError
 from benchtui.store.recording.walk import clock, meta_from_json, walk_frames
@@ -335,6 +336,20 @@ class SessionReader:
                     st = t if s.t is None else s.t
                     if lo <= st < hi:
                         yield s
+
+    def series_stats(self, t0: float, t1: float, wanted: SeriesFilter | None = None
+                     ) -> dict[SeriesDef, SeriesStats]:
+        """Per series (those ``wanted`` accepts, all when None): count, sum, min, max and the
+        merged histogram of the samples that reached the sinks in ``[t0, t1)``
+        (``series_stats.py``): what a report needs of a step's window."""
+        def batches() -> Iterator[tuple[float, list[Sample]]]:
+            for seg in self._overlapping(t0, t1):
+                for t, r in self._decode(seg, t0, t1, events=False, output=False,
+                                         series_filter=wanted):
+                    if isinstance(r, list):
+                        yield t, r
+
+        return accumulate_stats(batches())
 
     def gaps(self) -> list[Gap]:
         """Where a host that had been sending samples sent nothing for more than 2 s (up to
