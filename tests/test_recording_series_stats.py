@@ -35,6 +35,7 @@ def test_series_stats_equal_the_records_of_every_stretch(reader: SessionReader) 
             assert (g.count, g.minimum, g.maximum, g.first_t, g.last_t) == \
                 (w.count, w.minimum, w.maximum, w.first_t, w.last_t)
             assert math.isclose(g.total, w.total, rel_tol=1e-12, abs_tol=1e-12)
+            assert math.isclose(g.total_sq, w.total_sq, rel_tol=1e-12, abs_tol=1e-12)
             assert (g.histogram is None) == (w.histogram is None)
             if g.histogram is not None and w.histogram is not None:
                 assert g.histogram.counts == w.histogram.counts
@@ -49,4 +50,7 @@ def test_series_stats_filter_and_histograms(reader: SessionReader) -> None:
         assert st.histogram.total() == st.total  # a histogram sample's value is its count
     iops = reader.series_stats(reader.start, reader.end + 1, lambda d: d.metric == "iops")
     assert all(st.mean == st.total / st.count for st in iops.values())
+    for st in iops.values():
+        assert st.minimum <= st.mean <= st.maximum
+        assert 0 <= st.stdev <= st.maximum - st.minimum
     assert reader.series_stats(reader.end + 10, reader.end + 20) == {}

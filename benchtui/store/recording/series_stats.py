@@ -23,6 +23,8 @@ class SeriesStats:
 
     count: int
     total: float
+    #: Sum of the squares of the values (with ``total`` and ``count``: the variance).
+    total_sq: float
     minimum: float
     maximum: float
     #: Times of the first and the last sample (the sample's own ``t``, else its arrival).
@@ -35,18 +37,27 @@ class SeriesStats:
     def mean(self) -> float:
         return self.total / self.count if self.count else 0.0
 
+    @property
+    def stdev(self) -> float:
+        """Population standard deviation of the values."""
+        if not self.count:
+            return 0.0
+        mean = self.total / self.count
+        return max(self.total_sq / self.count - mean * mean, 0.0) ** 0.5
+
     @classmethod
     def of(cls, t: float, s: Sample) -> SeriesStats:
         st = t if s.t is None else s.t
         hist = None
         if s.histogram is not None:
             hist = LatencyHistogram(dict(s.histogram.counts))
-        return cls(1, s.value, s.value, s.value, st, st, hist)
+        return cls(1, s.value, s.value * s.value, s.value, s.value, st, st, hist)
 
     def add(self, t: float, s: Sample) -> None:
         v = s.value
         self.count += 1
         self.total += v
+        self.total_sq += v * v
         self.minimum = min(self.minimum, v)
         self.maximum = max(self.maximum, v)
         st = t if s.t is None else s.t
@@ -61,6 +72,7 @@ class SeriesStats:
         """Add another stretch of the same series."""
         self.count += other.count
         self.total += other.total
+        self.total_sq += other.total_sq
         self.minimum = min(self.minimum, other.minimum)
         self.maximum = max(self.maximum, other.maximum)
         self.first_t = min(self.first_t, other.first_t)
