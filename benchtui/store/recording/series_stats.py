@@ -9,6 +9,7 @@ exact, as fleet percentiles are (merged histograms, never averaged percentiles).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ class SeriesStats:
         if not self.count:
             return 0.0
         mean = self.total / self.count
-        return max(self.total_sq / self.count - mean * mean, 0.0) ** 0.5
+        return math.sqrt(max(self.total_sq / self.count - mean * mean, 0.0))
 
     @classmethod
     def of(cls, t: float, s: Sample) -> SeriesStats:
