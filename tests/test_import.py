@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import subprocess
 from collections import defaultdict
 from pathlib import Path
 
@@ -123,7 +124,10 @@ def test_seed000_hosts_are_the_bullets_and_steps_the_comments(seed000: Path) -> 
         assert meta.imported_from == [{"path": str(ROOT / SEED000), "bytes": len(data),
                                        "sha256": hashlib.sha256(data).hexdigest()}]
         assert meta.import_map is not None
-        assert meta.import_map["text"] == (ROOT / MAP000).read_text(encoding="utf-8")
+        map_data = (ROOT / MAP000).read_bytes()
+        assert meta.import_map == {"path": str(ROOT / MAP000), "bytes": len(map_data),
+                                   "sha256": hashlib.sha256(map_data).hexdigest(),
+                                   "text": map_data.decode()}
         assert meta.plan_text == "" and meta.plan_path is None
         assert reader.gaps() == []  # sparse by nature: no live timing to have gaps in
 
@@ -347,6 +351,7 @@ def write(path: Path, text: str) -> str:
     ("directory", "{tmp}: is a directory, not a file of tool output"),
     ("no tool output", "{tmp}/notes.txt: no known tool's output found in it; name the tool "
      "with --tool (benchtui parse --list shows them)"),
+    ("missing map", "{tmp}/none.toml: no such map file"),
     ("bad toml", "{tmp}/bad.toml:2: TOML syntax error: invalid value (column 10); text needs "
      'quotes: write marker = "bullet"'),
     ("rule matches nothing", "{tmp}/level6.toml:2: the [host] rule (headings of level 6) matched "
@@ -374,6 +379,7 @@ def test_a_mistake_is_one_sentence_and_writes_nothing(
         "missing file": [f"{tmp}/missing.txt", *plain],
         "directory": [tmp, *plain],
         "no tool output": [write(tmp_path / "notes.txt", "a note\n"), *plain],
+        "missing map": [str(report), "--map", f"{tmp}/none.toml"],
         "bad toml": [str(report), "--map",
                      write(tmp_path / "bad.toml", "[host]\nmarker = bullet\n")],
         "rule matches nothing": [str(report), "--map", write(
@@ -417,3 +423,24 @@ def test_events_read_back_equal_the_written_ones(seed001: Path) -> None:
                    if isinstance(r, Event)]
     assert records == events
     assert events[3].kind == ev.SESSION_START and events[3].data == {"imported": True}
+
+
+def test_a_real_fio_run_saved_and_imported(tmp_path: Path) -> None:
+    """fio's normal output, saved to a file as a user saves it, imported as plain output:
+    the summary is what fio printed."""
+    saved = tmp_path / "fio.txt"
+    subprocess.run(["fio", "--name=quick", f"--filename={tmp_path / 'data'}", "--size=4M",
+                    "--rw=randread", "--bs=4k", "--runtime=1", "--time_based",
+                    f"--output={saved}"], check=True, capture_output=True, timeout=60)
+    printed = re.search(r"read: IOPS=([\d.]+k?), BW=([\d.]+(?:KiB|MiB)/s)", saved.read_text())
+    assert printed is not None, saved.read_text()
+    out = tmp_path / "s.btr"
+    assert main(["import", str(saved), "--host", "local", "--step", "randread",
+                 "-o", str(out)]) == 0
+    found = summaries(out, "iops")[("local", "randread")]
+    assert [s.value for s in found] == [number(printed.group(1))]
+    bandwidth = summaries(out, "bandwidth_bytes")[("local", "randread")]
+    assert [s.value for s in bandwidth] == [number(printed.group(2))]
+    with SessionReader.open(str(out)) as reader:
+        step_end = next(e for e in reader.events() if e.kind == ev.STEP_END)
+    assert step_end.data["seconds"] == pytest.approx(found[0].elapsed)  # fio's run=...msec

@@ -22,6 +22,7 @@ Pure text in, pieces out; only ``load_map`` reads a file.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -98,6 +99,9 @@ class ImportMap:
     host: MarkerRule
     step: MarkerRule
     within: Within | None = None
+    #: The file's size and SHA-256 (hex), to say in the session which map was used.
+    size: int = 0
+    sha256: str = ""
 
 
 @dataclass(slots=True)
@@ -116,19 +120,22 @@ class Piece:
 
 def load_map(path: str) -> ImportMap:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
+        text = data.decode("utf-8").removeprefix("\ufeff")
     except FileNotFoundError:
         raise InputError(path, "no such map file") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, not a map file") from None
     except UnicodeDecodeError:
         raise InputError(path, "is not a text (UTF-8) map file") from None
     except OSError as exc:
         raise InputError(path, exc.strerror or "cannot be read") from None
-    return parse_map(text, path)
+    return parse_map(text, path, data)
 
 
-def parse_map(text: str, path: str) -> ImportMap:
-    """The map in ``text`` (from file ``path``); an ``InputError`` naming the line when it is
-    wrong."""
+def parse_map(text: str, path: str, data: bytes | None = None) -> ImportMap:
+    """The map in ``text`` (from file ``path``, whose bytes are ``data``: default, the text
+    in UTF-8); an ``InputError`` naming the line when it is wrong."""
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -145,7 +152,9 @@ def parse_map(text: str, path: str) -> ImportMap:
         raise where.error(("within",), "within must be a heading, as text",
                           'e.g. within = "#### 测试数据"')
     host, step = (_rule(role, doc.get(role), where) for role in ("host", "step"))
-    return ImportMap(path, text, host, step, _within(within) if within is not None else None)
+    data = text.encode() if data is None else data
+    return ImportMap(path, text, host, step, _within(within) if within is not None else None,
+                     len(data), hashlib.sha256(data).hexdigest())
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,7 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
         writer=__version__, histogram_bits=FIO_PLAT_BITS, source=IMPORTED,
         imported_from=[s.describe() for s in sources],
         import_map=None if import_map is None else {
-            **_Source(import_map.path, import_map.text.encode(), "").describe(),
+            "path": import_map.path, "bytes": import_map.size, "sha256": import_map.sha256,
             "text": import_map.text})
     files = ", ".join(os.path.basename(s.path) for s in sources)
     records = timeline.records(f"session {name} ({session_id}): imported from {files}")
@@ -127,7 +127,7 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
 
 
 def _plain_names(paths: Sequence[str], hosts: Sequence[str],
-                  steps: Sequence[str]) -> list[tuple[str, str]]:
+                 steps: Sequence[str]) -> list[tuple[str, str]]:
     """(host, step) of each file of plain output."""
     if not hosts or not steps:
         raise UsageError("give --host and --step for plain tool output (or --map for a "
@@ -170,10 +170,10 @@ class _Timeline:
 
     t0: float
     runs: list[ImportedRun]
-    hosts: list[str] = field(default_factory=list)
-    steps: list[str] = field(default_factory=list)
-    end: float = 0.0
-    _items: list[tuple[float, int, Record]] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list, init=False)
+    steps: list[str] = field(default_factory=list, init=False)
+    end: float = field(default=0.0, init=False)
+    _items: list[tuple[float, int, Record]] = field(default_factory=list, init=False)
 
     def __post_init__(self) -> None:
         for r in self.runs:
