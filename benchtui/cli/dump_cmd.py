@@ -12,10 +12,11 @@ file cannot be read as a session (one sentence, from ``RecordingError``), 2 for 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import islice
 from typing import TextIO
 
@@ -27,7 +28,7 @@ from benchtui.model import events as ev
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, relative_error
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
 from benchtui.session.replay import TimelineStep, parse_position, steps_from_events
-from benchtui.store.recording import Gap, SessionReader
+from benchtui.store.recording import RECORDED, Gap, SessionReader
 
 #: Samples handed to a writer at once.
 BATCH = 5000
@@ -146,6 +147,11 @@ class SessionInfo:
     #: Sub-bucket bits per power of two the latency histograms were kept at (6: fio's own);
     #: None for a file that does not say (fio's own).
     histogram_bits: int | None = None
+    #: "recorded", or "imported" (benchtui import: made from saved output, no live timing).
+    source: str = RECORDED
+    #: An imported session's files ({"path", "bytes", "sha256"}) and its map (with "text").
+    imported_from: list[dict[str, object]] = field(default_factory=list)
+    import_map: dict[str, object] | None = None
 
     @property
     def duration_seconds(self) -> float:
@@ -177,7 +183,8 @@ def session_info(reader: SessionReader) -> SessionInfo:
         hosts={h: _host_line(meta.facts.get(h, {})) for h in meta.hosts},
         facts=meta.facts, steps=steps_from_events(events), gaps=reader.gaps(),
         warnings=list(reader.warnings),
-        marks=[(e.t, str(e.data.get("note", ""))) for e in events if e.kind == ev.MARK])
+        marks=[(e.t, str(e.data.get("note", ""))) for e in events if e.kind == ev.MARK],
+        source=meta.source, imported_from=meta.imported_from, import_map=meta.import_map)
 
 
 def _host_line(facts: dict[str, object]) -> str:
@@ -237,11 +244,13 @@ def run_info(args: argparse.Namespace) -> int:
 def format_info(info: SessionInfo) -> str:
     """The text ``info`` prints: a few labelled lines, then the plan as recorded."""
     start = info.start
+    imported = info.source != RECORDED
     lines = [
         f"session   {info.name} ({info.path})",
         f"format    schema {info.schema_version}, written by benchtui {info.writer or '?'}"
         + ("" if info.complete else "; NOT closed (the recorder stopped early)"),
-        f"plan      {info.plan_path or '(no path recorded)'}",
+        f"plan      {info.plan_path or ('(none)' if imported else '(no path recorded)')}",
+        *(_imported(info) if imported else []),
         f"precision {_precision(info.histogram_bits)}",
         f"time      {_clock(start)} .. {_clock(info.end)} ({_span(info.duration_seconds)})",
         f"size      {_size(info.size_bytes)}, {info.sample_count} samples, "
@@ -268,4 +277,22 @@ def format_info(info: SessionInfo) -> str:
     if info.plan.strip():
         lines.extend(["", "plan as recorded:"])
         lines.extend(f"  {line}" for line in info.plan.rstrip().splitlines())
+    map_text = (info.import_map or {}).get("text")
+    if isinstance(map_text, str) and map_text.strip():
+        lines.extend(["", "import map as used:"])
+        lines.extend(f"  {line}" for line in map_text.rstrip().splitlines())
     return "\n".join(lines) + "\n"
+
+
+def _imported(info: SessionInfo) -> list[str]:
+    """Where an imported session's numbers came from: its files and map."""
+    def one(f: dict[str, object]) -> str:
+        digest = f.get("sha256")
+        return f"{f.get('path', '?')}: {f.get('bytes', '?')} bytes" + (
+            f", sha256 {digest[:16]}" if isinstance(digest, str) else "")
+
+    names = ", ".join(os.path.basename(str(f.get("path", "?"))) for f in info.imported_from)
+    return [f"source    {info.source} from {names or '?'} (no live timing: the times are "
+            "placed by benchtui import)",
+            *(f"  {one(f)}" for f in info.imported_from),
+            *([f"  map {one(info.import_map)}"] if info.import_map is not None else [])]

@@ -115,6 +115,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print it as a JSON document")
 
     p = sub.add_parser(
+        "import", help="make a session file from saved tool output",
+        description="Make a session file from saved tool output, which report, replay, "
+        "dump and info read like a recorded one. Plain outputs take --host and --step; a "
+        "pasted report holding many hosts and steps takes --map, a TOML file saying which "
+        "headings, bullets or comments mark a host and which a step (docs/import.md).")
+    p.add_argument("outputs", nargs="+", metavar="OUTPUT", help="saved tool output to read")
+    p.add_argument("--output", "-o", metavar="SESSION", required=True,
+                   help="the session file to write (never overwritten)")
+    p.add_argument("--map", metavar="FILE", help="the map of a report with many hosts and steps")
+    p.add_argument("--host", action="append", metavar="H",
+                   help="the host of plain output (once for all files, or once per file)")
+    p.add_argument("--step", action="append", metavar="S",
+                   help="the step of plain output (once for all files, or once per file)")
+    p.add_argument("--tool", help="the tool that wrote the output (see parse --list)")
+    p.add_argument("--name", help="the session's name (default: the first file's name)")
+
+    p = sub.add_parser(
         "serve", help="run a plan headless and serve Prometheus metrics",
         description="Run the plan with no console and serve its live values on /metrics for "
         "Prometheus while it runs, and for --linger seconds after the last step.")
@@ -215,6 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchtui.cli.dump_cmd import run_dump, run_info
 
             return run_dump(args) if args.command == "dump" else run_info(args)
+        if args.command == "import":
+            from benchtui.cli.import_cmd import run_import
+
+            return run_import(args)
         if args.command == "serve":
             from benchtui.cli.serve_cmd import run_serve
 

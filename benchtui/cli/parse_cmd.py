@@ -13,7 +13,7 @@ from benchtui.errors import InputError, UsageError
 from benchtui.export.formats import SampleWriter, writer_for
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import MIN_CHARS, restore_line, restore_line_breaks
-from benchtui.parsers.base import Parser, ParseWarning
+from benchtui.parsers.base import Parser, ParseWarning, decode_output
 
 #: Warnings printed per input before they are only counted.
 MAX_WARNINGS_SHOWN = 20
@@ -28,14 +28,6 @@ class _Outcome:
     samples: int = 0
     warnings: list[ParseWarning] = field(default_factory=list)
     unknown_lines: int = 0
-
-
-def decode(data: bytes) -> str:
-    """Tool output as text: UTF-16 with a BOM (fio on Windows redirected by PowerShell) or
-    UTF-8; undecodable bytes become U+FFFD instead of failing."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16", errors="replace")
-    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
 
 
 def text_blocks(text: str, size: int = TEXT_BLOCK_CHARS) -> Iterator[str]:
@@ -126,10 +118,10 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
     # bytes as read, so a 250 MB capture is not copied into a str it does not need. A report
     # flattened onto one line (seed 001) is put back on its lines for the text parsers.
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
-    text = restore_line_breaks(decode(data)) if utf16 else None
+    text = restore_line_breaks(decode_output(data)) if utf16 else None
     head = restore_line_breaks(text[: registry.DETECT_HEAD_BYTES] if text is not None
-                               else decode(data[: registry.DETECT_HEAD_BYTES]))
-    parsers = _make(_choose(head, among), host, path, histograms)
+                               else decode_output(data[: registry.DETECT_HEAD_BYTES]))
+    parsers = _make(registry.choose(head, among), host, path, histograms)
     outcome = _Outcome()
     # A one-hour capture makes about a million objects and no reference cycles: the cyclic
     # collector would only walk the samples already made, again and again.
@@ -141,7 +133,7 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
                 outcome.samples += writer.write(p.feed_bytes(data))
             else:
                 if text is None:
-                    text = restore_line_breaks(decode(data))
+                    text = restore_line_breaks(decode_output(data))
                 # In blocks of whole lines: the samples of one block are written and freed
                 # before the next is parsed (memory stays flat however long the capture).
                 for block in text_blocks(text):
@@ -154,18 +146,6 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
     lines = data.count(b"\n") + 1 if outcome.samples == 0 else 0
     _collect(outcome, parsers, lines)
     return outcome
-
-
-def _choose(head: str, among: list[type[Parser]] | None) -> list[type[Parser]]:
-    """Parsers for this content. With ``--tool`` naming a single format, that one is used as
-    told even if detection is unsure; a tool with several formats picks by content."""
-    if among is not None and len(among) == 1:
-        return among
-    found = registry.detect(head, among)
-    if not found and among:
-        ranked = registry.scores(head, among)
-        found = [ranked[0][1]] if ranked else among[:1]
-    return found
 
 
 def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
@@ -183,11 +163,11 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
             buffered.append(line)
             size += len(line)
             flattened = flattened or len(line) >= MIN_CHARS
-        head = decode(b"".join(buffered))
+        head = decode_output(b"".join(buffered))
         if flattened:
             head = restore_line_breaks(head)
         if not line or size >= STDIN_DETECT_BYTES:
-            classes = _choose(head, among)
+            classes = registry.choose(head, among)
             break
         found = registry.detect(head, among)
         if found and registry.scores(head, among)[0][0] >= 90:
@@ -199,7 +179,7 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
     def feed(raw: bytes) -> None:
         nonlocal lines
         lines += 1
-        text = decode(raw)
+        text = decode_output(raw)
         if len(text) >= MIN_CHARS:  # a flattened report is parsed as the lines it was
             line = text.rstrip("\n")
             restored = restore_line(line)

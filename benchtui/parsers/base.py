@@ -24,6 +24,14 @@ _WARN_TEXT_MAX = 80
 _VALUE = attrgetter("value")
 
 
+def decode_output(data: bytes) -> str:
+    """Saved tool output as text: UTF-16 with a BOM (fio on Windows redirected by PowerShell)
+    or UTF-8; undecodable bytes become U+FFFD instead of failing."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16", errors="replace")
+    return data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+
+
 @dataclass(frozen=True, slots=True)
 class ParseWarning:
     """A recognised line that could not be used."""

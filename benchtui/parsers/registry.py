@@ -100,3 +100,16 @@ def detect(head: str, among: list[type[Parser]] | None = None) -> list[type[Pars
             continue
         chosen.append(cls)
     return chosen
+
+
+def choose(head: str, among: list[type[Parser]] | None = None) -> list[type[Parser]]:
+    """The parsers for a stream that starts with ``head``, ``among`` the ones a ``--tool``
+    name stands for (None: all). A name standing for a single format is used as told even
+    if detection is unsure; a tool with several formats picks by content."""
+    if among is not None and len(among) == 1:
+        return among
+    found = detect(head, among)
+    if not found and among:
+        ranked = scores(head, among)
+        found = [ranked[0][1]] if ranked else among[:1]
+    return found

@@ -13,11 +13,13 @@ session, or was written by a newer benchtui, raises ``RecordingError``.
 
 from benchtui.errors import RecordingError
 from benchtui.store.recording.format import SCHEMA_VERSION
-from benchtui.store.recording.model import Gap, Record, SessionMeta
+from benchtui.store.recording.model import IMPORTED, RECORDED, Gap, Record, SessionMeta
 from benchtui.store.recording.reader import SessionReader
 from benchtui.store.recording.writer import Recorder, SessionWriter
 
 __all__ = [
+    "IMPORTED",
+    "RECORDED",
     "SCHEMA_VERSION",
     "Gap",
     "Record",

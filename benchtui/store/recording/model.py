@@ -4,6 +4,7 @@ the records it holds (the very objects the live session handed to its sinks)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
@@ -11,6 +12,10 @@ from benchtui.model.sample import Sample
 #: One thing the live session handed to a sink: a batch of samples (as one ``on_samples``
 #: call received it), an event, or raw output lines. Replay hands them to ``FleetState`` again.
 Record = list[Sample] | Event | OutputLines
+
+#: ``SessionMeta.source``: a live session's recording, or a session made from saved output.
+RECORDED: Final = "recorded"
+IMPORTED: Final = "imported"
 
 
 @dataclass(slots=True)
@@ -35,6 +40,19 @@ class SessionMeta:
     #: The resolution the session kept its latency histograms at: sub-bucket bits per power
     #: of two of fio's bucket scheme (6: fio's own). None: not said (then fio's own).
     histogram_bits: int | None = None
+    #: How the session was made: RECORDED (a live session's recording) or IMPORTED
+    #: (``benchtui import``: saved tool output, with synthetic times). Files that do not say
+    #: are recorded ones.
+    source: str = RECORDED
+    #: An imported session's files, in the order given: {"path", "bytes", "sha256"} each.
+    imported_from: list[dict[str, object]] = field(default_factory=list)
+    #: The map file an import cut its reports with (docs/import.md): {"path", "bytes",
+    #: "sha256", "text"}; None for plain outputs and for recorded sessions.
+    import_map: dict[str, object] | None = None
+
+    @property
+    def imported(self) -> bool:
+        return self.source == IMPORTED
 
 
 @dataclass(frozen=True, slots=True)

@@ -353,7 +353,10 @@ class SessionReader:
 
     def gaps(self) -> list[Gap]:
         """Where a host that had been sending samples sent nothing for more than 2 s (up to
-        the end of the recording, for a host that never sent again)."""
+        the end of the recording, for a host that never sent again). None in an imported
+        session: its times are made up, and a host sends nothing between its runs there."""
+        if self.meta.imported:
+            return []
         gaps = [g for s in self._segments for g in s.gaps]
         if self._segments:
             for host, last in self._segments[-1].last.items():

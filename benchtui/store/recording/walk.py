@@ -54,6 +54,14 @@ def meta_from_json(d: object, schema: int) -> SessionMeta:
     bits = kw.get("histogram_bits")
     if isinstance(bits, int) and not isinstance(bits, bool):
         meta.histogram_bits = bits
+    source, imported, import_map = (kw.get(k) for k in ("source", "imported_from",
+                                                          "import_map"))
+    if isinstance(source, str):
+        meta.source = source
+    if isinstance(imported, list):
+        meta.imported_from = [f for f in imported if isinstance(f, dict)]
+    if isinstance(import_map, dict):
+        meta.import_map = import_map
     return meta
 
 

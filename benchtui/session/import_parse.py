@@ -1,0 +1,141 @@
+"""Parsing the pieces of an imported file: each (host, step)'s samples, as a live session's
+would be labelled.
+
+A file's pieces are read in the file's order as one stream per tool, as ``benchtui parse``
+reads the whole file: the parsers are detected on the pieces' text (or named by ``--tool``),
+and each one is fed piece after piece. A sample belongs to the piece whose text was being fed
+when the parser gave it, with one exception that keeps runs whole: when a parser tells its
+runs apart (fio, rados bench, rbd bench and fbbench label the second run of a stream on
+``run="2"``, ...), every sample of a run goes to the piece in which the run gave its first
+sample. fio prints a run's disk statistics after the run, and seed 000 pastes them under the
+next step's comment: they stay with the run they describe. Within a (host, step), runs are then
+numbered again from the first, as a parser reading that step's output alone numbers them.
+
+No I/O: text in, samples out.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from benchtui.errors import InputError
+from benchtui.model.sample import Sample
+from benchtui.parsers import registry
+from benchtui.parsers.base import Parser, ParseWarning
+from benchtui.session.import_map import Piece
+
+#: A run as the importer knows it: (file, parser name, the run label the parser gave it).
+RunId = tuple[str, str, str | None]
+
+
+@dataclass(slots=True)
+class ImportedRun:
+    """What one (host, step) of an import holds: the samples (host and ``step`` label set)
+    and the raw lines they were parsed from."""
+
+    host: str
+    step: str
+    source: str  # the file the output is in
+    line: int  # where in it (1-based: the marker's line; 0 for a whole file)
+    lines: list[str] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    warnings: list[ParseWarning] = field(default_factory=list)
+    #: The run each sample came from (same order as ``samples``), for renumbering runs.
+    runs: list[RunId] = field(default_factory=list)
+    #: The label each stream gave its first run (None: no label), by (file, parser).
+    first_run: dict[tuple[str, str], str | None] = field(default_factory=dict)
+
+
+def parse_file_pieces(pieces: Sequence[Piece], source: str,
+                      among: list[type[Parser]] | None) -> list[ImportedRun]:
+    """The (host, step) runs of one file's ``pieces`` (several pieces of the same host and
+    step make one run). ``InputError`` when no known tool's output is in them, or a piece
+    gives no sample."""
+    text = "\n".join(line for p in pieces for line in p.lines)
+    classes = registry.choose(text[:registry.DETECT_HEAD_BYTES], among)
+    if not classes:
+        raise InputError(source, "no known tool's output found in it",
+                         "name the tool with --tool (benchtui parse --list shows them)")
+    runs: dict[tuple[str, str], ImportedRun] = {}
+    by_piece = [runs.setdefault((p.host, p.step), ImportedRun(p.host, p.step, source, p.line))
+                for p in pieces]
+    for p, run in zip(pieces, by_piece, strict=True):
+        run.lines.extend(p.lines)
+    for cls in classes:
+        _parse_stream(cls, pieces, by_piece, source)
+    for p, run in zip(pieces, by_piece, strict=True):
+        if run.samples:
+            continue
+        if not p.line:  # a whole file
+            raise InputError(source, "no tool output found in it",
+                             "name the tool with --tool (benchtui parse --list shows them)")
+        raise InputError(f"{source}:{p.line}", f"no tool output found for host {p.host!r}, "
+                         f"step {p.step!r}", "check the map's markers, or name the tool "
+                         "with --tool")
+    return list(runs.values())
+
+
+def _parse_stream(cls: type[Parser], pieces: Sequence[Piece], by_piece: list[ImportedRun],
+                  source: str) -> None:
+    parser = cls(host="-", source=source)
+    given: list[tuple[int, Sample]] = []  # (piece index, sample) in the order given
+    for i, p in enumerate(pieces):
+        parser.lineno = p.line  # the piece's lines follow its marker line
+        given.extend((i, s) for s in parser.feed_text("\n".join(p.lines)))
+    given.extend((len(pieces) - 1, s) for s in parser.finish())
+    first_piece: dict[str | None, int] = {}
+    for i, s in given:
+        first_piece.setdefault(s.labels.get("run"), i)
+    by_run = len(first_piece) > 1
+    stream = (source, cls.name)
+    for i, s in given:
+        key = s.labels.get("run")
+        run = by_piece[first_piece[key] if by_run else i]
+        if cls.tool not in run.tools:
+            run.tools.append(cls.tool)
+        run.first_run.setdefault(stream, next(iter(first_piece), None))
+        s.host = run.host
+        run.samples.append(s)
+        run.runs.append((source, cls.name, key))
+    starts = [p.line for p in pieces]
+    for w in parser.warnings:
+        by_piece[max(bisect_right(starts, w.line) - 1, 0)].warnings.append(w)
+
+
+def finish_run(run: ImportedRun) -> None:
+    """Label the samples with their step, as the engine does, and number the runs of each
+    tool within this (host, step) from the first: the first keeps the label its stream gave
+    its first run (fio: none), the k-th is ``run="k"``."""
+    ranks: dict[RunId, int] = {}
+    per_tool: dict[str, int] = {}
+    for s, rid in zip(run.samples, run.runs, strict=True):
+        rank = ranks.get(rid)
+        if rank is None:
+            rank = ranks[rid] = per_tool.get(rid[1], 0) + 1
+            per_tool[rid[1]] = rank
+        label = run.first_run[(rid[0], rid[1])] if rank == 1 else str(rank)
+        labels = {k: v for k, v in s.labels.items() if k != "run"}
+        if label is not None:
+            labels["run"] = label
+        labels["step"] = run.step
+        s.labels = labels
+
+
+def merge_runs(runs: Sequence[ImportedRun]) -> list[ImportedRun]:
+    """Runs of the same (host, step) from several files made one, in order."""
+    merged: dict[tuple[str, str], ImportedRun] = {}
+    for r in runs:
+        into = merged.get((r.host, r.step))
+        if into is None:
+            merged[(r.host, r.step)] = r
+            continue
+        into.lines.extend(r.lines)
+        into.samples.extend(r.samples)
+        into.runs.extend(r.runs)
+        into.warnings.extend(r.warnings)
+        into.tools.extend(t for t in r.tools if t not in into.tools)
+        into.first_run.update(r.first_run)
+    return list(merged.values())

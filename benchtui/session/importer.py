@@ -1,0 +1,299 @@
+"""``benchtui import``: saved tool output made into a session file, read by ``report``,
+``replay``, ``dump`` and ``info`` like a recorded one (docs/import.md).
+
+The outputs are cut into (host, step) pieces (by a map, ``import_map.py``, or one piece per
+file named by ``--host``/``--step``), parsed (``import_parse.py``), and written through
+``SessionWriter`` with the events a live session has: hosts up, ``session_start``, per step
+``step_start``, per host ``run_start``, the samples (host and ``step`` label set as the engine
+sets them), the raw text as output lines, ``run_end``, ``step_end``, and ``session_end``.
+
+There is no live timing, so every step gets a synthetic time slot (``TimeSlots``): the steps
+follow one another in the order the outputs first name them, each starting ``STEP_GAP``
+after the whole second at or after the previous one's end, the first at the import's start
+time (a whole second); each runs on all its hosts at once, and lasts as long as
+its longest run. A run lasts as long as its output says (the largest ``elapsed`` of its
+samples: fio's ``run=60039msec``, the last interval's second; or the span of the clock times
+the tool printed), else ``DEFAULT_SPAN``. A sample is placed at its slot's start plus its
+``elapsed``, or plus its clock time's offset from the run's first one; one with neither (an
+end-of-run figure with no run time) at its run's end. The raw text and ``run_end`` come at the
+run's end, ``step_end`` at the slot's end.
+
+The file is written under a temporary name next to the target and linked to its name at the
+end, so a failure leaves nothing half-written, and an existing file is never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import math
+import os
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+from benchtui import __version__
+from benchtui.errors import InputError, RecordingError, UsageError
+from benchtui.model import events as ev
+from benchtui.model.events import Event, OutputLines
+from benchtui.model.fio_buckets import FIO_PLAT_BITS
+from benchtui.model.sample import Sample
+from benchtui.parsers import registry
+from benchtui.parsers._flattened import restore_line_breaks
+from benchtui.parsers.base import decode_output
+from benchtui.plan.commands import STEP
+from benchtui.session.import_map import ImportMap, Piece, split_pieces
+from benchtui.session.import_parse import (
+    ImportedRun,
+    finish_run,
+    merge_runs,
+    parse_file_pieces,
+)
+from benchtui.store.recording import IMPORTED, SCHEMA_VERSION, Record, SessionMeta, SessionWriter
+from benchtui.store.recording.outputfilter import JsonOutputFilter
+from benchtui.transport import new_session_id
+
+#: How long a run lasts when its output does not say (seconds).
+DEFAULT_SPAN: Final = 10.0
+#: Seconds between one step's end and the next one's start.
+STEP_GAP: Final = 1.0
+#: Records of this many seconds go in one DATA frame.
+FRAME_SECONDS: Final = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class ImportSummary:
+    path: str
+    hosts: list[str]
+    steps: list[str]
+    samples: int
+    warnings: int
+    seconds: float
+
+
+@dataclass(slots=True)
+class _Source:
+    path: str
+    data: bytes
+    text: str
+
+    def describe(self) -> dict[str, object]:
+        return {"path": self.path, "bytes": len(self.data),
+                "sha256": hashlib.sha256(self.data).hexdigest()}
+
+
+def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap | None = None,
+                   hosts: Sequence[str] = (), steps: Sequence[str] = (),
+                   tool: str | None = None, name: str | None = None,
+                   start: float | None = None) -> ImportSummary:
+    """Write the session file ``output`` from the tool outputs in ``paths``: cut by
+    ``import_map``, or each file the output of ``hosts``/``steps`` (one for all files, or
+    one per file). ``start``: the session's start time (default: now)."""
+    if not paths:
+        raise UsageError("import needs an OUTPUT file to read")
+    _refuse_existing(output)
+    among = registry.candidates(tool) if tool else None
+    named = _plain_names(paths, hosts, steps) if import_map is None else []
+    sources = [_read(p) for p in paths]
+    runs: list[ImportedRun] = []
+    for i, src in enumerate(sources):
+        lines = src.text.split("\n")
+        pieces = [Piece(*named[i], 0, lines)] if import_map is None else \
+            split_pieces(lines, import_map, src.path)
+        runs.extend(parse_file_pieces(pieces, src.path, among))
+    runs = merge_runs(runs)
+    for run in runs:
+        finish_run(run)
+    t0 = float(int(time.time() if start is None else start))
+    timeline = _Timeline(t0, runs)
+    session_id = new_session_id()
+    name = name or Path(paths[0]).stem
+    meta = SessionMeta(
+        SCHEMA_VERSION, name, session_id, "", None, t0, None, hosts=timeline.hosts,
+        writer=__version__, histogram_bits=FIO_PLAT_BITS, source=IMPORTED,
+        imported_from=[s.describe() for s in sources],
+        import_map=None if import_map is None else {
+            "path": import_map.path, "bytes": import_map.size, "sha256": import_map.sha256,
+            "text": import_map.text})
+    files = ", ".join(os.path.basename(s.path) for s in sources)
+    records = timeline.records(f"session {name} ({session_id}): imported from {files}")
+    _write(output, meta, records, timeline.end)
+    return ImportSummary(output, timeline.hosts, timeline.steps,
+                         sum(len(r.samples) for r in runs),
+                         sum(len(r.warnings) for r in runs), timeline.end - t0)
+
+
+def _plain_names(paths: Sequence[str], hosts: Sequence[str],
+                 steps: Sequence[str]) -> list[tuple[str, str]]:
+    """(host, step) of each file of plain output."""
+    if not hosts or not steps:
+        raise UsageError("give --host and --step for plain tool output (or --map for a "
+                         "report that holds many hosts and steps)")
+    for option, values in (("--host", hosts), ("--step", steps)):
+        if len(values) not in (1, len(paths)):
+            raise UsageError(f"give {option} once for all files or once per file "
+                             f"({len(paths)}), not {len(values)} times")
+        if not all(v.strip() for v in values):
+            raise UsageError(f"{option} needs a name")
+    return [(hosts[i if len(hosts) > 1 else 0].strip(), steps[i if len(steps) > 1 else 0].strip())
+            for i in range(len(paths))]
+
+
+def _refuse_existing(path: str) -> None:
+    if os.path.lexists(path):
+        raise InputError(path, "already exists; give another file name (a session file is "
+                         "never overwritten)")
+
+
+def _read(path: str) -> _Source:
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, "is a directory, not a file of tool output") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except OSError as exc:
+        raise InputError(path, exc.strerror or "cannot be read") from None
+    # A report whose line breaks were lost (seed 001) is put back on fio's lines first.
+    return _Source(path, data, restore_line_breaks(decode_output(data)))
+
+
+@dataclass
+class _Timeline:
+    """The synthetic times of an import (the module's doc says how they are chosen) and the
+    records a live session would have had at them."""
+
+    t0: float
+    runs: list[ImportedRun]
+    hosts: list[str] = field(default_factory=list, init=False)
+    steps: list[str] = field(default_factory=list, init=False)
+    end: float = field(default=0.0, init=False)
+    _items: list[tuple[float, int, Record]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        for r in self.runs:
+            if r.host not in self.hosts:
+                self.hosts.append(r.host)
+            if r.step not in self.steps:
+                self.steps.append(r.step)
+
+    def _add(self, t: float, record: Record) -> None:
+        self._items.append((t, len(self._items), record))
+
+    def _event(self, t: float, kind: str, message: str, *, host: str | None = None,
+               step: str | None = None, **data: object) -> None:
+        self._add(t, Event(t, kind, message, ev.INFO, host, step, data))
+
+    def records(self, started: str) -> list[tuple[float, Record]]:
+        """Every record, in time order (at one time, in the order a live session has)."""
+        t = self.t0
+        for host in self.hosts:
+            self._event(t, ev.HOST_STATE, f"{host}: up (imported)", host=host, state="up")
+        self._event(t, ev.SESSION_START, started, imported=True)
+        self.end = t
+        for index, step in enumerate(self.steps):
+            self.end = self._step(index, step, t)
+            t = math.ceil(self.end) + STEP_GAP  # the next step starts on a whole second
+        self._event(self.end, ev.SESSION_END, "done")
+        self._items.sort(key=lambda item: (item[0], item[1]))
+        return [(t, r) for t, _, r in self._items]
+
+    def _step(self, index: int, step: str, t0: float) -> float:
+        """Records of one step starting at ``t0``; returns its end."""
+        runs = [r for r in self.runs if r.step == step]
+        placed = [_place(r.samples) for r in runs]
+        seconds = max(span for _, span in placed)
+        tool = runs[0].tools[0]
+        self._event(t0, ev.STEP_START, f"step {step} on {', '.join(r.host for r in runs)}",
+                    step=step, hosts=[r.host for r in runs], tool=tool,
+                    expected_seconds=seconds, index=index, repeat=1)
+        json_lines = JsonOutputFilter()
+        for run, (offsets, span) in zip(runs, placed, strict=True):
+            host, tools = run.host, "+".join(run.tools)
+            where = f"{run.source}:{run.line}" if run.line else run.source
+            self._event(t0, ev.HOST_STATE, f"{host}: running", host=host, state="running")
+            self._event(t0, ev.RUN_START, f"{host}: {tools} imported from {where}", host=host,
+                        step=step, source=run.source, line=run.line)
+            for w in run.warnings:
+                self._add(t0, Event(t0, ev.PARSE_WARNING, str(w), ev.WARNING, host, step))
+            out = json_lines(OutputLines(t0 + span, host, step, tools, STEP, tuple(run.lines)))
+            if out is not None:
+                self._add(out.t, out)
+            self._samples(run.samples, offsets, t0)
+            self._event(t0 + span, ev.RUN_END, f"{host}: {tools} imported, "
+                        f"{len(run.samples)} samples", host=host, step=step, status=0)
+            self._event(t0 + span, ev.HOST_STATE, f"{host}: done", host=host, state="done")
+        self._event(t0 + seconds, ev.STEP_END, f"step {step} done in {seconds:.1f} s "
+                    "(imported)", step=step, seconds=seconds)
+        return t0 + seconds
+
+    def _samples(self, samples: list[Sample], offsets: list[float], t0: float) -> None:
+        """The samples at their times, one record per time (a sink call's batch)."""
+        batch: list[Sample] = []
+        at = t0
+        for s, offset in sorted(zip(samples, offsets, strict=True), key=lambda p: p[1]):
+            if batch and t0 + offset != at:
+                self._add(at, batch)
+                batch = []
+            at = s.t = t0 + offset
+            batch.append(s)
+        if batch:
+            self._add(at, batch)
+
+
+def _place(samples: list[Sample]) -> tuple[list[float], float]:
+    """Each sample's offset in its run's slot, and the run's length (seconds)."""
+    clocked = [s.t for s in samples if s.t is not None and s.elapsed is None]
+    first = min(clocked, default=0.0)
+    offsets: list[float | None] = [
+        max(s.elapsed, 0.0) if s.elapsed is not None else
+        s.t - first if s.t is not None else None for s in samples]
+    span = max((o for o in offsets if o is not None), default=0.0) or DEFAULT_SPAN
+    return [span if o is None else o for o in offsets], span
+
+
+def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
+           ended: float) -> None:
+    """The session file at ``path``, whole or not at all."""
+    folder, base = os.path.split(os.path.abspath(path))
+    part = os.path.join(folder, f".{base}.{secrets.token_hex(4)}.part")
+    try:
+        writer = SessionWriter(part, meta)
+    except RecordingError as exc:
+        raise InputError(path, exc.reason.replace("cannot create it", "cannot write it")) \
+            from None
+    try:
+        frame_end: float | None = None
+        for t, record in records:
+            if frame_end is not None and t >= frame_end:
+                writer.write_frame()
+                frame_end = None
+            writer.add_record(t, record)
+            if frame_end is None:
+                frame_end = t + FRAME_SECONDS
+        writer.close(ended=ended)
+        _publish(part, path)
+    except RecordingError as exc:
+        raise InputError(path, exc.reason) from None
+    finally:
+        if not writer.closed:
+            writer.abandon()
+        with contextlib.suppress(OSError):
+            os.unlink(part)
+
+
+def _publish(part: str, path: str) -> None:
+    """Give the finished file its name, never replacing a file that appeared meanwhile."""
+    try:
+        os.link(part, path)
+    except FileExistsError:
+        _refuse_existing(path)
+        raise
+    except OSError:  # a file system without hard links: a rename, after a last look
+        _refuse_existing(path)
+        os.replace(part, path)
