@@ -31,9 +31,11 @@ BUCKETS = bucket_values(4)[100:260]
 Timed = tuple[float, Record]
 
 
-def records(steps: int = 4, seed: int = 3, run_seconds: int = 40,
-            pause: float = 6.0) -> list[Timed]:
-    """The session's records (time, record), in the order they reach the writer."""
+def records(steps: int = 4, seed: int = 3, run_seconds: int = 40, pause: float = 6.0,
+            late_events: bool = False) -> list[Timed]:
+    """The session's records (time, record), in the order they reach the writer: batches of
+    samples up to half a second late, events on time (``late_events``: late too, so that
+    some cuts come after samples past them)."""
     rng = random.Random(seed)
     out: list[Timed] = []
     t = T0
@@ -66,7 +68,8 @@ def records(steps: int = 4, seed: int = 3, run_seconds: int = 40,
         timed.append((end + 0.2, Event(end + 0.2, ev.STEP_END, f"step {name} done",
                                        step=name, data={"ok": True})))
         # out of order by up to half a second: sorted by a jittered time, not their own
-        timed.sort(key=lambda x: x[0] + rng.random() * 0.5)
+        timed.sort(key=lambda x: x[0] + (0.0 if isinstance(x[1], Event) and not late_events
+                                         else rng.random() * 0.5))
         out += timed
         t = end + pause
     out.append((t, Event(t, ev.SESSION_END, "done")))

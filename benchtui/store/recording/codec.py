@@ -101,6 +101,8 @@ class SegmentEncoder:
         self.histograms = histograms or HistogramEncoder()
         self._strings: dict[str, int] = {}
         self.series_ids: dict[tuple[object, ...], int] = {}
+        #: series id -> its definition (labels in the order the samples gave them)
+        self.defs: list[SeriesDef] = []
         #: Series whose values were stored raw: the next ones are too, without the tries
         #: (any value may be stored raw; the others are only smaller).
         self.raw_series: set[int] = set()
@@ -180,6 +182,7 @@ class SegmentEncoder:
                 self.string_id(v)
             sid = self.series_ids[key] = len(self.series_ids)
             self._new_series.append(d)
+            self.defs.append(d)
         return sid
 
 
@@ -200,13 +203,14 @@ class FrameBuilder:
     def __len__(self) -> int:
         return len(self.kinds)
 
-    def add(self, t: float, r: Record) -> None:
+    def add(self, t: float, r: Record) -> list[int] | None:
+        """Add a record; for a batch of samples, the series id of each sample."""
         self.times.append(t)
         if isinstance(r, list):
             self.kinds.append(SAMPLES)
             self.rec.append(len(r))
-            self.cols.add(r)
-        elif isinstance(r, Event):
+            return self.cols.add(r)
+        if isinstance(r, Event):
             self.kinds.append(EVENT)
             j = orjson.dumps(r.to_dict(), default=str, option=orjson.OPT_NON_STR_KEYS)
             self.rec.append(len(j))
@@ -219,6 +223,7 @@ class FrameBuilder:
             text = self.text
             for line in r.lines:
                 put_blob(text, line.encode("utf-8", "surrogatepass"))
+        return None
 
     def body(self) -> bytes:
         """The frame's bytes, with the strings and series first used in it."""
@@ -234,67 +239,18 @@ class FrameBuilder:
         return bytes(body)
 
 
-class _SampleColumns:
-    """The samples of one frame, split into columns as they are added."""
+class ValueColumns:
+    """Values split by how they are stored: ``tag`` puts a value in the list its tag says
+    (the stats blocks store their figures this way too: ``statsframe.py``)."""
 
-    def __init__(self, enc: SegmentEncoder) -> None:
-        self.enc = enc
-        self.sids: list[int] = []
-        self.t_idx: list[int] = []
-        self.e_idx: list[int] = []
-        self.t_table: dict[object, int] = {None: 0}
-        self.e_table: dict[object, int] = {None: 0}
-        self.t_values: list[float] = []
-        self.e_values: list[float] = []
-        self.tags = bytearray()
+    def __init__(self) -> None:
         self.ints: list[int] = []
         self.decs: list[int] = []
         self.fios: list[int] = []
         self.raws: list[float] = []
-        self.hists = bytearray()
 
-    def add(self, samples: list[Sample]) -> None:
-        """Split ``samples`` into the columns. This runs in the recorder's sink, on the live
-        path, so the per-sample attribute reads, series and time lookups are ``map`` calls (C
-        loops); only the choice of each value's encoding is a Python loop."""
-        enc = self.enc
-        sids = enc.batch_series(samples)
-        self.sids += sids
-        _index_times(list(map(_T, samples)), self.t_table, self.t_values, self.t_idx)
-        _index_times(list(map(_ELAPSED, samples)), self.e_table, self.e_values, self.e_idx)
-        raw_sids = enc.raw_series
-        raws = self.raws
-        tags = self.tags
-        start = len(tags)
-        fios = self.fios
-        fio_index = _FIO_SECONDS.get
-        value_tag = self._value
-        for sid, v in zip(sids, map(_VALUE, samples), strict=True):
-            if type(v) is float:  # the common cases first, inline
-                if sid in raw_sids:
-                    raws.append(v)  # a series of noisy floats (fio's iops): no more tries
-                    tags.append(RAW)
-                    continue
-                idx = fio_index(v)
-                if idx is not None:  # a fio latency percentile
-                    fios.append(idx)
-                    tags.append(FIO_NS)
-                    continue
-            tag = value_tag(v)
-            if tag == RAW:
-                raw_sids.add(sid)
-            tags.append(tag)
-        histograms = list(map(_HISTOGRAM, samples))
-        if histograms.count(None) != len(histograms):
-            encode = enc.histograms.encode
-            for i, h in enumerate(histograms, start):
-                if h is not None:
-                    tags[i] |= HAS_HISTOGRAM
-                    blob = bytearray()
-                    encode(blob, h)
-                    put_blob(self.hists, blob)
-
-    def _value(self, v: float) -> int:
+    def tag(self, v: float) -> int:
+        """Store ``v``: its value tag."""
         if type(v) is not float:
             if type(v) is int:
                 self.ints.append(v)
@@ -319,6 +275,65 @@ class _SampleColumns:
                 return DEC
         self.raws.append(v)
         return RAW
+
+
+class _SampleColumns(ValueColumns):
+    """The samples of one frame, split into columns as they are added."""
+
+    def __init__(self, enc: SegmentEncoder) -> None:
+        super().__init__()
+        self.enc = enc
+        self.sids: list[int] = []
+        self.t_idx: list[int] = []
+        self.e_idx: list[int] = []
+        self.t_table: dict[object, int] = {None: 0}
+        self.e_table: dict[object, int] = {None: 0}
+        self.t_values: list[float] = []
+        self.e_values: list[float] = []
+        self.tags = bytearray()
+        self.hists = bytearray()
+
+    def add(self, samples: list[Sample]) -> list[int]:
+        """Split ``samples`` into the columns; their series ids. This runs in the recorder's
+        sink, on the live path, so the per-sample attribute reads, series and time lookups are
+        ``map`` calls (C loops); only the choice of each value's encoding is a Python loop."""
+        enc = self.enc
+        sids = enc.batch_series(samples)
+        self.sids += sids
+        _index_times(list(map(_T, samples)), self.t_table, self.t_values, self.t_idx)
+        _index_times(list(map(_ELAPSED, samples)), self.e_table, self.e_values, self.e_idx)
+        raw_sids = enc.raw_series
+        raws = self.raws
+        tags = self.tags
+        start = len(tags)
+        fios = self.fios
+        fio_index = _FIO_SECONDS.get
+        value_tag = self.tag
+        for sid, v in zip(sids, map(_VALUE, samples), strict=True):
+            if type(v) is float:  # the common cases first, inline
+                if sid in raw_sids:
+                    raws.append(v)  # a series of noisy floats (fio's iops): no more tries
+                    tags.append(RAW)
+                    continue
+                idx = fio_index(v)
+                if idx is not None:  # a fio latency percentile
+                    fios.append(idx)
+                    tags.append(FIO_NS)
+                    continue
+            tag = value_tag(v)
+            if tag == RAW:
+                raw_sids.add(sid)
+            tags.append(tag)
+        histograms = list(map(_HISTOGRAM, samples))
+        if histograms.count(None) != len(histograms):
+            encode = enc.histograms.encode
+            for i, h in enumerate(histograms, start):
+                if h is not None:
+                    tags[i] |= HAS_HISTOGRAM
+                    blob = bytearray()
+                    encode(blob, h)
+                    put_blob(self.hists, blob)
+        return sids
 
     def write(self, body: bytearray) -> None:
         _put_uvarint_blob(body, self.sids)

@@ -45,6 +45,7 @@ META: Final = 1          # JSON: the session's metadata (a later META replaces a
 DATA: Final = 2          # a piece of a segment's zstd stream: the records of about a second
 SEGMENT_END: Final = 3   # JSON: summary of the segment just ended (time range, events, gaps)
 INDEX: Final = 4         # zstd JSON: every segment summary and the final metadata; at close
+STATS: Final = 5         # zstd: stats-block pieces written at a segment's end (statsframe.py)
 
 # Frame flags.
 ZSTD: Final = 1          # the payload is zstd (DATA: part of the segment's stream)

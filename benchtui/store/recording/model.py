@@ -49,6 +49,9 @@ class SessionMeta:
     #: The map file an import cut its reports with (docs/import.md): {"path", "bytes",
     #: "sha256", "text"}; None for plain outputs and for recorded sessions.
     import_map: dict[str, object] | None = None
+    #: The clock period (seconds) at which the writer cut stats blocks (``blocks.py``): a
+    #: window split at a multiple of it is read from the blocks. None: the file has none.
+    stats_seconds: float | None = None
 
     @property
     def imported(self) -> bool:

@@ -11,6 +11,8 @@ binary search (``bisect``) over the segments' time ranges.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import mmap
 import os
 from bisect import bisect_left
@@ -28,15 +30,24 @@ from benchtui.model.events import Event
 from benchtui.model.sample import Sample
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording import newest
+from benchtui.store.recording.blockread import (
+    BlockIndex,
+    BlockSieve,
+    PieceRef,
+    TableMasks,
+    in_groups,
+)
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SegmentDecoder, SeriesFilter
 from benchtui.store.recording.model import Gap, Record, SessionMeta
-from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
+from benchtui.store.recording.series_stats import SeriesStats, series_def
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
+from benchtui.store.recording.statsframe import StatsFrame, Table
 from benchtui.store.recording.varint import CodecError
 from benchtui.store.recording.walk import clock, meta_from_json, walk_frames
 
 _CACHED_SEGMENTS = 3
+_CACHED_STATS_FRAMES = 16
 Body = tuple[fmt.FrameHeader, bytes]
 
 
@@ -67,6 +78,10 @@ class SessionReader:
         self._segments: list[SegmentStats] = []
         self._cache: OrderedDict[int, _Bodies] = OrderedDict()
         self._damaged: set[int] = set()
+        self._block_index: BlockIndex | None = None
+        self._stats_frames: OrderedDict[int, StatsFrame | None] = OrderedDict()
+        self._tables: dict[bytes, Table] = {}
+        self._masks = TableMasks(None)
         try:
             self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
         except FileNotFoundError:
@@ -93,6 +108,7 @@ class SessionReader:
 
     def close(self) -> None:
         self._cache.clear()
+        self._stats_frames.clear()
         if not self._mm.closed:
             self._mm.close()
         self._file.close()
@@ -234,13 +250,17 @@ class SessionReader:
 
     def _decode(self, seg: SegmentStats, t0: float, t1: float, *, samples: bool = True,
                 events: bool = True, output: bool = True,
-                series_filter: SeriesFilter | None = None) -> Iterator[TimedRecord]:
+                series_filter: SeriesFilter | None = None,
+                to_end: bool = False) -> Iterator[TimedRecord]:
+        """The records of ``seg`` in [t0, t1). Records arrive slightly out of time order, so
+        a frame after one that starts at or past t1 may still hold one before t1: with
+        ``to_end`` every frame is looked at, else the reading stops there."""
         decoder = SegmentDecoder(series_filter)
         for h, body in self._bodies(seg):
-            if h.t_first >= t1:
+            if h.t_first >= t1 and not to_end:
                 return
             try:
-                if h.t_last < t0:
+                if h.t_last < t0 or h.t_first >= t1:
                     decoder.skip(body)
                     continue
                 records = decoder.decode(body, samples=samples, events=events, output=output)
@@ -341,15 +361,112 @@ class SessionReader:
                      ) -> dict[SeriesDef, SeriesStats]:
         """Per series (those ``wanted`` accepts, all when None): count, sum, min, max and the
         merged histogram of the samples that reached the sinks in ``[t0, t1)``
-        (``series_stats.py``): what a report needs of a step's window."""
-        def batches() -> Iterator[tuple[float, list[Sample]]]:
-            for seg in self._overlapping(t0, t1):
-                for t, r in self._decode(seg, t0, t1, events=False, output=False,
-                                         series_filter=wanted):
-                    if isinstance(r, list):
-                        yield t, r
+        (``series_stats.py``): what a report needs of a step's window. Read from the file's
+        stats blocks where they cover the window exactly (``blockread.py``), decoded where
+        they do not (a window that cuts through a block, an older file, a crash's last
+        minutes): the same figures either way."""
+        out: dict[SeriesDef, SeriesStats] = {}
+        segments = list(self._overlapping(t0, t1))
+        if not segments:
+            return out
+        if self._block_index is None:
+            self._block_index = BlockIndex(self._segments)
+        plan = self._block_index.plan(segments, t0, t1)
+        if self._masks.wanted is not wanted:
+            self._masks = TableMasks(wanted)
+        numbers = {s.number for s in segments}
+        for at, refs in in_groups(plan.pieces):
+            frame = self._stats_frame(at)
+            for ref in refs:
+                found = None
+                if frame is not None and ref.slot < len(frame.heads) \
+                        and frame.heads[ref.slot][0] == ref.info:
+                    with contextlib.suppress(CodecError):
+                        found = frame.stats(ref.slot, self._masks)
+                if found is None:
+                    plan.fall_back(ref, numbers)
+                    continue
+                for d, st in found:
+                    have = out.get(d)
+                    if have is None:
+                        out[d] = st
+                    else:
+                        have.merge(st)
+        for seg in segments:
+            if seg.number not in plan.decode:
+                continue
+            blocks = plan.decode[seg.number]
+            if blocks is not None:
+                blocks = {key: ref for key, ref in blocks.items() if self._may_want(ref)}
+                if not blocks:
+                    continue
+            self._decode_stats(seg, blocks, (t0, t1), wanted, out)
+        return out
 
-        return accumulate_stats(batches())
+    def _may_want(self, ref: PieceRef | None) -> bool:
+        """False when the piece that covers a block to decode says that the block has no
+        series ``series_stats`` wants (its table has all the block's series)."""
+        if ref is None:
+            return True
+        frame = self._stats_frame(ref.at)
+        if frame is None or ref.slot >= len(frame.heads) or frame.heads[ref.slot][0] != ref.info:
+            return True
+        return bool(self._masks(frame.tables[frame.heads[ref.slot][1]]))
+
+    def _decode_stats(self, seg: SegmentStats, blocks: Collection[tuple[str, float]] | None,
+                      window: tuple[float, float], wanted: SeriesFilter | None,
+                      out: dict[SeriesDef, SeriesStats]) -> None:
+        """Add the samples of ``seg`` in [t0, t1) to ``out``: those of ``blocks`` (all when
+        None)."""
+        sieve = None if blocks is None else BlockSieve(seg, blocks)
+        t0, t1 = window
+        lo, hi, series_filter = t0, t1, wanted
+        if sieve is not None:
+            lo, hi = max(t0, sieve.t0), min(t1, math.nextafter(sieve.t1, math.inf))
+            series_filter = sieve.series_filter(wanted)
+        for t, batch in self._decode(seg, lo, hi, events=False, output=False,
+                                     series_filter=series_filter, to_end=True):
+            if not isinstance(batch, list):
+                continue
+            for s in batch:
+                if sieve is not None and not sieve.keeps(s.host, t):
+                    continue
+                key = series_def(s)
+                st = out.get(key)
+                if st is None:
+                    out[key] = SeriesStats.of(t, s)
+                else:
+                    st.add(t, s)
+
+    def _stats_frame(self, at: int) -> StatsFrame | None:
+        """The STATS frame at file offset ``at`` (None: not one, or damaged)."""
+        if at in self._stats_frames:
+            self._stats_frames.move_to_end(at)
+            return self._stats_frames[at]
+        frame = None
+        h = fmt.read_frame_header(self._mm, at, at) if 0 <= at < self.size_bytes else None
+        if h is not None and h.type == fmt.STATS and h.end <= self.size_bytes:
+            payload = self._mm[h.payload_offset:h.end]
+            if fmt.payload_ok(h, payload):
+                with contextlib.suppress(zstandard.ZstdError, CodecError):
+                    body = zstandard.ZstdDecompressor().decompress(
+                        payload, max_output_size=fmt.MAX_PAYLOAD)
+                    frame = StatsFrame(body, self._tables)
+        self._stats_frames[at] = frame
+        if len(self._stats_frames) > _CACHED_STATS_FRAMES:
+            self._stats_frames.popitem(last=False)
+        return frame
+
+    def stats_split_near(self, t: float, within: float) -> float:
+        """A time at most ``within`` seconds from ``t`` at which ``series_stats`` splits a
+        window without decoding (a multiple of the period the file's stats blocks were cut
+        at), the nearest; ``t`` itself when there is none (a file without stats blocks)."""
+        period = self.meta.stats_seconds
+        if not period or not math.isfinite(t):
+            return t
+        n = round(t / period)
+        best = min((i * period for i in (n - 1, n, n + 1)), key=lambda c: abs(c - t))
+        return best if abs(best - t) <= within else t
 
     def gaps(self) -> list[Gap]:
         """Where a host that had been sending samples sent nothing for more than 2 s (up to

@@ -17,6 +17,7 @@ from typing import Final
 
 from benchtui.model.events import Event
 from benchtui.model.sample import Sample
+from benchtui.store.recording.blocks import PieceInfo, Touched
 from benchtui.store.recording.codec import TimedRecord
 from benchtui.store.recording.decoder import event_from_dict
 from benchtui.store.recording.model import Gap, Record
@@ -50,6 +51,12 @@ class SegmentStats:
     #: host -> arrival time of its latest batch of samples, as of the end of this segment
     #: (carried from segment to segment, to find gaps that span a boundary).
     last: dict[str, float] = field(default_factory=dict)
+    #: The stats blocks this segment holds samples of (``blocks.py``); None when the segment
+    #: has no block information (an older writer's, or rebuilt after a crash): then
+    #: ``series_stats`` decodes it.
+    blocks: list[Touched] | None = None
+    #: The STATS frames written at this segment's end: (file offset, the pieces in it).
+    stats: list[tuple[int, list[PieceInfo]]] = field(default_factory=list)
 
     @classmethod
     def after(cls, number: int, previous: SegmentStats | None) -> SegmentStats:
@@ -97,7 +104,10 @@ class SegmentStats:
                 "frames": self.frames, "t0": self.t0, "t1": self.t1, "st0": self.st0,
                 "st1": self.st1, "samples": self.samples, "output_lines": self.output_lines,
                 "hosts": self.hosts, "events": [e.to_dict() for e in self.events],
-                "gaps": [[g.host, g.t0, g.t1] for g in self.gaps], "last": self.last}
+                "gaps": [[g.host, g.t0, g.t1] for g in self.gaps], "last": self.last,
+                **({} if self.blocks is None else {"blocks": [list(b) for b in self.blocks]}),
+                **({"stats": [[at, [list(p) for p in pieces]] for at, pieces in self.stats]}
+                   if self.stats else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, object]) -> SegmentStats:
@@ -120,4 +130,20 @@ class SegmentStats:
                    {str(k): int(v) for k, v in hosts.items()},
                    [event_from_dict(e) for e in events],
                    [Gap(str(h), float(a), float(b)) for h, a, b in gaps],
-                   {str(k): float(v) for k, v in last.items()})
+                   {str(k): float(v) for k, v in last.items()},
+                   *_blocks_from_json(d))
+
+
+def _blocks_from_json(d: Mapping[str, object]
+                      ) -> tuple[list[Touched] | None, list[tuple[int, list[PieceInfo]]]]:
+    """A summary's stats-block lists; malformed ones are dropped (the segment is decoded)."""
+    blocks, stats = d.get("blocks"), d.get("stats")
+    try:
+        touched = None if not isinstance(blocks, list) else [
+            Touched(str(h), float(lo), float(a), float(b)) for h, lo, a, b in blocks]
+        frames = [] if not isinstance(stats, list) else [
+            (int(at), [PieceInfo(str(h), float(lo), int(f), int(la), float(a), float(b))
+                       for h, lo, f, la, a, b in pieces]) for at, pieces in stats]
+    except (TypeError, ValueError):
+        return None, []
+    return touched, frames

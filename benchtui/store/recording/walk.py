@@ -62,6 +62,10 @@ def meta_from_json(d: object, schema: int) -> SessionMeta:
         meta.imported_from = [f for f in imported if isinstance(f, dict)]
     if isinstance(import_map, dict):
         meta.import_map = import_map
+    stats_seconds = kw.get("stats_seconds")
+    if isinstance(stats_seconds, int | float) and not isinstance(stats_seconds, bool) \
+            and stats_seconds > 0:
+        meta.stats_seconds = float(stats_seconds)
     return meta
 
 

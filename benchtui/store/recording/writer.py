@@ -28,6 +28,8 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
 from benchtui.store.recording import format as fmt
+from benchtui.store.recording import statsframe
+from benchtui.store.recording.blocks import STATS_SECONDS, BlockKeeper, Piece
 from benchtui.store.recording.codec import FrameBuilder, SegmentEncoder, TimedRecord
 from benchtui.store.recording.histcodec import HistogramEncoder
 from benchtui.store.recording.model import Record, SessionMeta
@@ -57,6 +59,8 @@ class SealedFrame:
     t_first: float
     t_last: float
     last: bool  # the segment's last piece: its summary follows
+    #: stats-block pieces to write with the segment's end (``blocks.py``)
+    pieces: list[Piece] | None = None
 
 
 class SessionWriter:
@@ -66,10 +70,11 @@ class SessionWriter:
     written in the order they were sealed."""
 
     def __init__(self, path: str, meta: SessionMeta, *, segment_seconds: float = SEGMENT_SECONDS,
-                 level: int = ZSTD_LEVEL) -> None:
+                 level: int = ZSTD_LEVEL, stats_seconds: float = STATS_SECONDS) -> None:
         self.path = path
         self.meta = replace(meta, schema_version=fmt.SCHEMA_VERSION, ended=None,
-                            hosts=list(meta.hosts), facts=dict(meta.facts))
+                            hosts=list(meta.hosts), facts=dict(meta.facts),
+                            stats_seconds=stats_seconds)
         self.segment_seconds = segment_seconds
         try:
             self._file = open(path, "xb", buffering=0)  # noqa: SIM115 (closed by close())
@@ -79,6 +84,9 @@ class SessionWriter:
         except OSError as exc:
             raise RecordingError(path, f"cannot create it: {exc.strerror or exc}") from None
         self._cctx = zstandard.ZstdCompressor(level=level, write_checksum=False)
+        # the writing side's own (a compressor is for one thread at a time)
+        self._stats_cctx = zstandard.ZstdCompressor(level=level, write_checksum=False)
+        self._blocks = BlockKeeper(stats_seconds)
         # The encoding side: the open segment and the frame being built.
         self._seg: SegmentStats | None = None
         self._previous: SegmentStats | None = None  # the last segment sealed
@@ -93,6 +101,7 @@ class SessionWriter:
         self._offset = 0
         self._segments: list[SegmentStats] = []
         self.closed = False
+        self.closing = False
         self._write(fmt.file_header())
         self._write_meta()
 
@@ -146,12 +155,18 @@ class SessionWriter:
             self._start_segment()
         assert self._seg is not None and self._frame is not None
         try:
-            self._frame.add(t, r)
+            sids = self._frame.add(t, r)
         except BaseException:  # a half-built frame is never written: drop it
             self._frame = FrameBuilder(self._encoder)
             self._frame_times = (math.inf, -math.inf)
             raise
         self._seg.add_record(t, r)
+        blocks = self._blocks
+        if sids is not None:
+            blocks.add_samples(t, r, sids, self._encoder.defs)  # type: ignore[arg-type]
+        elif isinstance(r, Event):
+            blocks.event(r)
+        blocks.saw(t)
         t_first, t_last = self._frame_times
         if t < t_first or t > t_last:
             self._frame_times = (min(t, t_first), max(t, t_last))
@@ -171,9 +186,8 @@ class SessionWriter:
         last = seg.t1 - seg.t0 >= self.segment_seconds or self._seg_raw >= SEGMENT_RAW_BYTES
         piece = stream.compress(body) + stream.flush(
             zstandard.COMPRESSOBJ_FLUSH_FINISH if last else zstandard.COMPRESSOBJ_FLUSH_BLOCK)
-        if last:
-            self._seal_segment()
-        return SealedFrame(seg, piece, len(body), t_first, t_last, last)
+        pieces = self._seal_segment(closing=self.closing) if last else None
+        return SealedFrame(seg, piece, len(body), t_first, t_last, last, pieces)
 
     def seal_segment(self) -> SealedFrame | None:
         """End the open segment with an empty last piece (None: no segment is open). The
@@ -183,21 +197,27 @@ class SessionWriter:
             return None
         t = seg.t1 if seg.t1 is not None else time.time()
         piece = stream.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
-        self._seal_segment()
-        return SealedFrame(seg, piece, 0, t, t, last=True)
+        pieces = self._seal_segment(closing=self.closing)
+        return SealedFrame(seg, piece, 0, t, t, last=True, pieces=pieces)
 
     def _start_segment(self) -> None:
         self._seg = SegmentStats.after(self._segments_started, self._previous)
+        self._blocks.start_segment(self._segments_started)
         self._segments_started += 1
         self._encoder = SegmentEncoder(self._histograms)
         self._frame = FrameBuilder(self._encoder)
         self._stream = self._cctx.compressobj()
         self._seg_raw = 0
 
-    def _seal_segment(self) -> None:
+    def _seal_segment(self, *, closing: bool = False) -> list[Piece]:
+        """End the open segment on the encoding side: its block list, and the stats-block
+        pieces to write after it."""
+        assert self._seg is not None
+        self._seg.blocks, pieces = self._blocks.end_segment(closing=closing)
         self._previous, self._seg = self._seg, None
         self._stream = None
         self._frame = None
+        return pieces
 
     # --- the writing side ------------------------------------------------------------------
 
@@ -214,11 +234,22 @@ class SessionWriter:
         seg.frames += 1
         seg.end = self._offset
         if sealed.last:  # (no record is added to a sealed segment: its summary is final)
+            if sealed.pieces:
+                self._write_pieces(seg, sealed.pieces)
             summary = orjson.dumps(seg.to_json(), default=str, option=orjson.OPT_NON_STR_KEYS)
             self._write(fmt.frame(fmt.SEGMENT_END, summary, segment=seg.number,
                                   t_first=seg.t0 or 0.0, t_last=seg.t1 or 0.0))
             self._segments.append(seg)
         return sealed.last
+
+    def _write_pieces(self, seg: SegmentStats, pieces: list[Piece]) -> None:
+        """A STATS frame with ``pieces``, listed in ``seg``'s summary."""
+        payload = self._stats_cctx.compress(statsframe.encode(pieces))
+        at = self._offset
+        self._write(fmt.frame(fmt.STATS, payload, flags=fmt.ZSTD, segment=seg.number,
+                              t_first=min(p.info.tmin for p in pieces),
+                              t_last=max(p.info.tmax for p in pieces)))
+        seg.stats.append((at, [p.info for p in pieces]))
 
     def sync(self) -> None:
         """Make what was written survive a crash of the machine, not just of benchtui."""
@@ -230,9 +261,13 @@ class SessionWriter:
         if self.closed:
             return
         try:
+            self.closing = True
             for sealed in (self.seal_frame(), self.seal_segment()):
                 if sealed is not None:
                     self.write_sealed(sealed)
+            rest = self._blocks.take_pieces(closing=True)
+            if rest and self._segments:  # no segment was open: with the last one's, in the index
+                self._write_pieces(self._segments[-1], rest)
             self.meta.ended = time.time() if ended is None else ended
             index = {"meta": asdict(self.meta),
                      "segments": [s.to_json() for s in self._segments]}

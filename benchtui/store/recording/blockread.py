@@ -1,0 +1,177 @@
+"""Stats blocks, the reader's side: which pieces answer ``series_stats(t0, t1)`` and which
+samples must still be decoded (``blocks.py`` has the writer's side).
+
+Every segment's summary lists the blocks it holds samples of, with their arrival times in it
+(``Touched``); every piece says which block it sums over which segments (``PieceInfo``). For
+a window ``[t0, t1)``, a block's samples in a segment are
+
+- left out when their times are all outside the window;
+- taken from the piece that covers them when all of that piece's samples are inside the
+  window (its time range says so) and the piece can be read: the piece is merged once for
+  all the segments it covers;
+- decoded otherwise (the window cuts through the block, the piece was lost with a crash or
+  is damaged, the segment has no block list: an older writer's, or rebuilt after a crash).
+
+A piece that covers a segment the reader decodes whole (no block list) is never used: the
+samples would count twice.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Callable, Collection, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from benchtui.store.recording.blocks import PieceInfo
+from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.stats import SegmentStats
+from benchtui.store.recording.statsframe import Table
+
+SeriesFilter = Callable[[SeriesDef], bool]
+BlockKey = tuple[str, float]
+
+
+class PieceRef(NamedTuple):
+    info: PieceInfo
+    #: the STATS frame's file offset, and the piece's place in it
+    at: int
+    slot: int
+
+
+@dataclass
+class Plan:
+    """What answers a window: pieces to merge, and (segment number -> blocks) to decode
+    (None: the whole segment), each with the piece that covers it if any (its series table
+    says whether the block has any series wanted at all)."""
+
+    pieces: list[PieceRef] = field(default_factory=list)
+    decode: dict[int, dict[BlockKey, PieceRef | None] | None] = field(default_factory=dict)
+
+    def fall_back(self, ref: PieceRef, numbers: Collection[int]) -> None:
+        """A piece could not be read: decode its block in the window's segments it covers."""
+        key = (ref.info.host, ref.info.lo)
+        for n in range(ref.info.first, ref.info.last + 1):
+            if n in numbers:
+                blocks = self.decode.setdefault(n, {})
+                if blocks is not None:
+                    blocks[key] = None
+
+
+class BlockIndex:
+    """The pieces of a file by block, built once from the segment summaries."""
+
+    def __init__(self, segments: Sequence[SegmentStats]) -> None:
+        self._numbers = {s.number: s for s in segments}
+        pieces: dict[BlockKey, list[PieceRef]] = {}
+        for seg in segments:
+            for at, infos in seg.stats:
+                for i, p in enumerate(infos):
+                    pieces.setdefault((p.host, p.lo), []).append(PieceRef(p, at, i))
+        for refs in pieces.values():
+            refs.sort(key=lambda r: r.info.first)
+        self._pieces = pieces
+        self._firsts = {k: [r.info.first for r in refs] for k, refs in pieces.items()}
+
+    def covering(self, key: BlockKey, number: int) -> PieceRef | None:
+        refs = self._pieces.get(key)
+        if refs is None:
+            return None
+        i = bisect_right(self._firsts[key], number) - 1
+        if i < 0 or refs[i].info.last < number:
+            return None
+        return refs[i]
+
+    def _whole(self, ref: PieceRef) -> bool:
+        """No segment the piece covers would be decoded whole (it has no block list)."""
+        numbers = self._numbers
+        return all(numbers[n].blocks is not None for n in range(ref.info.first, ref.info.last + 1)
+                   if n in numbers)
+
+    def plan(self, segments: Sequence[SegmentStats], t0: float, t1: float) -> Plan:
+        out = Plan()
+        chosen: dict[tuple[int, int], PieceRef] = {}
+        refused: set[tuple[int, int]] = set()
+        for seg in segments:
+            if seg.blocks is None:
+                out.decode[seg.number] = None
+                continue
+            for host, lo, tmin, tmax in seg.blocks:
+                if tmax < t0 or tmin >= t1:
+                    continue
+                ref = self.covering((host, lo), seg.number)
+                if ref is not None:
+                    where = (ref.at, ref.slot)
+                    if where in chosen:
+                        continue
+                    if (where not in refused and ref.info.tmin >= t0 and ref.info.tmax < t1
+                            and self._whole(ref)):
+                        chosen[where] = ref
+                        continue
+                    refused.add(where)
+                blocks = out.decode.setdefault(seg.number, {})
+                assert blocks is not None
+                blocks[(host, lo)] = ref
+        out.pieces = list(chosen.values())
+        return out
+
+
+class BlockSieve:
+    """Which decoded samples of a segment belong to the blocks to decode: a sample's block
+    is the one of its host that starts last at or before its arrival time, among the blocks
+    the segment lists (the writer's blocks partition each host's time)."""
+
+    def __init__(self, seg: SegmentStats, blocks: Collection[BlockKey]) -> None:
+        assert seg.blocks is not None
+        starts: dict[str, list[float]] = {}
+        self.t0, self.t1 = math.inf, -math.inf
+        for host, lo, tmin, tmax in seg.blocks:
+            starts.setdefault(host, []).append(lo)
+            if (host, lo) in blocks:
+                self.t0, self.t1 = min(self.t0, tmin), max(self.t1, tmax)
+        self._starts = {h: sorted(los) for h, los in starts.items()}
+        self._blocks = blocks
+        self.hosts = {h for h, _ in blocks}
+
+    def keeps(self, host: str, t: float) -> bool:
+        starts = self._starts.get(host)
+        if not starts:
+            return False
+        i = bisect_right(starts, t) - 1
+        return i >= 0 and (host, starts[i]) in self._blocks
+
+    def series_filter(self, wanted: SeriesFilter | None) -> SeriesFilter:
+        hosts = self.hosts
+        if wanted is None:
+            return lambda d: d.host in hosts
+        return lambda d: d.host in hosts and wanted(d)
+
+
+class TableMasks:
+    """``series_stats``' filter applied to stats tables, once per table (tables are shared
+    between frames by the reader: see ``StatsFrame``)."""
+
+    def __init__(self, wanted: SeriesFilter | None) -> None:
+        self.wanted = wanted
+        self._memo: dict[int, tuple[Table, list[int]]] = {}
+
+    def __call__(self, table: Table) -> Sequence[int]:
+        found = self._memo.get(id(table))
+        if found is not None and found[0] is table:
+            return found[1]
+        wanted = self.wanted
+        pick = list(range(len(table))) if wanted is None else \
+            [i for i, d in enumerate(table) if wanted(d)]
+        if len(self._memo) >= 4096:
+            self._memo.clear()
+        self._memo[id(table)] = (table, pick)
+        return pick
+
+
+def in_groups(refs: Sequence[PieceRef]) -> Iterator[tuple[int, list[PieceRef]]]:
+    """Pieces by the STATS frame that holds them (each frame is read once)."""
+    by_frame: dict[int, list[PieceRef]] = {}
+    for ref in refs:
+        by_frame.setdefault(ref.at, []).append(ref)
+    yield from by_frame.items()

@@ -1,0 +1,343 @@
+"""Stats blocks, the writer's side: the per-series figures ``series_stats`` reads instead of
+decoding every sample (docs/session-format.md, "Stats blocks").
+
+Each host's time is cut into blocks:
+
+- at every ``step_start``, ``step_end``, ``run_start`` and ``run_end`` event's ``t`` (an event
+  with a host cuts that host's time, one without cuts every host's);
+- every ``GRID_SECONDS`` for ``GRID_SPAN`` seconds after a step or a run starts, so that a
+  report's window that skips 0, 5, 10 ... 60 s of ramp-up begins on a cut (a report starts
+  a host's window at its run's start, or at the step's when the host has no run events: the
+  step's grid of a host is dropped when a run starts on it before the grid is reached);
+- at every multiple of ``STATS_SECONDS`` of the clock, so that a long run is several blocks
+  and a window can be split near any time at a cut.
+
+A batch of samples belongs to the block of its host that holds its arrival time (the time
+axis of ``series_stats``). ``BlockKeeper`` keeps, per open block and series, the figures of
+``SeriesStats`` (count, sum, sum of squares, min, max, first and last time, merged
+histogram), and hands a block over as a ``Piece`` once it is over (``GRACE_SECONDS`` after its
+end, for the records that arrive late): the writer writes the pieces of a segment's end in a
+STATS frame. A piece covers the block's samples in a run of segments (``first`` to
+``last``); every segment's summary lists the blocks it holds samples of, with their time
+range (``Touched``), so that a reader knows which of its samples a piece covers and which it
+must decode (a piece lost with a crash, a block that a window cuts through).
+
+A cut that comes after samples at or past it were already added to the block it falls in is
+not made (the block stays whole; a window starting there decodes it): blocks only ever hold
+the samples whose time is in them.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from operator import attrgetter
+from typing import Final, NamedTuple
+
+from benchtui.model import events as ev
+from benchtui.model.events import Event
+from benchtui.model.histogram import LatencyHistogram, counts_from_sums
+from benchtui.model.sample import Sample
+from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.series_stats import SeriesStats
+
+#: Blocks are cut at every multiple of this many seconds of the clock.
+STATS_SECONDS: Final = 300.0
+#: ... every this many seconds for GRID_SPAN seconds after a step or run starts.
+GRID_SECONDS: Final = 5.0
+GRID_SPAN: Final = 60.0
+#: A block is written this long (in record time) after its end; a cut this late is not made.
+GRACE_SECONDS: Final = 10.0
+
+_CUTS: Final = frozenset({ev.STEP_START, ev.STEP_END, ev.RUN_START, ev.RUN_END})
+_STARTS: Final = frozenset({ev.STEP_START, ev.RUN_START})
+_HOST = attrgetter("host")
+
+
+class Touched(NamedTuple):
+    """A block a segment holds samples of: its host and start, and the arrival times of its
+    first and last batch in the segment."""
+
+    host: str
+    lo: float
+    tmin: float
+    tmax: float
+
+
+class PieceInfo(NamedTuple):
+    """Where a piece's figures come from: block (host, start), the segments whose samples of
+    the block it sums (``first`` to ``last``), and their arrival times' range."""
+
+    host: str
+    lo: float
+    first: int
+    last: int
+    tmin: float
+    tmax: float
+
+
+@dataclass(slots=True)
+class Piece:
+    info: PieceInfo
+    stats: dict[SeriesDef, SeriesStats]
+
+
+@dataclass(slots=True)
+class _Block:
+    host: str
+    lo: float
+    hi: float
+    first: int
+    last: int
+    tmin: float = math.inf
+    tmax: float = -math.inf
+    stats: dict[SeriesDef, SeriesStats] = field(default_factory=dict)
+    #: the open segment's series ids -> their stats (reset when a segment starts)
+    by_sid: list[SeriesStats | None] = field(default_factory=list)
+
+
+class BlockKeeper:
+    """The open blocks of a recording, fed the records as the writer encodes them. A failure
+    (a bug; or a record at a time that is not a finite number) stops the stats blocks for the
+    rest of the recording: what has no piece is decoded by readers, so nothing is wrong,
+    only slower."""
+
+    def __init__(self, seconds: float = STATS_SECONDS) -> None:
+        self.seconds = seconds
+        self.failed = False
+        self._cuts: dict[str, list[float]] = {}
+        self._global: list[float] = []
+        self._open: dict[tuple[str, float], _Block] = {}
+        self._current: dict[str, _Block] = {}
+        self._touched: dict[tuple[str, float], list[float]] = {}
+        self._segment = 0
+        #: the grid of the last step start, not yet reached (dropped for a host whose run starts)
+        self._step_grid: list[float] = []
+        #: the open segment's series ids -> their definition with sorted labels
+        self._keys: list[SeriesDef] = []
+        self._max_t = -math.inf
+
+    # --- the records ---------------------------------------------------------------------
+
+    def start_segment(self, number: int) -> None:
+        self._segment = number
+        self._keys = []
+        self._touched = {}
+        self._current.clear()
+
+    def saw(self, t: float) -> None:
+        """A record arrived at ``t`` (any kind: the clock blocks are written by)."""
+        if t > self._max_t:
+            if math.isfinite(t):
+                self._max_t = t
+            elif not self.failed:
+                self._fail()
+
+    def event(self, e: Event) -> None:
+        if self.failed or e.kind not in _CUTS:
+            return
+        try:
+            t = float(e.t)
+            if not math.isfinite(t):
+                return
+            times = [t]
+            if e.kind in _STARTS:
+                grid = [t + GRID_SECONDS * k for k in range(1, int(GRID_SPAN / GRID_SECONDS) + 1)]
+                times += grid
+                if e.kind == ev.STEP_START:
+                    self._step_grid = grid
+                elif e.host is not None:
+                    self._uncut(e.host, self._step_grid)
+            if e.host is None:
+                for c in times:
+                    i = bisect_left(self._global, c)
+                    if i == len(self._global) or self._global[i] != c:
+                        self._global.insert(i, c)
+            for host in [e.host] if e.host is not None else list(self._cuts):
+                for c in times:
+                    self._cut(host, c)
+        except Exception:  # noqa: BLE001 (stats must never stop a recording)
+            self._fail()
+
+    def add_samples(self, t: float, samples: list[Sample], sids: list[int],
+                    defs: list[SeriesDef]) -> None:
+        """A batch of samples (arrived at ``t``), with their series ids in the segment and the
+        segment's series definitions (``SegmentEncoder.defs``)."""
+        if self.failed or not samples:
+            return
+        try:
+            if not math.isfinite(t):
+                self._fail()
+                return
+            keys = self._keys
+            if len(keys) < len(defs):
+                keys += [SeriesDef(d.host, d.tool, d.kind, d.metric, tuple(sorted(d.labels)))
+                         for d in defs[len(keys):]]
+            hosts = list(map(_HOST, samples))
+            if hosts.count(hosts[0]) == len(hosts):
+                self._fold(self._block(hosts[0], t), t, samples, sids)
+                return
+            for host in dict.fromkeys(hosts):
+                at = [i for i, h in enumerate(hosts) if h == host]
+                self._fold(self._block(host, t), t, [samples[i] for i in at],
+                           [sids[i] for i in at])
+        except Exception:  # noqa: BLE001 (stats must never stop a recording)
+            self._fail()
+
+    def end_segment(self, *, closing: bool = False
+                    ) -> tuple[list[Touched] | None, list[Piece]]:
+        """The blocks the segment just ended holds samples of (None: it has no block
+        information, its samples must be decoded), and the pieces to write now: the blocks
+        over for ``GRACE_SECONDS`` (every block when ``closing``)."""
+        if self.failed:
+            return None, []
+        touched = [Touched(h, lo, a, b) for (h, lo), (a, b) in self._touched.items()]
+        self._touched = {}
+        self._current.clear()
+        return touched, self.take_pieces(closing=closing)
+
+    def take_pieces(self, *, closing: bool = False) -> list[Piece]:
+        if self.failed:
+            return []
+        pieces = []
+        horizon = self._max_t - GRACE_SECONDS
+        for key, blk in list(self._open.items()):
+            if closing or blk.hi <= horizon:
+                pieces.append(Piece(PieceInfo(blk.host, blk.lo, blk.first, blk.last, blk.tmin,
+                                              blk.tmax), blk.stats))
+                del self._open[key]
+        return pieces
+
+    # --- blocks ----------------------------------------------------------------------------
+
+    def _fail(self) -> None:
+        self.failed = True
+        self._open.clear()
+        self._current.clear()
+        self._touched = {}
+
+    def _bounds(self, host: str, t: float) -> tuple[float, float]:
+        """The block of ``host`` that holds time ``t``: [lo, hi)."""
+        p = self.seconds
+        k = math.floor(t / p)
+        if k * p > t:
+            k -= 1
+        elif (k + 1) * p <= t:
+            k += 1
+        lo, hi = k * p, (k + 1) * p
+        cuts = self._host_cuts(host)
+        i = bisect_right(cuts, t)
+        if i:
+            lo = max(lo, cuts[i - 1])
+        if i < len(cuts):
+            hi = min(hi, cuts[i])
+        return lo, hi
+
+    def _host_cuts(self, host: str) -> list[float]:
+        cuts = self._cuts.get(host)
+        if cuts is None:  # a host seen for the first time has the cuts made for every host
+            cuts = self._cuts[host] = list(self._global)
+        return cuts
+
+    def _cut(self, host: str, c: float) -> None:
+        cuts = self._host_cuts(host)
+        i = bisect_left(cuts, c)
+        if i < len(cuts) and cuts[i] == c:
+            return
+        if c < self._max_t - GRACE_SECONDS:
+            return  # too late: the block it falls in may be written already
+        lo, _hi = self._bounds(host, c)
+        if lo == c:
+            return
+        blk = self._open.get((host, lo))
+        if blk is not None:
+            if blk.tmax >= c:
+                return  # samples at or past the cut are in the block already
+            blk.hi = c
+        cuts.insert(i, c)
+        self._current.pop(host, None)
+
+    def _uncut(self, host: str, grid: list[float]) -> None:
+        """Drop the cuts of ``grid`` that no record of ``host`` has reached yet."""
+        cuts = self._host_cuts(host)
+        dropped = False
+        for c in grid:
+            i = bisect_left(cuts, c)
+            if c > self._max_t and i < len(cuts) and cuts[i] == c:
+                del cuts[i]
+                dropped = True
+        if dropped:
+            self._current.pop(host, None)
+            for blk in self._open.values():
+                if blk.host == host:
+                    blk.hi = self._bounds(host, blk.lo)[1]
+
+    def _block(self, host: str, t: float) -> _Block:
+        blk = self._current.get(host)
+        if blk is None or not blk.lo <= t < blk.hi:
+            lo, hi = self._bounds(host, t)
+            blk = self._open.get((host, lo))
+            if blk is None:
+                blk = self._open[(host, lo)] = _Block(host, lo, hi, self._segment,
+                                                      self._segment)
+            self._current[host] = blk
+        if blk.last != self._segment:
+            blk.last = self._segment
+            blk.by_sid = []
+        blk.tmin = min(blk.tmin, t)
+        blk.tmax = max(blk.tmax, t)
+        span = self._touched.get((host, blk.lo))
+        if span is None:
+            self._touched[(host, blk.lo)] = [t, t]
+        elif t < span[0]:
+            span[0] = t
+        elif t > span[1]:
+            span[1] = t
+        return blk
+
+    def _fold(self, blk: _Block, t: float, samples: list[Sample], sids: list[int]) -> None:
+        """Add samples to a block's figures, as ``SeriesStats.add`` would (the same
+        comparisons, in the same order: the same min and max, NaN and -0.0 included)."""
+        by_sid, keys, stats = blk.by_sid, self._keys, blk.stats
+        if len(by_sid) < len(keys):
+            by_sid += [None] * (len(keys) - len(by_sid))
+        for s, sid in zip(samples, sids, strict=True):
+            v = s.value
+            if type(v) is not float and type(v) is not int:
+                v = float(v)  # as the recording stores it
+            ts = t if s.t is None else s.t
+            st = by_sid[sid]
+            if st is None:
+                st = stats.get(keys[sid])
+                if st is None:
+                    st = stats[keys[sid]] = SeriesStats(1, v, v * v, v, v, ts, ts)
+                    by_sid[sid] = st
+                    if s.histogram is not None:
+                        st.histogram = LatencyHistogram()
+                        _merge_histogram(st.histogram.counts, s.histogram)
+                    continue
+                by_sid[sid] = st
+            st.count += 1
+            st.total += v
+            st.total_sq += v * v
+            st.minimum = min(st.minimum, v)
+            st.maximum = max(st.maximum, v)
+            st.first_t = min(st.first_t, ts)
+            st.last_t = max(st.last_t, ts)
+            h = s.histogram
+            if h is not None:
+                if st.histogram is None:
+                    st.histogram = LatencyHistogram()
+                _merge_histogram(st.histogram.counts, h)
+
+
+def _merge_histogram(into: dict[int, int], h: LatencyHistogram) -> None:
+    """Add ``h``'s counts as the recording will hold them (without making the dict of a
+    histogram that holds running sums: the live session's other readers may never need it)."""
+    sums = h.running_sums()
+    counts = counts_from_sums(*sums) if sums is not None and len(sums[0]) == len(sums[1]) \
+        else h.counts
+    get = into.get
+    for k, c in counts.items():
+        into[k] = get(k, 0) + c

@@ -1,0 +1,264 @@
+"""The payload of a STATS frame: the figures of the stats-block pieces written at the end of
+a segment (``blocks.py``; the layout is in docs/session-format.md, "Stats blocks").
+
+A payload (zstd) holds series tables, then the pieces. A table is one host's list of series,
+self-contained (its own strings), so that a reader recognises a table it has seen in an earlier
+frame by its bytes and reuses what it made of it, and tests ``series_stats``' filter once per
+table, not once per piece. A piece names its table and gives, for each of the table's series in
+order, the count, then by columns the min, max, sum and sum of squares (stored as the frame
+bodies store sample values: exact), the first and last time, and the merged histograms.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from typing import Final
+
+from benchtui.model.histogram import LatencyHistogram
+from benchtui.store.recording.blocks import Piece, PieceInfo
+from benchtui.store.recording.codec import (
+    DEC,
+    FIO_NS,
+    INT,
+    NS,
+    PYINT,
+    RAW,
+    SeriesDef,
+    ValueColumns,
+)
+from benchtui.store.recording.histcodec import FIO_BUCKETS, decode_histogram, encode_histogram
+from benchtui.store.recording.series_stats import SeriesStats
+from benchtui.store.recording.varint import (
+    CodecError,
+    get_blob,
+    get_list,
+    get_uvarint,
+    get_uvarints,
+    put_blob,
+    put_list,
+    put_uvarint,
+    put_uvarints,
+    shuffle,
+    unshuffle,
+    unzigzags,
+    zigzags,
+)
+
+Table = tuple[SeriesDef, ...]
+#: A piece's figures stored as values (``codec.ValueColumns``), and as times (f64, by index
+#: into the piece's table of distinct times: a host's series share a few).
+_VALUES: Final = ("minimum", "maximum", "total", "total_sq")
+_TIMES: Final = ("first_t", "last_t")
+_PIECE_HEAD = struct.Struct("<3d")
+
+
+def encode(pieces: Sequence[Piece]) -> bytes:
+    """The (uncompressed) payload for ``pieces``."""
+    tables: dict[bytes, int] = {}
+    table_blobs: list[bytes] = []
+    piece_blobs: list[bytes] = []
+    for piece in pieces:
+        series = list(piece.stats)
+        table = _table_bytes(series)
+        tid = tables.get(table)
+        if tid is None:
+            tid = tables[table] = len(table_blobs)
+            table_blobs.append(table)
+        piece_blobs.append(_piece_bytes(piece.info, tid, [piece.stats[d] for d in series]))
+    out = bytearray()
+    put_uvarint(out, len(table_blobs))
+    for blob in table_blobs:
+        put_blob(out, blob)
+    put_uvarint(out, len(piece_blobs))
+    for blob in piece_blobs:
+        put_blob(out, blob)
+    return bytes(out)
+
+
+def _table_bytes(series: list[SeriesDef]) -> bytes:
+    strings: dict[str, int] = {}
+
+    def sid(s: str) -> int:
+        found = strings.get(s)
+        if found is None:
+            found = strings[s] = len(strings)
+        return found
+
+    ids: list[int] = []
+    for d in series:
+        ids += (sid(d.host), sid(d.tool), sid(d.kind), sid(d.metric), len(d.labels))
+        for k, v in d.labels:
+            ids += (sid(k), sid(v))
+    out = bytearray()
+    put_uvarint(out, len(strings))
+    for s in strings:
+        put_blob(out, s.encode("utf-8", "surrogatepass"))
+    put_uvarint(out, len(series))
+    put_list(out, ids)
+    return bytes(out)
+
+
+def _piece_bytes(info: PieceInfo, table: int, stats: list[SeriesStats]) -> bytes:
+    out = bytearray()
+    put_blob(out, info.host.encode("utf-8", "surrogatepass"))
+    put_uvarints(out, [table, info.first, info.last])
+    out += _PIECE_HEAD.pack(info.lo, info.tmin, info.tmax)
+    put_list(out, [st.count for st in stats])
+    values = ValueColumns()
+    tag = values.tag
+    for name in _VALUES:
+        out += bytes([tag(getattr(st, name)) for st in stats])
+    for column in (zigzags(values.ints), values.decs, values.fios):
+        put_list(out, column)
+    out += shuffle(struct.pack(f"<{len(values.raws)}d", *values.raws), 8)
+    times: dict[float, int] = {}
+    index = [times.setdefault(float(getattr(st, name)), len(times))
+             for name in _TIMES for st in stats]
+    put_uvarint(out, len(times))
+    out += struct.pack(f"<{len(times)}d", *times)
+    put_list(out, index)
+    with_hist = [i for i, st in enumerate(stats) if st.histogram is not None]
+    put_list(out, with_hist)
+    for i in with_hist:
+        blob = bytearray()
+        hist = stats[i].histogram
+        assert hist is not None
+        encode_histogram(blob, hist.counts)
+        put_blob(out, blob)
+    return bytes(out)
+
+
+class StatsFrame:
+    """A STATS payload, decompressed: its pieces' heads read; a piece's figures are read
+    when asked for. ``tables`` are shared through ``interned`` (a reader's: table bytes ->
+    the table), so that equal tables of different frames are the same object."""
+
+    def __init__(self, body: bytes, interned: dict[bytes, Table]) -> None:
+        try:
+            n, pos = get_uvarint(body, 0)
+            self.tables: list[Table] = []
+            for _ in range(n):
+                raw, pos = get_blob(body, pos)
+                table = interned.get(raw)
+                if table is None:
+                    if len(interned) >= 4096:
+                        interned.clear()
+                    table = interned[raw] = _read_table(raw)
+                self.tables.append(table)
+            n, pos = get_uvarint(body, pos)
+            self.heads: list[tuple[PieceInfo, int, bytes, int]] = []
+            for _ in range(n):
+                raw, pos = get_blob(body, pos)
+                host, at = get_blob(raw, 0)
+                (tid, first, last), at = get_uvarints(raw, at, 3)
+                lo, tmin, tmax = _PIECE_HEAD.unpack_from(raw, at)
+                if tid >= len(self.tables):
+                    raise CodecError("unknown series table")
+                info = PieceInfo(host.decode("utf-8", "surrogatepass"), lo, first, last, tmin,
+                                 tmax)
+                self.heads.append((info, tid, raw, at + _PIECE_HEAD.size))
+        except (IndexError, ValueError, struct.error, UnicodeDecodeError) as exc:
+            if isinstance(exc, CodecError):
+                raise
+            raise CodecError(f"malformed stats frame: {exc}") from None
+
+    def stats(self, i: int, wanted: Callable[[Table], Sequence[int]]
+              ) -> list[tuple[SeriesDef, SeriesStats]]:
+        """Piece ``i``'s figures of the series ``wanted(table)`` lists (indexes into the
+        piece's table, ascending)."""
+        _info, tid, raw, pos = self.heads[i]
+        table = self.tables[tid]
+        pick = wanted(table)
+        if not pick:
+            return []
+        try:
+            return _read_piece(raw, pos, table, pick)
+        except (IndexError, ValueError, struct.error) as exc:
+            if isinstance(exc, CodecError):
+                raise
+            raise CodecError(f"malformed stats piece: {exc}") from None
+
+
+def _read_table(raw: bytes) -> Table:
+    n, pos = get_uvarint(raw, 0)
+    strings = []
+    for _ in range(n):
+        s, pos = get_blob(raw, pos)
+        strings.append(s.decode("utf-8", "surrogatepass"))
+    count, pos = get_uvarint(raw, pos)
+    ids, _ = get_list(raw, pos)
+    out = []
+    at = 0
+    get = strings.__getitem__
+    for _ in range(count):
+        host, tool, kind, metric, nl = ids[at:at + 5]
+        labels = ids[at + 5:at + 5 + 2 * nl]
+        if len(labels) != 2 * nl:
+            raise CodecError("truncated series table")
+        at += 5 + 2 * nl
+        out.append(SeriesDef(get(host), get(tool), get(kind), get(metric),
+                             tuple(zip(map(get, labels[0::2]), map(get, labels[1::2]),
+                                       strict=True))))
+    if at != len(ids):
+        raise CodecError("series table length disagrees")
+    return tuple(out)
+
+
+def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]
+                ) -> list[tuple[SeriesDef, SeriesStats]]:
+    n = len(table)
+    counts, pos = get_list(raw, pos)
+    if len(counts) != n:
+        raise CodecError("stats piece disagrees with its table")
+    tags = raw[pos:pos + 4 * n]
+    pos += 4 * n
+    zz, pos = get_list(raw, pos)
+    decs, pos = get_list(raw, pos)
+    fios, pos = get_list(raw, pos)
+    n_raw = tags.count(RAW)
+    raws = struct.unpack(f"<{n_raw}d", unshuffle(raw[pos:pos + 8 * n_raw], 8))
+    pos += 8 * n_raw
+    values = _values(tags, unzigzags(zz), decs, fios, raws)
+    if len(values) != 4 * n:
+        raise CodecError("truncated stats piece")
+    m, pos = get_uvarint(raw, pos)
+    times = struct.unpack_from(f"<{m}d", raw, pos)
+    pos += 8 * m
+    index, pos = get_list(raw, pos)
+    with_hist, pos = get_list(raw, pos)
+    hists: dict[int, LatencyHistogram] = {}
+    wanted = set(pick)
+    for i in with_hist:
+        blob, pos = get_blob(raw, pos)
+        if i in wanted:
+            hists[i] = LatencyHistogram(decode_histogram(blob)[0])
+    return [(table[i], SeriesStats(counts[i], values[2 * n + i], values[3 * n + i], values[i],
+                                   values[n + i], times[index[i]], times[index[n + i]],
+                                   hists.get(i))) for i in pick]
+
+
+def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
+            raws: Sequence[float]) -> list[float]:
+    """The values of ``tags`` from their lists (``codec.ValueColumns``)."""
+    it_int, it_dec, it_fio, it_raw = iter(ints), iter(decs), iter(fios), iter(raws)
+    out: list[float] = []
+    buckets = FIO_BUCKETS
+    try:
+        for tag in tags:
+            if tag == RAW:
+                out.append(next(it_raw))
+            elif tag == INT:
+                out.append(float(next(it_int)))
+            elif tag == DEC:
+                z = next(it_dec)
+                out.append((z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** next(it_dec))
+            elif tag == FIO_NS:
+                out.append(buckets[next(it_fio)] / NS)
+            elif tag == PYINT:
+                out.append(next(it_int))
+            else:
+                raise CodecError(f"unknown value tag {tag}")
+    except StopIteration:
+        raise CodecError("stats piece values disagree with their tags") from None
+    return out
