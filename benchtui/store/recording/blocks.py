@@ -5,12 +5,15 @@ Each host's time is cut into blocks:
 
 - at every ``step_start``, ``step_end``, ``run_start`` and ``run_end`` event's ``t`` (an event
   with a host cuts that host's time, one without cuts every host's);
-- every ``GRID_SECONDS`` for ``GRID_SPAN`` seconds after a step or a run starts, so that a
-  report's window that skips 0, 5, 10 ... 60 s of ramp-up begins on a cut (a report starts
-  a host's window at its run's start, or at the step's when the host has no run events: the
-  step's grid of a host is dropped when a run starts on it before the grid is reached);
-- at every multiple of ``STATS_SECONDS`` of the clock, so that a long run is several blocks
-  and a window can be split near any time at a cut.
+- after a step or a run starts, at the ``AFTER_START`` offsets from its start: every 5 s for
+  the first minute, so that a report's window that skips 0, 5, 10 ... 60 s of ramp-up begins
+  on a cut, then three times per doubling of the time since the start (75, 95, 120, 150 ...
+  3840 s), so that a window can be split near its half or its last quarter, whatever its
+  length, without decoding (``SessionReader.stats_split_near``). A report starts a host's
+  window at its run's start, or at the step's when the host has no run events, so the
+  step's offsets are dropped for a host when its run starts, and a run's when it ends (the
+  ones not reached yet);
+- at every multiple of ``STATS_SECONDS`` of the clock, so that no block is longer.
 
 A batch of samples belongs to the block of its host that holds its arrival time (the time
 axis of ``series_stats``). ``BlockKeeper`` keeps, per open block and series, the figures of
@@ -43,10 +46,11 @@ from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import SeriesStats
 
 #: Blocks are cut at every multiple of this many seconds of the clock.
-STATS_SECONDS: Final = 300.0
-#: ... every this many seconds for GRID_SPAN seconds after a step or run starts.
-GRID_SECONDS: Final = 5.0
-GRID_SPAN: Final = 60.0
+STATS_SECONDS: Final = 1800.0
+#: ... and at these many seconds after a step or a run starts.
+AFTER_START: Final = (5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0, 55.0, 60.0,
+                      75.0, 95.0, 120.0, 150.0, 190.0, 240.0, 300.0, 380.0, 480.0, 605.0, 760.0,
+                      960.0, 1210.0, 1525.0, 1920.0, 2420.0, 3050.0, 3840.0)
 #: A block is written this long (in record time) after its end; a cut this late is not made.
 GRACE_SECONDS: Final = 10.0
 
@@ -112,8 +116,9 @@ class BlockKeeper:
         self._current: dict[str, _Block] = {}
         self._touched: dict[tuple[str, float], list[float]] = {}
         self._segment = 0
-        #: the grid of the last step start, not yet reached (dropped for a host whose run starts)
+        #: the cuts after the last step start, and after each host's last run start
         self._step_grid: list[float] = []
+        self._run_grid: dict[str, list[float]] = {}
         #: the open segment's series ids -> their definition with sorted labels
         self._keys: list[SeriesDef] = []
         self._max_t = -math.inf
@@ -141,21 +146,20 @@ class BlockKeeper:
             t = float(e.t)
             if not math.isfinite(t):
                 return
-            times = [t]
-            if e.kind in _STARTS:
-                grid = [t + GRID_SECONDS * k for k in range(1, int(GRID_SPAN / GRID_SECONDS) + 1)]
-                times += grid
-                if e.kind == ev.STEP_START:
-                    self._step_grid = grid
-                elif e.host is not None:
-                    self._uncut(e.host, self._step_grid)
+            hosts = [e.host] if e.host is not None else list(self._cuts)
+            for host in hosts:  # a start brings its own offsets, an end needs none
+                self._uncut(host, self._step_grid + self._run_grid.pop(host, []))
+            grid = [t + dt for dt in AFTER_START] if e.kind in _STARTS else []
             if e.host is None:
-                for c in times:
-                    i = bisect_left(self._global, c)
-                    if i == len(self._global) or self._global[i] != c:
-                        self._global.insert(i, c)
-            for host in [e.host] if e.host is not None else list(self._cuts):
-                for c in times:
+                self._step_grid = grid
+                i = bisect_left(self._global, t)
+                if i == len(self._global) or self._global[i] != t:
+                    self._global.insert(i, t)
+            elif grid:
+                self._run_grid[e.host] = grid
+            for host in hosts:
+                self._cut(host, t)
+                for c in grid:
                     self._cut(host, c)
         except Exception:  # noqa: BLE001 (stats must never stop a recording)
             self._fail()
@@ -237,7 +241,7 @@ class BlockKeeper:
     def _host_cuts(self, host: str) -> list[float]:
         cuts = self._cuts.get(host)
         if cuts is None:  # a host seen for the first time has the cuts made for every host
-            cuts = self._cuts[host] = list(self._global)
+            cuts = self._cuts[host] = sorted({*self._global, *self._step_grid})
         return cuts
 
     def _cut(self, host: str, c: float) -> None:

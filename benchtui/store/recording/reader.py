@@ -457,16 +457,26 @@ class SessionReader:
             self._stats_frames.popitem(last=False)
         return frame
 
-    def stats_split_near(self, t: float, within: float) -> float:
-        """A time at most ``within`` seconds from ``t`` at which ``series_stats`` splits a
-        window without decoding (a multiple of the period the file's stats blocks were cut
-        at), the nearest; ``t`` itself when there is none (a file without stats blocks)."""
-        period = self.meta.stats_seconds
-        if not period or not math.isfinite(t):
+    def stats_split_near(self, t: float, within: float, host: str | None = None) -> float:
+        """The time nearest ``t``, at most ``within`` seconds from it, at which
+        ``series_stats`` splits a window without decoding: where every host's stats blocks
+        start (the clock period they were cut at), or with ``host``, where one of that host's
+        does (after a run starts they are 5 s apart for a minute, then three per doubling of
+        the time since the start: ``blocks.py``). ``t`` itself when there is none (a file
+        without stats blocks)."""
+        if not math.isfinite(t) or not math.isfinite(within):
             return t
-        n = round(t / period)
-        best = min((i * period for i in (n - 1, n, n + 1)), key=lambda c: abs(c - t))
-        return best if abs(best - t) <= within else t
+        lo, hi = t - within, t + within
+        found: list[float] = []
+        period = self.meta.stats_seconds
+        if period:
+            n = math.floor(t / period)
+            found += [i * period for i in (n - 1, n, n + 1, n + 2)]
+        if host is not None:
+            found += [b.lo for seg in self._overlapping(lo, math.nextafter(hi, math.inf))
+                      for b in seg.blocks or () if b.host == host]
+        near = [c for c in found if lo <= c <= hi]
+        return min(near, key=lambda c: (abs(c - t), c)) if near else t
 
     def gaps(self) -> list[Gap]:
         """Where a host that had been sending samples sent nothing for more than 2 s (up to
