@@ -69,3 +69,21 @@ def test_fleet_scale_benchmark_runs_and_reports(tmp_path: Path) -> None:
     assert result["samples_total"] > 0
     text = out_md.read_text()
     assert "<!-- results stock -->" in text and "<!-- /results stock -->" in text
+
+
+def test_report_speed_benchmark_runs_and_reports(tmp_path: Path) -> None:
+    """A 2-host hour (two runs): the script makes it, times series_stats, the decoding of one
+    run and `benchtui report`, checks that both ways give the same figures, and writes its
+    section."""
+    session, doc = tmp_path / "s.btr", tmp_path / "report.md"
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "report_speed.py"), "--session", str(session),
+         "--hosts", "2", "--hours", "1", "--decode-runs", "1", "--doc", str(doc)],
+        capture_output=True, text=True, timeout=180, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert session.exists()
+    assert "`series_stats` of every run's window (2 windows," in done.stdout
+    assert "same figures: yes" in done.stdout
+    assert "| `benchtui report SESSION --format csv` (" in done.stdout
+    text = doc.read_text()
+    assert "<!-- report-speed -->" in text and "<!-- /report-speed -->" in text

@@ -155,7 +155,7 @@ class _SessionRows:
                 w0 = run.t0
                 if skip > 0:
                     short.append(f"{run.label} on {run.host}")
-            window, steady = self._window(w0, t1, wanted)
+            window, steady = self._window(w0, t1, wanted, run.host)
             summary = None
             if prefer_summary or _wants_summary(window):
                 summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted)
@@ -166,11 +166,19 @@ class _SessionRows:
                   steady, ok=run.ok)
         return _RunFigures(run, io, row)
 
-    def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool]
+    def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
                 ) -> tuple[Stats, Steadiness | None]:
         """The window's stats, read in three parts (first half, third and fourth quarter)
-        for the steadiness test."""
+        for the steadiness test. The parts meet where the recording's stats blocks of the
+        host are cut when there is such a time within an eighth of the window of the half
+        and of the last quarter (``SessionReader.stats_split_near``): then no sample is
+        decoded."""
         mid, q3 = w0 + (t1 - w0) / 2, w0 + 3 * (t1 - w0) / 4
+        near = (t1 - w0) / 8
+        m = self.reader.stats_split_near(mid, near, host)
+        q = self.reader.stats_split_near(q3, near, host)
+        if w0 < m < q < t1:
+            mid, q3 = m, q
         first = self.reader.series_stats(w0, mid, wanted)
         third = self.reader.series_stats(mid, q3, wanted)
         fourth = self.reader.series_stats(q3, t1, wanted)
