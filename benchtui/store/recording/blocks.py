@@ -40,8 +40,8 @@ from typing import Final, NamedTuple
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
-from benchtui.model.histogram import LatencyHistogram, counts_from_sums
 from benchtui.model.sample import Sample
+from benchtui.store.recording.blockfold import BatchColumns
 from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import SeriesStats
 
@@ -53,6 +53,8 @@ AFTER_START: Final = (5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0,
                       960.0, 1210.0, 1525.0, 1920.0, 2420.0, 3050.0, 3840.0)
 #: A block is written this long (in record time) after its end; a cut this late is not made.
 GRACE_SECONDS: Final = 10.0
+#: Batches whose lists of series ids differ, at most this many a block (then added up).
+_MAX_COLUMNS: Final = 64
 
 _CUTS: Final = frozenset({ev.STEP_START, ev.STEP_END, ev.RUN_START, ev.RUN_END})
 _STARTS: Final = frozenset({ev.STEP_START, ev.RUN_START})
@@ -97,8 +99,9 @@ class _Block:
     tmin: float = math.inf
     tmax: float = -math.inf
     stats: dict[SeriesDef, SeriesStats] = field(default_factory=dict)
-    #: the open segment's series ids -> their stats (reset when a segment starts)
-    by_sid: list[SeriesStats | None] = field(default_factory=list)
+    #: the open segment's batches, by their list of series ids (added to ``stats`` when
+    #: the segment ends)
+    columns: dict[int, BatchColumns] = field(default_factory=dict)
 
 
 class BlockKeeper:
@@ -196,6 +199,7 @@ class BlockKeeper:
         over for ``GRACE_SECONDS`` (every block when ``closing``)."""
         if self.failed:
             return None, []
+        self._settle()
         touched = [Touched(h, lo, a, b) for (h, lo), (a, b) in self._touched.items()]
         self._touched = {}
         self._current.clear()
@@ -204,6 +208,7 @@ class BlockKeeper:
     def take_pieces(self, *, closing: bool = False) -> list[Piece]:
         if self.failed:
             return []
+        self._settle()
         pieces = []
         horizon = self._max_t - GRACE_SECONDS
         for key, blk in list(self._open.items()):
@@ -286,9 +291,7 @@ class BlockKeeper:
                 blk = self._open[(host, lo)] = _Block(host, lo, hi, self._segment,
                                                       self._segment)
             self._current[host] = blk
-        if blk.last != self._segment:
-            blk.last = self._segment
-            blk.by_sid = []
+        blk.last = self._segment
         blk.tmin = min(blk.tmin, t)
         blk.tmax = max(blk.tmax, t)
         span = self._touched.get((host, blk.lo))
@@ -301,47 +304,21 @@ class BlockKeeper:
         return blk
 
     def _fold(self, blk: _Block, t: float, samples: list[Sample], sids: list[int]) -> None:
-        """Add samples to a block's figures, as ``SeriesStats.add`` would (the same
-        comparisons, in the same order: the same min and max, NaN and -0.0 included)."""
-        by_sid, keys, stats = blk.by_sid, self._keys, blk.stats
-        if len(by_sid) < len(keys):
-            by_sid += [None] * (len(keys) - len(by_sid))
-        for s, sid in zip(samples, sids, strict=True):
-            v = s.value
-            if type(v) is not float and type(v) is not int:
-                v = float(v)  # as the recording stores it
-            ts = t if s.t is None else s.t
-            st = by_sid[sid]
-            if st is None:
-                st = stats.get(keys[sid])
-                if st is None:
-                    st = stats[keys[sid]] = SeriesStats(1, v, v * v, v, v, ts, ts)
-                    by_sid[sid] = st
-                    if s.histogram is not None:
-                        st.histogram = LatencyHistogram()
-                        _merge_histogram(st.histogram.counts, s.histogram)
-                    continue
-                by_sid[sid] = st
-            st.count += 1
-            st.total += v
-            st.total_sq += v * v
-            st.minimum = min(st.minimum, v)
-            st.maximum = max(st.maximum, v)
-            st.first_t = min(st.first_t, ts)
-            st.last_t = max(st.last_t, ts)
-            h = s.histogram
-            if h is not None:
-                if st.histogram is None:
-                    st.histogram = LatencyHistogram()
-                _merge_histogram(st.histogram.counts, h)
+        columns = blk.columns.get(id(sids))  # (it holds ``sids``: not another list's id)
+        if columns is None:
+            if len(blk.columns) >= _MAX_COLUMNS:
+                self._settle_block(blk)
+            columns = blk.columns[id(sids)] = BatchColumns(sids)
+        columns.add(t, samples)
 
+    def _settle(self) -> None:
+        """Add the open segment's batches to the blocks' figures (series ids are the
+        segment's)."""
+        for blk in self._open.values():
+            if blk.columns:
+                self._settle_block(blk)
 
-def _merge_histogram(into: dict[int, int], h: LatencyHistogram) -> None:
-    """Add ``h``'s counts as the recording will hold them (without making the dict of a
-    histogram that holds running sums: the live session's other readers may never need it)."""
-    sums = h.running_sums()
-    counts = counts_from_sums(*sums) if sums is not None and len(sums[0]) == len(sums[1]) \
-        else h.counts
-    get = into.get
-    for k, c in counts.items():
-        into[k] = get(k, 0) + c
+    def _settle_block(self, blk: _Block) -> None:
+        for columns in blk.columns.values():
+            columns.fold_into(blk.stats, self._keys)
+        blk.columns.clear()
