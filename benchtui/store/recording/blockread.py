@@ -163,7 +163,7 @@ class TableMasks:
         wanted = self.wanted
         pick = list(range(len(table))) if wanted is None else \
             [i for i, d in enumerate(table) if wanted(d)]
-        if len(self._memo) >= 4096:
+        if len(self._memo) >= 1024:
             self._memo.clear()
         self._memo[id(table)] = (table, pick)
         return pick

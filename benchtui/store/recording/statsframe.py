@@ -51,6 +51,8 @@ Table = tuple[SeriesDef, ...]
 _VALUES: Final = ("minimum", "maximum", "total", "total_sq")
 _TIMES: Final = ("first_t", "last_t")
 _PIECE_HEAD = struct.Struct("<3d")
+#: Tables a reader keeps (a step's hosts' few each); past this many they are all forgotten.
+_INTERNED: Final = 256
 
 
 def encode(pieces: Sequence[Piece]) -> bytes:
@@ -142,7 +144,7 @@ class StatsFrame:
                 raw, pos = get_blob(body, pos)
                 table = interned.get(raw)
                 if table is None:
-                    if len(interned) >= 4096:
+                    if len(interned) >= _INTERNED:
                         interned.clear()
                     table = interned[raw] = _read_table(raw)
                 self.tables.append(table)

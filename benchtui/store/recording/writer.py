@@ -101,7 +101,7 @@ class SessionWriter:
         self._offset = 0
         self._segments: list[SegmentStats] = []
         self.closed = False
-        self.closing = False
+        self._closing = False
         self._write(fmt.file_header())
         self._write_meta()
 
@@ -186,7 +186,7 @@ class SessionWriter:
         last = seg.t1 - seg.t0 >= self.segment_seconds or self._seg_raw >= SEGMENT_RAW_BYTES
         piece = stream.compress(body) + stream.flush(
             zstandard.COMPRESSOBJ_FLUSH_FINISH if last else zstandard.COMPRESSOBJ_FLUSH_BLOCK)
-        pieces = self._seal_segment(closing=self.closing) if last else None
+        pieces = self._seal_segment(closing=self._closing) if last else None
         return SealedFrame(seg, piece, len(body), t_first, t_last, last, pieces)
 
     def seal_segment(self) -> SealedFrame | None:
@@ -197,7 +197,7 @@ class SessionWriter:
             return None
         t = seg.t1 if seg.t1 is not None else time.time()
         piece = stream.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
-        pieces = self._seal_segment(closing=self.closing)
+        pieces = self._seal_segment(closing=self._closing)
         return SealedFrame(seg, piece, 0, t, t, last=True, pieces=pieces)
 
     def _start_segment(self) -> None:
@@ -261,7 +261,7 @@ class SessionWriter:
         if self.closed:
             return
         try:
-            self.closing = True
+            self._closing = True
             for sealed in (self.seal_frame(), self.seal_segment()):
                 if sealed is not None:
                     self.write_sealed(sealed)
