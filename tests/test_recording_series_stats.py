@@ -11,9 +11,11 @@ from benchtui.store.recording.series_stats import SeriesStats, series_def
 
 
 def _brute(reader: SessionReader, t0: float, t1: float) -> dict[object, SeriesStats]:
+    """The samples that arrived in [t0, t1), from every record (records arrive slightly out of
+    order: a frame may hold one earlier than the frame before it)."""
     out: dict[object, SeriesStats] = {}
-    for t, r in reader.timed_records(t0, t1):
-        if isinstance(r, list):
+    for t, r in reader.timed_records(-math.inf, math.inf):
+        if isinstance(r, list) and t0 <= t < t1:
             for s in r:
                 key = series_def(s)
                 if key in out:
