@@ -3,7 +3,8 @@ memory benchmarks, and anyone who needs a big recording).
 
 Every host runs an ``iostat -x`` monitor of 4 NVMe devices for the whole day and a fio step
 (2 jobs, json+ with latency histograms) for 55 minutes of every hour, 24 steps in all (random
-and sequential reads, writes and mixes; 5-minute pauses between them). What is written is
+and sequential reads, writes and mixes, six workloads in turn, each step named apart:
+``randread-4k-1`` ... ``randrw-16k-4``; 5-minute pauses between them). What is written is
 what the live session would have recorded:
 
 - iostat: text blocks in sysstat 12's ``-x -t`` layout with plausible numbers, parsed by
@@ -201,13 +202,13 @@ def make(path: Path, hosts_n: int, hours: float, seed: int = 1,
         in_hour = (second % 3600)
         if in_hour == 0:  # a step starts
             step_index += 1
-            workload = WORKLOADS[step_index % len(WORKLOADS)]
+            workload = step_workload(step_index)
             step_started = now
             alive = [h.name for h in hosts if h.alive]
             event(now, ev.STEP_START, f"step {workload[0]} on {len(alive)} hosts",
                   step=workload[0], data={"hosts": alive, "tool": "fio",
                                           "expected_seconds": STEP_SECONDS,
-                                          "index": step_index, "repeat": 0})
+                                          "index": step_index, "repeat": 1})
             for h in hosts:
                 if h.alive:
                     h.step, h.busy = workload[0], 1.0
@@ -261,6 +262,14 @@ def make(path: Path, hosts_n: int, hours: float, seed: int = 1,
     writer.close(ended=end)
 
 
+def step_workload(index: int) -> tuple[str, int, float, int]:
+    """The ``index``-th step (0-based): the workloads in turn, each step named apart, as a
+    plan's steps are (``randread-4k-1`` ... ``randread-4k-4``): a report's rows are per step
+    name."""
+    name, bs, share, iops = WORKLOADS[index % len(WORKLOADS)]
+    return (f"{name}-{index // len(WORKLOADS) + 1}", bs, share, iops)
+
+
 def fio_summary(h: Host, t: float, workload: tuple[str, int, float, int]) -> list[Sample]:
     name, bs, read_share, iops = workload
     out = []
@@ -291,7 +300,7 @@ PLAN_TEXT = "\n".join([
     "", "[[monitor]]", 'tool = "iostat"', "",
     *(f'[[step]]\nname = "{w[0]}"\ntool = "fio"\nhosts = "all"\n'
       f'args = "--filename=/dev/nvme0n1 --bs={w[1]} --numjobs=2 --runtime={STEP_SECONDS}"\n'
-      for w in WORKLOADS), ""])
+      for w in map(step_workload, range(24))), ""])
 
 
 def measure(path: Path) -> list[str]:

@@ -47,7 +47,7 @@ from benchtui.store.recording.varint import CodecError
 from benchtui.store.recording.walk import clock, meta_from_json, walk_frames
 
 _CACHED_SEGMENTS = 3
-_CACHED_STATS_FRAMES = 16
+_CACHED_STATS_FRAMES = 64
 Body = tuple[fmt.FrameHeader, bytes]
 
 
