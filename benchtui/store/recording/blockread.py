@@ -24,10 +24,12 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from benchtui.model.histogram import LatencyHistogram
 from benchtui.store.recording.blocks import PieceInfo
 from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.series_stats import SeriesStats
 from benchtui.store.recording.stats import SegmentStats
-from benchtui.store.recording.statsframe import Table
+from benchtui.store.recording.statsframe import Row, Table
 
 SeriesFilter = Callable[[SeriesDef], bool]
 BlockKey = tuple[str, float]
@@ -175,3 +177,53 @@ def in_groups(refs: Sequence[PieceRef]) -> Iterator[tuple[int, list[PieceRef]]]:
     for ref in refs:
         by_frame.setdefault(ref.at, []).append(ref)
     yield from by_frame.items()
+
+
+class PieceSums:
+    """The pieces' figures of each series, gathered (a row a piece), then made one
+    ``SeriesStats`` each with builtins over the rows in the order they came: what merging
+    them one by one gives (the same min and max), without a ``SeriesStats`` per piece."""
+
+    def __init__(self) -> None:
+        self._rows: dict[SeriesDef, list[Row]] = {}
+        self._hists: dict[SeriesDef, dict[int, int]] = {}
+
+    def add(self, rows: list[Row]) -> None:
+        found = self._rows
+        for row in rows:
+            d = row[0]
+            have = found.get(d)
+            if have is None:
+                found[d] = [row]
+            else:
+                have.append(row)
+            counts = row[8]
+            if counts is not None:
+                into = self._hists.get(d)
+                if into is None:
+                    self._hists[d] = dict(counts)
+                else:
+                    get = into.get
+                    for k, c in counts.items():
+                        into[k] = get(k, 0) + c
+
+    def into(self, out: dict[SeriesDef, SeriesStats]) -> None:
+        """Add the series' figures to ``out``."""
+        for d, rows in self._rows.items():
+            if len(rows) == 1:
+                _d, count, total, total_sq, lo, hi, first, last, _h = rows[0]
+            else:
+                _ds, counts, totals, squares, los, his, firsts, lasts, _hs = zip(*rows,
+                                                                                   strict=True)
+                count, lo, hi, first, last = sum(counts), min(los), max(his), min(firsts), \
+                    max(lasts)
+                total = sum(totals[1:], totals[0])
+                total_sq = sum(squares[1:], squares[0])
+            hist = self._hists.get(d)
+            st = SeriesStats(count, total, total_sq, lo, hi, first, last,
+                             None if hist is None else LatencyHistogram(hist))
+            have = out.get(d)
+            if have is None:
+                out[d] = st
+            else:
+                have.merge(st)

@@ -34,6 +34,7 @@ from benchtui.store.recording.blockread import (
     BlockIndex,
     BlockSieve,
     PieceRef,
+    PieceSums,
     TableMasks,
     in_groups,
 )
@@ -375,6 +376,7 @@ class SessionReader:
         if self._masks.wanted is not wanted:
             self._masks = TableMasks(wanted)
         numbers = {s.number for s in segments}
+        sums = PieceSums()
         for at, refs in in_groups(plan.pieces):
             frame = self._stats_frame(at)
             for ref in refs:
@@ -382,16 +384,12 @@ class SessionReader:
                 if frame is not None and ref.slot < len(frame.heads) \
                         and frame.heads[ref.slot][0] == ref.info:
                     with contextlib.suppress(CodecError):
-                        found = frame.stats(ref.slot, self._masks)
+                        found = frame.rows(ref.slot, self._masks)
                 if found is None:
                     plan.fall_back(ref, numbers)
                     continue
-                for d, st in found:
-                    have = out.get(d)
-                    if have is None:
-                        out[d] = st
-                    else:
-                        have.merge(st)
+                sums.add(found)
+        sums.into(out)
         for seg in segments:
             if seg.number not in plan.decode:
                 continue

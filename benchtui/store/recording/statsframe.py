@@ -15,7 +15,6 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from benchtui.model.histogram import LatencyHistogram
 from benchtui.store.recording.blocks import Piece, PieceInfo
 from benchtui.store.recording.codec import (
     DEC,
@@ -46,13 +45,17 @@ from benchtui.store.recording.varint import (
 )
 
 Table = tuple[SeriesDef, ...]
+#: A series' figures in a piece: (series, count, sum, sum of squares, min, max, first and
+#: last time, histogram counts or None).
+Row = tuple[SeriesDef, int, float, float, float, float, float, float, dict[int, int] | None]
 #: A piece's figures stored as values (``codec.ValueColumns``), and as times (f64, by index
 #: into the piece's table of distinct times: a host's series share a few).
 _VALUES: Final = ("minimum", "maximum", "total", "total_sq")
 _TIMES: Final = ("first_t", "last_t")
 _PIECE_HEAD = struct.Struct("<3d")
-#: Tables a reader keeps (a step's hosts' few each); past this many they are all forgotten.
-_INTERNED: Final = 256
+#: Tables a reader keeps (a step's hosts' few each: ~440 in a 24 h, 16-host session); past
+#: this many they are all forgotten.
+_INTERNED: Final = 1024
 
 
 def encode(pieces: Sequence[Piece]) -> bytes:
@@ -165,8 +168,7 @@ class StatsFrame:
                 raise
             raise CodecError(f"malformed stats frame: {exc}") from None
 
-    def stats(self, i: int, wanted: Callable[[Table], Sequence[int]]
-              ) -> list[tuple[SeriesDef, SeriesStats]]:
+    def rows(self, i: int, wanted: Callable[[Table], Sequence[int]]) -> list[Row]:
         """Piece ``i``'s figures of the series ``wanted(table)`` lists (indexes into the
         piece's table, ascending)."""
         _info, tid, raw, pos = self.heads[i]
@@ -207,8 +209,7 @@ def _read_table(raw: bytes) -> Table:
     return tuple(out)
 
 
-def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]
-                ) -> list[tuple[SeriesDef, SeriesStats]]:
+def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list[Row]:
     n = len(table)
     counts, pos = get_list(raw, pos)
     if len(counts) != n:
@@ -229,38 +230,43 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]
     pos += 8 * m
     index, pos = get_list(raw, pos)
     with_hist, pos = get_list(raw, pos)
-    hists: dict[int, LatencyHistogram] = {}
+    hists: dict[int, dict[int, int]] = {}
     wanted = set(pick)
     for i in with_hist:
         blob, pos = get_blob(raw, pos)
         if i in wanted:
-            hists[i] = LatencyHistogram(decode_histogram(blob)[0])
-    return [(table[i], SeriesStats(counts[i], values[2 * n + i], values[3 * n + i], values[i],
-                                   values[n + i], times[index[i]], times[index[n + i]],
-                                   hists.get(i))) for i in pick]
+            hists[i] = decode_histogram(blob)[0]
+    get = hists.get
+    return [(table[i], counts[i], values[2 * n + i], values[3 * n + i], values[i],
+             values[n + i], times[index[i]], times[index[n + i]], get(i)) for i in pick]
 
 
 def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
             raws: Sequence[float]) -> list[float]:
-    """The values of ``tags`` from their lists (``codec.ValueColumns``)."""
-    it_int, it_dec, it_fio, it_raw = iter(ints), iter(decs), iter(fios), iter(raws)
-    out: list[float] = []
+    """The values of ``tags`` from their lists (``codec.ValueColumns``): each kind's values
+    made by a comprehension, then taken in the tags' order."""
+    int_tags = tags.translate(_INT_TAGS_ONLY, _NOT_INT_TAGS)
+    if len(int_tags) != len(ints) or len(decs) % 2:
+        raise CodecError("stats piece values disagree with their tags")
+    of_int = [float(v) if tag == INT else v for v, tag in zip(ints, int_tags, strict=True)]
+    of_dec = [(z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** k
+              for z, k in zip(decs[0::2], decs[1::2], strict=True)]
     buckets = FIO_BUCKETS
+    of_fio = [buckets[i] / NS for i in fios]
+    next_int = iter(of_int).__next__  # INT and PYINT: one list
+    by_tag = {RAW: iter(raws).__next__, INT: next_int, PYINT: next_int,
+              DEC: iter(of_dec).__next__, FIO_NS: iter(of_fio).__next__}
+    nexts = [by_tag.get(tag, _bad_tag) for tag in range(max(by_tag) + 1)]
     try:
-        for tag in tags:
-            if tag == RAW:
-                out.append(next(it_raw))
-            elif tag == INT:
-                out.append(float(next(it_int)))
-            elif tag == DEC:
-                z = next(it_dec)
-                out.append((z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** next(it_dec))
-            elif tag == FIO_NS:
-                out.append(buckets[next(it_fio)] / NS)
-            elif tag == PYINT:
-                out.append(next(it_int))
-            else:
-                raise CodecError(f"unknown value tag {tag}")
-    except StopIteration:
+        return [nexts[tag]() for tag in tags]
+    except (StopIteration, IndexError):
         raise CodecError("stats piece values disagree with their tags") from None
-    return out
+
+
+def _bad_tag() -> float:
+    raise CodecError("unknown value tag in a stats piece")
+
+
+#: ``bytes.translate`` arguments that keep the INT and PYINT tags only.
+_INT_TAGS_ONLY: Final = bytes(range(256))
+_NOT_INT_TAGS: Final = bytes(t for t in range(256) if t not in (INT, PYINT))
