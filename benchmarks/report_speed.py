@@ -9,7 +9,8 @@ Measured, each in a process of its own (wall time, CPU time, peak RSS from ``os.
   host's samples labelled with the run's step), as a report's rows need it;
 - the same windows read by decoding their samples, for a few runs (``--decode-runs``): what
   it costs without stats blocks, and a check that both give the same figures;
-- ``benchtui report SESSION --format csv``, as a user runs it.
+- ``benchtui report SESSION --format csv``, as a user runs it (and with ``--skip 30``, on a
+  stats-block cut, and ``--skip 7``, not on one).
 
     .venv/bin/python benchmarks/report_speed.py [--session /var/tmp/benchtui-24h-16hosts.btr]
         [--hosts 16 --hours 24] [--decode-runs 3] [--doc docs/benchmarks/report.md]
@@ -185,6 +186,12 @@ def main() -> int:
                  f"{report_m['wall']:.1f} s ({report_m['cpu']:.1f} s CPU) | "
                  f"{report_m['rss_mib']:.0f} MiB | < 10 s, < 500 MB | "
                  f"{_verdict(report_m)} |")
+    for skip, why in ((30, "on a cut: 5 s steps for the first minute"),
+                      (7, "not on a cut: the 5 s block it falls in is decoded")):
+        m, _csv = measure([*me[:1], "-m", "benchtui", "report", str(args.session),
+                           "--format", "csv", "--skip", str(skip)])
+        lines.append(f"| the same with `--skip {skip}` ({why}) | {m['wall']:.1f} s "
+                     f"({m['cpu']:.1f} s CPU) | {m['rss_mib']:.0f} MiB | | |")
     lines.append(f"| `series_stats` of every run's window ({stats_r['windows']} windows, "
                  f"{stats_r['samples']:,} samples summed) | {stats_m['wall']:.1f} s "
                  f"({stats_m['cpu']:.1f} s CPU) | {stats_m['rss_mib']:.0f} MiB | | |")
