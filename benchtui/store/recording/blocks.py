@@ -61,14 +61,10 @@ _STARTS: Final = frozenset({ev.STEP_START, ev.RUN_START})
 _HOST = attrgetter("host")
 
 
-class Touched(NamedTuple):
-    """A block a segment holds samples of: its host and start, and the arrival times of its
-    first and last batch in the segment."""
-
-    host: str
-    lo: float
-    tmin: float
-    tmax: float
+#: A block a segment holds samples of: its host and start, and the arrival times of its
+#: first and last batch in the segment (a plain tuple: a reader opening a file makes tens of
+#: thousands of them).
+Touched = tuple[str, float, float, float]
 
 
 class PieceInfo(NamedTuple):
@@ -200,7 +196,7 @@ class BlockKeeper:
         if self.failed:
             return None, []
         self._settle()
-        touched = [Touched(h, lo, a, b) for (h, lo), (a, b) in self._touched.items()]
+        touched = [(h, lo, a, b) for (h, lo), (a, b) in self._touched.items()]
         self._touched = {}
         self._current.clear()
         return touched, self.take_pieces(closing=closing)

@@ -370,9 +370,7 @@ class SessionReader:
         segments = list(self._overlapping(t0, t1))
         if not segments:
             return out
-        if self._block_index is None:
-            self._block_index = BlockIndex(self._segments)
-        plan = self._block_index.plan(segments, t0, t1)
+        plan = self._blocks().plan(segments, t0, t1)
         if self._masks.wanted is not wanted:
             self._masks = TableMasks(wanted)
         numbers = {s.number for s in segments}
@@ -400,6 +398,11 @@ class SessionReader:
                     continue
             self._decode_stats(seg, blocks, (t0, t1), wanted, out)
         return out
+
+    def _blocks(self) -> BlockIndex:
+        if self._block_index is None:
+            self._block_index = BlockIndex(self._segments)
+        return self._block_index
 
     def _may_want(self, ref: PieceRef | None) -> bool:
         """False when the piece that covers a block to decode says that the block has no
@@ -471,8 +474,9 @@ class SessionReader:
             n = math.floor(t / period)
             found += [i * period for i in (n - 1, n, n + 1, n + 2)]
         if host is not None:
-            found += [b.lo for seg in self._overlapping(lo, math.nextafter(hi, math.inf))
-                      for b in seg.blocks or () if b.host == host]
+            self._blocks()  # (checks the block lists)
+            found += [b[1] for seg in self._overlapping(lo, math.nextafter(hi, math.inf))
+                      for b in seg.blocks or () if b[0] == host]
         near = [c for c in found if lo <= c <= hi]
         return min(near, key=lambda c: (abs(c - t), c)) if near else t
 

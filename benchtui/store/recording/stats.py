@@ -136,14 +136,14 @@ class SegmentStats:
 
 def _blocks_from_json(d: Mapping[str, object]
                       ) -> tuple[list[Touched] | None, list[tuple[int, list[PieceInfo]]]]:
-    """A summary's stats-block lists; malformed ones are dropped (the segment is decoded)."""
+    """A summary's stats-block lists, as they are (a reader opening a file must not spend
+    time on them: ``blockread.BlockIndex`` checks their types when ``series_stats`` first
+    needs them); lists of the wrong length are dropped (the segment is decoded)."""
     blocks, stats = d.get("blocks"), d.get("stats")
     try:
-        touched = None if not isinstance(blocks, list) else [
-            Touched(str(h), float(lo), float(a), float(b)) for h, lo, a, b in blocks]
+        touched = blocks if isinstance(blocks, list) else None  # (JSON lists: not copied)
         frames = [] if not isinstance(stats, list) else [
-            (int(at), [PieceInfo(str(h), float(lo), int(f), int(la), float(a), float(b))
-                       for h, lo, f, la, a, b in pieces]) for at, pieces in stats]
+            (int(at), list(map(PieceInfo._make, pieces))) for at, pieces in stats]
     except (TypeError, ValueError):
         return None, []
     return touched, frames
