@@ -145,8 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline-host", metavar="NAME",
                    help="with session=FILE: compare every host with this host of the baseline "
                    "session (or 'fleet': with its fleet)")
-    p.add_argument("--format", choices=("md", "csv", "json"), default="md",
-                   help="md (the seeds' tables, default), csv (tidy: one row per value), json")
+    p.add_argument("--format", choices=("md", "csv", "json", "html"), default="md",
+                   help="md (the seeds' tables, default), csv (tidy: one row per value), json, "
+                   "html (one self-contained page: the tables, plots of every step, the "
+                   "hosts' facts)")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the report to FILE (written whole or not at all); default stdout")
     p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,

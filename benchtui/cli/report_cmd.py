@@ -1,4 +1,4 @@
-"""``benchtui report SESSION... [--baseline SELECTOR] [--format md|csv|json] [-o FILE]``
+"""``benchtui report SESSION... [--baseline SELECTOR] [--format md|csv|json|html] [-o FILE]``
 and its regression gate (``--fail-below``, ``--fail-above``): docs/report.md.
 
 Exit status: 0; 2 for a mistake of the user's (a file that is not a session, an unknown
@@ -31,6 +31,10 @@ def _render(report: Report, fmt: str) -> str:
         write_csv(report, out)
     elif fmt == "json":
         write_json(report, out)
+    elif fmt == "html":
+        from benchtui.report.html import render_html  # matplotlib: only when asked for
+
+        out.write(render_html(report))
     else:
         write_markdown(report, out)
     return out.getvalue()

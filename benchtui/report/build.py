@@ -64,6 +64,8 @@ class ReportOptions:
     #: the window) or "summary" (the tool's end-of-run figures); None: window for recorded
     #: sessions, summary for imported ones.
     figures: str | None = None
+    #: Only these steps (by name; None: every step): what ``benchtui plot`` reads.
+    steps: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -108,6 +110,8 @@ class _SessionRows:
     def build(self) -> None:
         short: list[str] = []
         for step in self.layout.steps:
+            if self.options.steps is not None and step not in self.options.steps:
+                continue
             by_label: dict[str, list[_RunFigures]] = defaultdict(list)
             for run in self.layout.runs_of(step):
                 by_label[run.label].append(self._host_run(run, short))
