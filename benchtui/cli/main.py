@@ -168,6 +168,27 @@ def build_parser() -> argparse.ArgumentParser:
                    "latency mean and percentiles), e.g. p99=110%%; repeatable")
 
     p = sub.add_parser(
+        "plot", help="plot one step's per-second IOPS, bandwidth or latency to PNG or SVG",
+        description="Draw one step of a recorded session: the per-second IOPS, bandwidth or "
+        "latency percentiles (p50/p99/p99.9) of every host (or one) over its run, one panel "
+        "per op, the ramp-up left out of report's tables shaded. The format is the output "
+        "file's extension (.png or .svg); the file is written whole or not at all.")
+    p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
+    p.add_argument("--step", required=True, metavar="STEP",
+                   help="the step's name, or one run of a repeated step (randrw#2)")
+    p.add_argument("--metric", default="iops", metavar="METRIC",
+                   help="iops (default), bandwidth or latency")
+    p.add_argument("--host", metavar="NAME", help="only this host (default: every host)")
+    p.add_argument("--select", choices=("median", "best"),
+                   help="of a repeated step's runs, each host's median or best (IOPS) "
+                   "(default: the plan's select)")
+    p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
+                   help="seconds of ramp-up shaded at the start of the run (default 5, as "
+                   "report)")
+    p.add_argument("--output", "-o", metavar="FILE", required=True,
+                   help="the plot to write: FILE.png or FILE.svg")
+
+    p = sub.add_parser(
         "serve", help="run a plan headless and serve Prometheus metrics",
         description="Run the plan with no console and serve its live values on /metrics for "
         "Prometheus while it runs, and for --linger seconds after the last step.")
@@ -285,6 +306,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchtui.cli.report_cmd import run_report
 
             return run_report(args)
+        if args.command == "plot":
+            from benchtui.cli.plot_cmd import run_plot
+
+            return run_plot(args)
         if args.command == "serve":
             from benchtui.cli.serve_cmd import run_serve
 
