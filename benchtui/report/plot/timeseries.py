@@ -31,6 +31,8 @@ TITLES = {"iops": "IOPS per second", "bandwidth": "bandwidth per second",
 _STYLES: dict[str, LineStyleType] = {"p50": "-", "p99": "--", "p999": ":", "mean": "-."}
 _QUANTILE_NAMES = {"p50": "p50", "p99": "p99", "p999": "p99.9", "mean": "mean"}
 _RAMP = "#000000"
+#: Points per line from which lines are drawn thin (a long run's second-by-second noise).
+_DENSE = 400
 
 
 def _lines(rs: RunSeries, metric: str, op: str) -> dict[str, Points]:
@@ -74,6 +76,7 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
             for q, points in _lines(rs, metric, op).items():
                 ax.plot(points.times, points.values, color=colour,
                         linestyle=_STYLES.get(q, "-"), gid=f"line-{n}",
+                        linewidth=1.3 if len(points) < _DENSE else 0.7,
                         label=f"{name} {_QUANTILE_NAMES.get(q, q)}".strip())
                 n += 1
                 names.setdefault(name, colour)
