@@ -110,10 +110,11 @@ class _Page:
 
     def __init__(self, report: Report) -> None:
         self.report = report
-        hosts: dict[str, None] = {}
+        hosts: dict[tuple[str, str], None] = {}
         for r in report.rows:
             if r.host != FLEET:
-                hosts.setdefault(r.host)
+                hosts.setdefault((r.session, r.host))
+        #: a colour per host of each session, the same in the bars and the time plots
         self.colours = palette(list(hosts))
         self.figures = 0
         self.sources: dict[str, SeriesSource] = {}
@@ -140,7 +141,7 @@ class _Page:
                 if value is None:
                     continue
                 name = row_name(r, len(report.sessions))
-                names.setdefault(name, shade(self.colours[r.host], r.repeat - 1
+                names.setdefault(name, shade(self.colours[(r.session, r.host)], r.repeat - 1
                                              if r.label != r.step else 0))
                 bars[(r.step, name)] = Bar(value, base, r.baseline == f"{r.step} / {r.host}")
             if bars:
@@ -178,8 +179,9 @@ class _Page:
         out.append(f'<div class="run"><div class="steady"><b>Steadiness</b> (IOPS over the '
                    f"last half of the window)<ul>{steady}</ul></div>")
         series = [s for s in self.series(group) if not s.empty]
+        colours = {h: c for (s, h), c in self.colours.items() if s == group.session}
         figures = [time_figure(series, m, title=f"{group.title}: {TITLES[m]}",
-                               colours=self.colours) for m in METRICS] if series else []
+                               colours=colours) for m in METRICS] if series else []
         drawn = [f"<figure>{self.svg(f)}</figure>" for f in figures if f is not None]
         if not drawn:
             out.append('<p class="note">No per-second IOPS, bandwidth or latency in this '

@@ -16,10 +16,10 @@ import logging
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import matplotlib
 from matplotlib import font_manager
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
 
 FORMATS = ("svg", "png")
+K = TypeVar("K", bound=Hashable)
 #: What the plot modules return (for modules that must not import matplotlib themselves).
 PlotFigure: TypeAlias = Figure
 #: Font families in the order tried; the CJK ones only where installed (glyph fallback,
@@ -86,9 +87,9 @@ def new_figure(width: float, height: float) -> Figure:
     return fig
 
 
-def palette(names: Sequence[str]) -> dict[str, str]:
-    """A colour per name, in order (the same host keeps its colour in every plot)."""
-    return {name: _COLOURS[i % len(_COLOURS)] for i, name in enumerate(names)}
+def palette(keys: Sequence[K]) -> dict[K, str]:
+    """A colour per key (a host), in order (the same host keeps its colour in every plot)."""
+    return {key: _COLOURS[i % len(_COLOURS)] for i, key in enumerate(keys)}
 
 
 def shade(colour: str, step: int) -> str:

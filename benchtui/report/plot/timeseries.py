@@ -88,7 +88,10 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
         ax.set_ylabel(_LABELS[metric] + (" (log)" if metric == "latency" else ""))
         if metric == "latency":
             ax.set_yscale("log")
-            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+            low, high = ax.dataLim.intervaly
+            wide = low > 0 and high / low > 300  # ticks at 1-2-5 would crowd the axis
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide
+                                                  else (1.0, 2.0, 5.0)))
         else:
             ax.set_ylim(bottom=0)
         value_axis(ax.yaxis, metric)
