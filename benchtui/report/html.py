@@ -69,6 +69,8 @@ figure svg { max-width: 100%; height: auto; display: block; }
 
 _INLINE_CODE = re.compile(r"`([^`]*)`")
 _BOLD = re.compile(r"\*\*([^*]*)\*\*")
+#: A table row of a step's fleet ("fleet", "night / fleet", "fleet (run 2)"): markdown.row_name.
+_FLEET_NAME = re.compile(r"(^|/ )fleet( \(|$)")
 
 
 def _inline_markdown(text: str) -> str:
@@ -78,12 +80,12 @@ def _inline_markdown(text: str) -> str:
     return _BOLD.sub(r"<strong>\1</strong>", text)
 
 
-def _table_html(table: Table, fleet_names: set[str]) -> str:
+def _table_html(table: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
     names = 1 + (table.header[0] == "step")
     body = []
     for cells in table.body:
-        fleet = ' class="fleet"' if cells[names - 1] in fleet_names else ""
+        fleet = ' class="fleet"' if _FLEET_NAME.search(cells[names - 1]) else ""
         tds = "".join(f'<td class="name">{escape(c)}</td>' if i < names
                       else f"<td>{escape(c)}</td>" for i, c in enumerate(cells))
         body.append(f"<tr{fleet}>{tds}</tr>")
@@ -141,8 +143,8 @@ class _Page:
                 if value is None:
                     continue
                 name = row_name(r, len(report.sessions))
-                names.setdefault(name, shade(self.colours[(r.session, r.host)], r.repeat - 1
-                                             if r.label != r.step else 0))
+                later_run = r.repeat - 1 if r.label != r.step else 0
+                names.setdefault(name, shade(self.colours[(r.session, r.host)], later_run))
                 bars[(r.step, name)] = Bar(value, base, r.baseline == f"{r.step} / {r.host}")
             if bars:
                 panels.append(Panel(label, kind, bars))
@@ -163,10 +165,11 @@ class _Page:
         return source.series(group.rows)
 
     def run_plots(self, group: PlotGroup) -> list[str]:
-        out = [f"<h3>{escape(group.title)}</h3>"] if group.title != group.step \
-            or len(self.report.sessions) > 1 else []
+        out = []
         if len(self.report.sessions) > 1:
-            out[0] = f"<h3>{escape(group.session)}: {escape(group.title)}</h3>"
+            out.append(f"<h3>{escape(group.session)}: {escape(group.title)}</h3>")
+        elif group.title != group.step:  # a run of a repeated step, or the selected runs
+            out.append(f"<h3>{escape(group.title)}</h3>")
         if self.report.imported.get(group.session):
             out.append('<p class="note">Imported session: no per-second series to plot and '
                        "no steadiness verdict (its timing is made up).</p>")
@@ -194,8 +197,6 @@ class _Page:
         report = self.report
         steps = report.steps()
         tables = report_tables(report)
-        fleet_names = {row_name(r, len(report.sessions)) for r in report.rows
-                       if r.host == FLEET} | {"fleet"}
         out = [f"<h1>{escape(title(report))}</h1>",
                "<ul>" + "".join(f"<li>{_inline_markdown(line[2:])}</li>"
                                 for line in intro(report)) + "</ul>"]
@@ -208,14 +209,14 @@ class _Page:
             out.append('<section id="overview"><h2>'
                        + ("IOPS and bandwidth by step" if not one_host(report) else "All steps")
                        + "</h2>")
-            out += [_table_html(t, fleet_names) for t in tables if t.step is None]
+            out += [_table_html(t) for t in tables if t.step is None]
             out.append(self.bars())
             out.append("</section>")
             groups = plot_groups(report)
             for i, step in enumerate(steps):
                 out.append(f'<section id="step-{i}"><h2>{escape(step)}</h2>')
                 if step in by_step:
-                    out.append(_table_html(by_step[step], fleet_names))
+                    out.append(_table_html(by_step[step]))
                 for group in groups:
                     if group.step == step:
                         out += self.run_plots(group)

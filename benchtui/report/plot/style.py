@@ -45,6 +45,8 @@ _FAMILIES = ("DejaVu Sans", "Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans C
 _COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
             "#7f7f7f", "#bcbd22", "#17becf", "#aec7e8", "#ffbb78", "#98df8a", "#ff9896",
             "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5")
+_PATH_DATA = re.compile(r' d="[^"]*"')
+_LONG_DECIMALS = re.compile(r"(\d\.\d)\d+")
 _ID_OR_REFERENCE = re.compile(r'( id="|url\(#|href="#)')
 #: Pixels per inch of PNG output.
 PNG_DPI = 110
@@ -107,10 +109,13 @@ def render(fig: Figure, fmt: str) -> bytes:
     out = io.BytesIO()
     if fmt == "svg":
         fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
-    elif fmt == "png":
-        fig.savefig(out, format="png", dpi=PNG_DPI, metadata={"Software": None})
-    else:
+        # path coordinates to 0.1 pt (1/720 inch), not matplotlib's 6 decimals: a third
+        # smaller, the same to the eye
+        return _PATH_DATA.sub(lambda m: _LONG_DECIMALS.sub(r"\1", m.group()),
+                              out.getvalue().decode()).encode()
+    if fmt != "png":
         raise ValueError(f"no plot format {fmt!r}")
+    fig.savefig(out, format="png", dpi=PNG_DPI, metadata={"Software": None})
     return out.getvalue()
 
 
