@@ -150,11 +150,13 @@ def _overview_by_host(report: Report, steps: list[str]) -> list[str]:
 
 def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> list[str]:
     cols = _columns(rows)
-    header = (["step"] if with_step else []) + ["host"] + [c[0] for c in cols]
+    # a sweep's options as columns of their own, so that the table reads as a matrix
+    keys = list(dict.fromkeys(k for r in rows for k in r.matrix)) if with_step else []
+    header = (["step"] if with_step else []) + keys + ["host"] + [c[0] for c in cols]
     body = []
     for r in rows:
-        body.append(([r.step] if with_step else []) + [_who(r, len(report.sessions))]
-                    + [f(r) for _, f in cols])
+        body.append(([r.step] if with_step else []) + [r.matrix.get(k, "") for k in keys]
+                    + [_who(r, len(report.sessions))] + [f(r) for _, f in cols])
     return _table(header, body)
 
 

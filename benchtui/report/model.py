@@ -69,6 +69,8 @@ class Row:
     #: The baseline row this one is compared with: "step / host", when there is one.
     baseline: str = ""
     ok: bool | None = None
+    #: A sweep's values for this step (the plan's ``matrix``: option -> value), else empty.
+    matrix: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_fleet(self) -> bool:
