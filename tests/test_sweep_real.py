@@ -7,6 +7,7 @@ block size a step really used."""
 from __future__ import annotations
 
 import asyncio
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -23,6 +24,8 @@ from benchtui.session.compare import SessionLayout
 from benchtui.session.engine import Session
 from benchtui.store.recording import SessionReader
 from tests.helpers import require_tool
+from tests.sshd import SshdHost
+from tests.test_session_engine import host_tables, options, scratch_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHTUI = [sys.executable, "-m", "benchtui"]
@@ -140,3 +143,31 @@ def test_a_jobfile_sweep_copies_each_steps_own_jobfile(tmp_path: Path) -> None:
     plain = [e.data for e in events if e.kind == ev.STEP_START]
     assert [d["sweep"] for d in plain] == ["seq", "seq"]
     assert [d["repeats"] for d in plain] == [1, 1] and [d["select"] for d in plain] == ["all"] * 2
+
+
+@pytest.mark.slow
+async def test_a_jobfile_sweep_over_ssh(sshd_hosts: list[SshdHost]) -> None:
+    """Two real sshd hosts: each gets each step's own jobfile, and runs it."""
+    require_tool("fio")
+    hosts = sshd_hosts[:2]
+    d = scratch_dir()
+    (d / "a.dat").write_bytes(b"\x5a" * (4 << 20))  # read by both hosts at once: laid out here
+    (d / "seq.fio").write_text(f"[global]\nrw=read\nsize=4m\nruntime=1\ntime_based\n\n[one]\n"
+                               f"filename={d}/a.dat\nblocksize=8k\n")
+    (d / "plan.toml").write_text(
+        f'[session]\nname = "jf"\nremote_dir = "{d}/remote"\n\n' + host_tables(hosts)
+        + '[[step]]\nname = "seq"\ntool = "fio"\nhosts = "all"\njobfile = "seq.fio"\n'
+        'matrix = { bs = ["4k", "16k"] }\n')
+    plan = load_plan(d / "plan.toml", parser_names=all_parsers())
+    samples: list[Sample] = []
+    try:
+        result = await Session(plan, options=options(hosts), on_samples=samples.extend).run()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    assert result.ok, result.failures
+    for host in (h.name for h in hosts):
+        sizes = block_sizes([s for s in samples if s.host == host])
+        assert sizes.keys() == {"seq bs=4k", "seq bs=16k"}
+        for label, size in sizes.items():
+            expected = 4096 if label.endswith("4k") else 16384
+            assert abs(size - expected) / expected < 0.02, (host, label, size)
