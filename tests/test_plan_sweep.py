@@ -14,7 +14,7 @@ import pytest
 from benchtui.errors import PlanError
 from benchtui.plan.commands import default_jobfile_path, estimated_seconds, step_commands
 from benchtui.plan.fio_options import fio_jobs, size_value
-from benchtui.plan.fio_rewrite import set_in_args, set_in_jobfile
+from benchtui.plan.fio_rewrite import jobfiles_in_args, set_in_args, set_in_jobfile
 from benchtui.plan.loader import load_plan
 from benchtui.plan.model import Plan
 from benchtui.plan.preflight import WARNING, preflight
@@ -129,6 +129,15 @@ def test_a_sweep_names_its_fio_job_after_itself_and_copies_its_own_jobfile(
 ])
 def test_set_in_args(args: tuple[str, ...], expected: tuple[str, ...]) -> None:
     assert set_in_args(args, "bs", "1m") == expected
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("--rw=read", "x.fio"), ["x.fio"]),
+    (("--iodepth_batch", "4", "--rw", "read"), []),
+    (("--time_based", "x.fio"), ["x.fio"]),
+])
+def test_jobfiles_in_args(args: tuple[str, ...], expected: list[str]) -> None:
+    assert jobfiles_in_args(args) == expected
 
 
 def test_a_flag_option_keeps_the_word_after_it() -> None:
@@ -276,6 +285,14 @@ BAD = [
                  'plan.toml:10: step "c" runs a command, which runs as written, so it cannot '
                  'take a matrix; give fio its options with args = "..." or jobfile = "..." '
                  "instead", id="command"),
+    pytest.param(fio_step('{ bs = ["4k"] }', args="--rw=read jobs/x.fio"),
+                 'plan.toml:10: args of step "randread" name a jobfile ("jobs/x.fio"), whose '
+                 "own options would win over the matrix's; give it with jobfile = "
+                 '"jobs/x.fio" instead, so that the values are set in it', id="jobfile-in-args"),
+    pytest.param(fio_step('{ rate = [{ a = 1 }] }'),
+                 'plan.toml:10: value 1 of rate in matrix of step "randread" must be text, a '
+                 "whole number or true/false, not a table ({...}); write the values as fio "
+                 'reads them, e.g. rate = ["..."]', id="table-value"),
 ]
 
 

@@ -31,6 +31,22 @@ def known_fio_options() -> list[str]:
     return sorted(GENERAL_OPTIONS | ENGINE_OPTIONS | ALIASES.keys())
 
 
+def jobfiles_in_args(args: tuple[str, ...]) -> list[str]:
+    """The words of ``args`` that fio reads as jobfiles: not options, nor the value of an
+    option written ``--key value`` (fio takes the next word for every option but flags)."""
+    out: list[str] = []
+    value_next = False
+    for word in args:
+        option = split_option(word)
+        if option is None:
+            if not value_next:
+                out.append(word)
+            value_next = False
+            continue
+        value_next = option[1] is None and canonical_option(option[0]) not in FLAG_OPTIONS
+    return out
+
+
 def set_in_args(args: tuple[str, ...], key: str, value: str) -> tuple[str, ...]:
     """``args`` with fio option ``key`` set to ``value`` for every job they define: each
     ``--key`` already there becomes ``--key=value`` in place, and ``--key=value`` is added to

@@ -344,7 +344,7 @@ def read_steps(source: Source, tables: list[Any], hosts: HostNames,
                                           f"longer than its duration ({duration:g} s)",
                                "timeout is when a run has failed; duration is when the step "
                                "ends normally")
-        matrix = read_matrix(fields, run.tool, run.command)
+        matrix = read_matrix(fields, run.tool, run.command, run.args)
         name = fields.table.get("name") or _unique_name(run.tool if run.spec else run.parser,
                                                         used)
         used.add(name)

@@ -23,6 +23,7 @@ from benchtui.plan.fields import Fields, did_you_mean, shown, type_name
 from benchtui.plan.fio_option_names import FIO_VERSION
 from benchtui.plan.fio_rewrite import (
     is_fio_option,
+    jobfiles_in_args,
     known_fio_options,
     set_in_args,
     set_in_jobfile,
@@ -46,7 +47,7 @@ def read_select(fields: Fields) -> str:
     return value
 
 
-def read_matrix(fields: Fields, tool: str, command: tuple[str, ...]
+def read_matrix(fields: Fields, tool: str, command: tuple[str, ...], args: tuple[str, ...]
                 ) -> dict[str, tuple[str, ...]] | None:
     """The step's ``matrix``: fio option -> its values as fio reads them; None when absent."""
     if not fields.has("matrix"):
@@ -60,6 +61,12 @@ def read_matrix(fields: Fields, tool: str, command: tuple[str, ...]
         raise fields.error("matrix", f"{fields.what} runs a command, which runs as written, so "
                                      "it cannot take a matrix",
                            'give fio its options with args = "..." or jobfile = "..." instead')
+    named = jobfiles_in_args(args)
+    if named:
+        raise fields.error("matrix", f"args of {fields.what} name a jobfile ({shown(named[0])}), "
+                                     "whose own options would win over the matrix's",
+                           f'give it with jobfile = {shown(named[0])} instead, so that the '
+                           "values are set in it")
     if not isinstance(table, dict):
         raise fields.wrong_type("matrix", "a table of lists", table)
     if not table:
@@ -100,9 +107,11 @@ def _read_values(fields: Fields, key: str, values: object) -> tuple[str, ...]:
     for n, value in enumerate(values, start=1):
         text = _option_text(value)
         if text is None:
+            hint = f"write it as text: {shown(str(value))}" if isinstance(value, float) \
+                else f'write the values as fio reads them, e.g. {key} = ["..."]'
             raise fields.source.error(
                 path, f"value {n} of {where} must be text, a whole number or true/false, not "
-                      f"{type_name(value)} ({shown(value)})", f'write it as text: "{value}"')
+                      f"{type_name(value)} ({shown(value)})", hint)
         if not text.strip() or text != text.strip() or \
                 any(ord(c) < 32 or ord(c) == 127 for c in text):
             raise fields.source.error(
