@@ -21,6 +21,7 @@ from benchtui.errors import UsageError
 from benchtui.export.formats import JsonlWriter
 from benchtui.model import events as ev
 from benchtui.model.events import Event
+from benchtui.model.format import format_duration
 from benchtui.model.sample import Sample
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.commands import estimated_seconds, expected_step_seconds
@@ -30,7 +31,6 @@ from benchtui.session.engine import Session, SessionOptions, SessionResult
 from benchtui.session.facts import HostFacts
 from benchtui.session.hosts import SshOptions
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
-from benchtui.ui.format import format_duration
 
 EXIT_INTERRUPTED = 130
 #: Event kinds worth a progress line on stderr.
