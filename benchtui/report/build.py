@@ -225,6 +225,7 @@ def _selected(runs: list[Row], select: str) -> list[Row]:
     ranked = sorted(runs, key=_size)
     chosen = ranked[-1] if select == "best" else ranked[(len(ranked) - 1) // 2]
     chosen.selected_from = len(runs)
+    chosen.selected_by = select
     return [chosen]
 
 

@@ -63,10 +63,10 @@ def _total(row: Row, metric: str) -> tuple[float | None, float | None]:
 def _who(row: Row, sessions: int) -> str:
     host = "fleet" if row.host == FLEET else row.host
     name = f"{row.session} / {host}" if sessions > 1 else host
-    if row.label != row.step:
+    if row.selected_from > 1:
+        name += f" ({row.selected_by} of {row.selected_from} runs)"
+    elif row.label != row.step:
         name += f" (run {row.repeat})"
-    elif row.selected_from > 1:
-        name += f" ({row.selected_from} runs)"
     return name
 
 
@@ -81,7 +81,8 @@ def _busiest_device(row: Row) -> tuple[Value | None, list[Value]]:
     if not utils:
         return None, []
     top = max(utils, key=lambda v: v.value)
-    awaits = [v for v in row.values if v.metric == "disk_await_seconds" and v.item == top.item]
+    awaits = [v for v in row.values if v.metric == "disk_await_seconds" and v.item == top.item
+              and v.op in ("read", "write", "total")]
     return top, awaits
 
 
@@ -130,15 +131,19 @@ def _columns(rows: list[Row]) -> list[tuple[str, Callable[[Row], str]]]:
 
 
 def _overview_by_host(report: Report, steps: list[str]) -> list[str]:
+    """One row per host (per run, for repeats all shown), two columns per step."""
     header = ["host"] + [f"{s} {k}" for s in steps for k in ("IOPS", "BW")]
-    keys: dict[tuple[str, str], dict[str, Row]] = {}
+    keys: dict[tuple[str, str, int], dict[str, Row]] = {}
     for r in report.rows:
-        keys.setdefault((r.session, r.host if r.label == r.step else
-                         f"{r.host}#{r.repeat}"), {})[r.step] = r
+        run = r.repeat if r.label != r.step and r.selected_from <= 1 else 0
+        keys.setdefault((r.session, r.host, run), {})[r.step] = r
     body = []
-    for (_session, _host), by_step in sorted(keys.items(), key=lambda kv: kv[0][1] == FLEET):
-        first = next(iter(by_step.values()))
-        cells = [_who(first, len(report.sessions)).replace(f" (run {first.repeat})", "")]
+    for (session, host, run), by_step in sorted(keys.items(),
+                                                key=lambda kv: kv[0][1] == FLEET):
+        name = "fleet" if host == FLEET else host
+        if len(report.sessions) > 1:
+            name = f"{session} / {name}"
+        cells = [name + (f" (run {run})" if run else "")]
         for s in steps:
             found = by_step.get(s)
             for metric in ("iops", "bandwidth_bytes"):
