@@ -1,9 +1,10 @@
 """``benchtui report SESSION... [--baseline SELECTOR] [--format md|csv|json|html] [-o FILE]``
 and its regression gate (``--fail-below``, ``--fail-above``): docs/report.md.
 
-Exit status: 0; 2 for a mistake of the user's (a file that is not a session, an unknown
-baseline, sessions with nothing in common: one sentence, nothing written); 3 when the gate
-finds a regression (the report is still written, the regressions go to stderr).
+Exit status: 0; 1 for a file that cannot be read as a session (as ``dump`` and ``replay``);
+2 for a mistake on the command line (an unknown baseline, sessions with no step in common, a
+bad threshold): one sentence each, and nothing written; 3 when the gate finds a regression
+(the report is still written, the regressions go to stderr).
 """
 
 from __future__ import annotations

@@ -167,7 +167,7 @@ class _SessionRows:
         values = figures.io_values(io) + figures.device_values(window) \
             + figures.other_values(window, summary, prefer_summary=prefer_summary)
         row = Row(self.name, run.step, run.host, run.label, run.repeat, w0, t1, values,
-                  steady, ok=run.ok)
+                  steady, ok=run.ok, matrix=self._matrix(run.step))
         return _RunFigures(run, io, row)
 
     def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool]
@@ -194,7 +194,12 @@ class _SessionRows:
         t1 = max(p.row.t1 for p in parts)
         ok = None if any(p.run.ok is None for p in parts) else all(p.run.ok for p in parts)
         return Row(self.name, step, FLEET, label, first.repeat, t0, t1,
-                   figures.io_values(fleet), ok=ok)
+                   figures.io_values(fleet), ok=ok, matrix=self._matrix(step))
+
+    def _matrix(self, step: str) -> dict[str, str]:
+        """A sweep step's option values (the ``step_start`` event's ``matrix``)."""
+        matrix = self.layout.step_data.get(step, {}).get("matrix")
+        return {str(k): str(v) for k, v in matrix.items()} if isinstance(matrix, dict) else {}
 
 
 def _wants_summary(window: Stats) -> bool:
@@ -224,6 +229,7 @@ def _selected(runs: list[Row], select: str) -> list[Row]:
     ranked = sorted(runs, key=_size)
     chosen = ranked[-1] if select == "best" else ranked[(len(ranked) - 1) // 2]
     chosen.selected_from = len(runs)
+    chosen.selected_by = select
     return [chosen]
 
 

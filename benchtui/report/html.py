@@ -82,7 +82,8 @@ def _inline_markdown(text: str) -> str:
 
 def _table_html(table: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
-    names = 1 + (table.header[0] == "step")
+    # the step, a sweep's options and the host name the row; the values follow
+    names = table.header.index("host") + 1 if "host" in table.header else 1
     body = []
     for cells in table.body:
         fleet = ' class="fleet"' if _FLEET_NAME.search(cells[names - 1]) else ""
@@ -105,6 +106,14 @@ def _steadiness(row: Row) -> str:
     reason = escape(s.describe().split(": ", 1)[1])
     return (f'<li class="no"><b>{who}</b>: ✗ NOT steady: {reason}<br>'
             f"<small>{numbers}</small></li>")
+
+
+def _bar_name(row: Row, sessions: int) -> str:
+    """A bar's legend entry: the host (and session), and its run when each run is a bar (a
+    selected run is the host's only bar: the tables say how it was chosen)."""
+    name = f"{row.session} / {row.host}" if sessions > 1 else row.host
+    return name + (f" (run {row.repeat})" if row.label != row.step
+                   and row.selected_from <= 1 else "")
 
 
 class _Page:
@@ -142,7 +151,7 @@ class _Page:
                 value, base = total(r, metric)
                 if value is None:
                     continue
-                name = row_name(r, len(report.sessions))
+                name = _bar_name(r, len(report.sessions))
                 later_run = r.repeat - 1 if r.label != r.step else 0
                 names.setdefault(name, shade(self.colours[(r.session, r.host)], later_run))
                 bars[(r.step, name)] = Bar(value, base, r.baseline == f"{r.step} / {r.host}")

@@ -66,10 +66,10 @@ def row_name(row: Row, sessions: int) -> str:
     its run of a repeated step)."""
     host = "fleet" if row.host == FLEET else row.host
     name = f"{row.session} / {host}" if sessions > 1 else host
-    if row.label != row.step:
+    if row.selected_from > 1:
+        name += f" ({row.selected_by} of {row.selected_from} runs)"
+    elif row.label != row.step:
         name += f" (run {row.repeat})"
-    elif row.selected_from > 1:
-        name += f" ({row.selected_from} runs)"
     return name
 
 
@@ -84,7 +84,8 @@ def _busiest_device(row: Row) -> tuple[Value | None, list[Value]]:
     if not utils:
         return None, []
     top = max(utils, key=lambda v: v.value)
-    awaits = [v for v in row.values if v.metric == "disk_await_seconds" and v.item == top.item]
+    awaits = [v for v in row.values if v.metric == "disk_await_seconds" and v.item == top.item
+              and v.op in ("read", "write", "total")]
     return top, awaits
 
 
@@ -145,15 +146,19 @@ class Table:
 
 
 def _overview_by_host(report: Report, steps: list[str]) -> Table:
+    """One row per host (per run, for repeats all shown), two columns per step."""
     header = ["host"] + [f"{s} {k}" for s in steps for k in ("IOPS", "BW")]
-    keys: dict[tuple[str, str], dict[str, Row]] = {}
+    keys: dict[tuple[str, str, int], dict[str, Row]] = {}
     for r in report.rows:
-        keys.setdefault((r.session, r.host if r.label == r.step else
-                         f"{r.host}#{r.repeat}"), {})[r.step] = r
+        run = r.repeat if r.label != r.step and r.selected_from <= 1 else 0
+        keys.setdefault((r.session, r.host, run), {})[r.step] = r
     body = []
-    for (_session, _host), by_step in sorted(keys.items(), key=lambda kv: kv[0][1] == FLEET):
-        first = next(iter(by_step.values()))
-        cells = [row_name(first, len(report.sessions)).replace(f" (run {first.repeat})", "")]
+    for (session, host, run), by_step in sorted(keys.items(),
+                                                key=lambda kv: kv[0][1] == FLEET):
+        name = "fleet" if host == FLEET else host
+        if len(report.sessions) > 1:
+            name = f"{session} / {name}"
+        cells = [name + (f" (run {run})" if run else "")]
         for s in steps:
             found = by_step.get(s)
             for metric in ("iops", "bandwidth_bytes"):
@@ -166,11 +171,13 @@ def _overview_by_host(report: Report, steps: list[str]) -> Table:
 def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
         list[str], list[list[str]]]:
     cols = _columns(rows)
-    header = (["step"] if with_step else []) + ["host"] + [c[0] for c in cols]
+    # a sweep's options as columns of their own, so that the table reads as a matrix
+    keys = list(dict.fromkeys(k for r in rows for k in r.matrix)) if with_step else []
+    header = (["step"] if with_step else []) + keys + ["host"] + [c[0] for c in cols]
     body = []
     for r in rows:
-        body.append(([r.step] if with_step else []) + [row_name(r, len(report.sessions))]
-                    + [f(r) for _, f in cols])
+        body.append(([r.step] if with_step else []) + [r.matrix.get(k, "") for k in keys]
+                    + [row_name(r, len(report.sessions))] + [f(r) for _, f in cols])
     return header, body
 
 

@@ -221,7 +221,8 @@ class PlotGroup:
 def _group_title(step: str, rows: Sequence[Row]) -> str:
     first = rows[0]
     if first.selected_from > 1:
-        return f"{step}: each host's selected run of {first.selected_from}"
+        chosen = first.selected_by or "selected"
+        return f"{step}: each host's {chosen} run of {first.selected_from}"
     if first.label != step:
         return f"{step}, run {first.repeat}"
     return step

@@ -10,6 +10,7 @@ a 195 IOPS bar stays visible beside a 28.7k one.
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,12 @@ from benchtui.report.plot.style import new_figure, value_axis
 _MAX_LABELLED = 40
 #: max / min beyond which a panel is drawn on a log scale.
 _LOG_SPREAD = 100.0
+
+
+def _wrapped(label: str, crowded: bool) -> str:
+    """A step's name on lines short enough to sit under its group (a sweep's names are
+    long: "randread ioengine=libaio bs=4k")."""
+    return label if crowded else "\n".join(textwrap.wrap(label, 18)) or label
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +90,9 @@ def bars_figure(groups: Sequence[str], names: Sequence[str], panels: Sequence[Pa
             ax.set_yscale("log")
         value_axis(ax.yaxis, panel.kind)
         ax.set_ylabel(panel.label + (" (log scale)" if log else ""))
-        ax.set_xticks(range(len(groups)), list(groups),
-                      rotation=0 if len(groups) * slots <= 24 else 20,
-                      ha="center" if len(groups) * slots <= 24 else "right")
+        crowded = len(groups) * slots > 24
+        ax.set_xticks(range(len(groups)), [_wrapped(g, crowded) for g in groups],
+                      rotation=20 if crowded else 0, ha="right" if crowded else "center")
         ax.grid(axis="x", visible=False)
         ax.margins(x=0.01, y=0.12)
     fig.suptitle(title)

@@ -77,6 +77,7 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
                 ax.plot(points.times, points.values, color=colour,
                         linestyle=_STYLES.get(q, "-"), gid=f"line-{n}",
                         linewidth=1.3 if len(points) < _DENSE else 0.7,
+                        marker="o" if len(points) < 3 else None, markersize=3,
                         label=f"{name} {_QUANTILE_NAMES.get(q, q)}".strip())
                 n += 1
                 names.setdefault(name, colour)
