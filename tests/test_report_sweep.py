@@ -75,3 +75,28 @@ def test_sweep_to_markdown_with_a_baseline_step(sweep_session: Path) -> None:
     lines = [line for line in text.splitlines() if line.startswith("| rr ")]
     assert len(lines) == 4 and "median of 3 runs" in lines[0]
     assert "(100%)" in lines[0] and "| libaio | 64k |" in lines[3]
+
+
+def test_sweep_to_html_drawn_by_chromium(sweep_session: Path, tmp_path: Path) -> None:
+    from tests.test_report_html import CHROMIUM, assert_self_contained, inline_svgs, png_pixels
+
+    page = tmp_path / "sweep.html"
+    _report(sweep_session, "--format", "html", "-o", str(page))
+    text = page.read_text(encoding="utf-8")
+    assert_self_contained(text)
+    for step in STEPS:
+        assert step in text
+    # bars across the four scenarios, and per-second plots of each selected run
+    assert len(inline_svgs(text)) >= 1 + len(STEPS)
+    if not Path(CHROMIUM).exists():
+        pytest.skip("Chromium is not installed (scripts/setup test installs it as root)")
+    shot = tmp_path / "sweep.png"
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                           f"--screenshot={shot}", "--window-size=1400,3000", page.as_uri()],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    width, height, rows = png_pixels(shot.read_bytes())
+    assert (width, height) == (1400, 3000)
+    bpp = len(rows[0]) // width
+    colours = {row[x:x + 3] for row in rows[::8] for x in range(0, len(row), bpp * 8)}
+    assert len(colours) > 100  # text, tables and plots in colour: not a blank page
