@@ -23,7 +23,7 @@ from benchtui.transport.base import (
     RunHandle,
     RunOutcome,
 )
-from benchtui.transport.shfuncs import ALIVE, STOP_RUN, UPTIME
+from benchtui.transport.shfuncs import ALIVE, STARTED_AT, STOP_RUN, UPTIME
 
 #: Where runs keep their files, relative to the home directory of the user on the host.
 DEFAULT_RUNS_DIR = ".cache/benchtui/runs"
@@ -50,6 +50,7 @@ g=off
 if [ "$g" != off ]; then
   watchdog "$d" "$p" "$tag" "$ticks" </dev/null >/dev/null 2>&1 &
   wd=$!
+  started_at "$wd" && printf '%s %s\n' "$wd" "$st" > "$d/watchdog.pid"
 fi
 printf '%s %s\n' "$$" "$p" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
 wait "$p"
@@ -89,11 +90,16 @@ printf '%s %s\n' "$d" "$(cat "$d/pid")"
 """
 
 #: Ends a run: SIGTERM to its process group (while it runs) and to every process tagged
-#: with the run's tag, SIGKILL to what is left after the grace ticks (0.1 s each).
-STOP = STOP_RUN + r"""
+#: with the run's tag, SIGKILL to what is left after the grace ticks (0.1 s each); then ends
+#: the run's watchdog (its wrapper does that too, unless the wrapper itself was killed).
+STOP = STOP_RUN + STARTED_AT + r"""
 d=$1 tag=$2 ticks=$3
 [ -r "$d/pid" ] || { echo "no run in $d" >&2; exit 2; }
 stop_run "$d" "$tag" "$ticks"
+if { read -r wd wd_start < "$d/watchdog.pid"; } 2>/dev/null && started_at "$wd" \
+    && [ "$st" = "$wd_start" ]; then
+  kill "$wd" 2>/dev/null
+fi
 if [ -n "$left" ]; then echo "processes still running: $left" | tr '\n' ' ' >&2; exit 3; fi
 exit 0
 """

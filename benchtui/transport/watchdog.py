@@ -52,9 +52,10 @@ _GONE_FOR = with_silence(GONE_FOR, round(BEAT_SILENCE * 100))
 
 #: ``watchdog RUNDIR PID TAG TICKS``, run in the background by the wrapper: watches the
 #: controller every second while PID (the command's ``timeout``) lives; once the controller
-#: has been gone for the grace, writes why and stops the run. The wrapper kills it when the
-#: command ends; while it stops the run it ignores that (``trap '' TERM``) and the wrapper
-#: waits for it, so no worker is left behind.
+#: has been gone for the grace, writes it in RUNDIR/watchdog, stops the run, and appends why
+#: to its output (after what the tool printed as it ended, before ``rc``). The wrapper kills
+#: it when the command ends; while it stops the run it ignores that (``trap '' TERM``) and
+#: the wrapper waits for it, so no worker is left behind and ``rc`` comes last.
 WATCHDOG = _GONE_FOR + STOP_RUN + r"""
 cs_text() {
   txt=$(($1 / 100)) ct_f=$(($1 % 100))
@@ -71,11 +72,11 @@ watchdog() {
     if [ "$gone" -ge 0 ] && [ "$gone" -ge "$wd_grace" ]; then
       trap '' TERM
       printf '%s %s\n' "$gone" "$wd_grace" > "$1/watchdog"
+      stop_run "$1" "$3" "$4"
       if [ -n "$(tail -c 1 "$1/out")" ]; then printf '\n' >> "$1/out"; fi
       cs_text "$wd_grace"
       printf "benchtui: controller gone for %s s (controller_grace %s s), stopped by the \
 host's watchdog\n" "$((gone / 100))" "$txt" >> "$1/out"
-      stop_run "$1" "$3" "$4"
       return 0
     fi
   done
