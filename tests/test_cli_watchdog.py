@@ -205,3 +205,16 @@ def _first_sample(proc: subprocess.Popen[str]) -> None:
     if not line.startswith("{"):
         proc.kill()
         raise AssertionError(proc.stderr.read() if proc.stderr else "no sample")
+
+
+@pytest.mark.parametrize("value", ["soon", "-5s", "5 parsecs"])
+def test_a_bad_controller_grace_option_is_one_sentence(tmp_path: Path, value: str) -> None:
+    plan = tmp_path / "plan.toml"
+    plan.write_text(plan_text("bad", '[hosts.here]\nlocal = true\n\n', "/tmp/x.dat"))
+    out = subprocess.run([sys.executable, "-m", "benchtui", "run", str(plan), "--jsonl",
+                          f"--controller-grace={value}"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=60, check=False)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith(
+        "benchtui run: error: argument --controller-grace: ")
+    assert f"{value!r}" in out.stderr and '"off"' in out.stderr

@@ -6,6 +6,8 @@ link is back the session reports the host failed, saying why."""
 from __future__ import annotations
 
 import asyncio
+import math
+import os
 import time
 from pathlib import Path
 
@@ -14,6 +16,8 @@ import pytest
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session, SessionOptions
 from benchtui.session.hosts import SshOptions
+from benchtui.transport import LocalTransport
+from benchtui.transport.ssh import SshTransport
 from benchtui.transport.watchdog import BEAT_SILENCE
 from tests import transport_checks as checks
 from tests.helpers import require_tool
@@ -94,3 +98,26 @@ async def test_a_cut_longer_than_the_grace_stops_the_host_and_fails_it(
     ends = [e for e in got.events if e.kind == "run_end" and e.host == host.name]
     assert ends and "stopped by the host's watchdog" in ends[-1].message
     assert not any("exited with status" in f for f in failures), failures
+
+
+@pytest.mark.parametrize(("option", "plan_says", "watched"), [
+    (None, "", 60.0), (None, 'controller_grace = "5m"\n', 300.0),
+    (7.0, 'controller_grace = "5m"\n', 7.0),
+    (math.inf, "", math.inf), (None, 'controller_grace = "off"\n', math.inf)])
+def test_the_option_wins_over_the_plan(tmp_path: Path, option: float | None, plan_says: str,
+                                       watched: float) -> None:
+    """The transports watch their runs with --controller-grace, else the plan's value; the
+    local one by this process, the SSH one by its keeper's beats."""
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text(f'[session]\nname = "p"\n{plan_says}\n[hosts.here]\nlocal = true\n\n'
+                         '[hosts.far]\naddress = "192.0.2.1"\n\n'
+                         '[[step]]\ntool = "mbw"\nhosts = "all"\nargs = "8"\n')
+    session = Session(load_plan(plan_file), options=SessionOptions(controller_grace=option))
+    assert session.controller_grace == watched
+    local, far = session.transports["here"], session.transports["far"]
+    assert isinstance(local, LocalTransport) and isinstance(far, SshTransport)
+    assert (local.watch.grace, local.watch.mode, local.watch.pid) == \
+        (watched, "pid", os.getpid())
+    assert (far.watch.grace, far.watch.mode, far.watch.name, far.watch.label) == \
+        (watched, "beat", "far", "p")
+    assert far.reconnect_timeout == (330.0 if watched == 300 else 120.0)
