@@ -99,6 +99,11 @@ stop_run "$d" "$tag" "$ticks"
 if { read -r wd wd_start < "$d/watchdog.pid"; } 2>/dev/null && started_at "$wd" \
     && [ "$st" = "$wd_start" ]; then
   kill "$wd" 2>/dev/null
+  i=0
+  while started_at "$wd" && [ "$st" = "$wd_start" ] && [ "$i" -lt 20 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
 fi
 if [ -n "$left" ]; then echo "processes still running: $left" | tr '\n' ' ' >&2; exit 3; fi
 exit 0
