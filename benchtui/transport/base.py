@@ -10,7 +10,9 @@ bounded by ``timeout``, with stdout and stderr going to a file in a per-session 
 
 ``follow`` reads that file from a byte offset, so a reader that lost its connection resumes
 exactly where it was; ``stop`` ends the run's whole process group (and every process that
-carries the run's tag in its environment) on the host. See docs/transport.md.
+carries the run's tag in its environment) on the host. A watchdog beside each run stops it
+by itself once its controller has been gone for the transport's ``controller_grace``
+(``watchdog``). See docs/transport.md.
 """
 
 from __future__ import annotations
