@@ -11,6 +11,7 @@ every host is stopped before ``run`` returns.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -503,8 +504,11 @@ class Session:
             try:
                 await self.transports[r.command.host].stop(r.handle, grace=STOP_GRACE)
             except HostError as exc:
+                after = "" if math.isinf(self.controller_grace) else (
+                    " (the host's watchdog stops it once this controller has been gone for "
+                    f"{grace_text(self.controller_grace)})")
                 self.emit(ev.RUN_END, f"{r.command.host}: could not stop {r.command.tool}: "
-                          f"{_without_host(exc)}", level=ev.ERROR, host=r.command.host)
+                          f"{_without_host(exc)}{after}", level=ev.ERROR, host=r.command.host)
             if r.task is not None:
                 try:
                     await asyncio.wait_for(asyncio.shield(r.task), 10.0)
