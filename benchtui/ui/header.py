@@ -14,14 +14,14 @@ from typing import ClassVar
 from rich.style import Style
 from rich.text import Text
 
-from benchtui.store.fleet import FleetState
-from benchtui.ui import figures as fig
-from benchtui.ui.format import (
+from benchtui.model.format import (
     format_byte_rate,
     format_count,
     format_duration,
     format_latency,
 )
+from benchtui.store.fleet import FleetState
+from benchtui.ui import figures as fig
 from benchtui.ui.reused_lines import ReusedLines
 
 BAR_WIDTH = 10

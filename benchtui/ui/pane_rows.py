@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from rich.segment import Segment
 from rich.style import Style
 
-from benchtui.ui import figures as fig
-from benchtui.ui.band_chart import BandStyles
-from benchtui.ui.charts import ChartStyles
-from benchtui.ui.format import (
+from benchtui.model.format import (
     format_bit_rate,
     format_byte_rate,
     format_count,
     format_latency,
     format_ratio,
 )
+from benchtui.ui import figures as fig
+from benchtui.ui.band_chart import BandStyles
+from benchtui.ui.charts import ChartStyles
 
 Cells = list[Segment]
 
