@@ -84,7 +84,6 @@ def test_watchdog_cost_benchmark_runs_and_reports(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     text = out_md.read_text()
     assert text.startswith("# before\n") and text.endswith("# after\n") and "old" not in text
-    rows = [line for line in text.splitlines() if line.startswith("| local") or
-            line.startswith("| ssh")]
+    rows = [line for line in text.splitlines() if line.startswith(("| local", "| ssh"))]
     assert [row.split(" | ")[0] for row in rows] == ["| local, off", "| local, 60 s",
                                                       "| ssh, off", "| ssh, 60 s"]
