@@ -37,7 +37,9 @@ def run_console(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     require_fio()
     plan = demo_plan(args.seconds, parser_names=list(all_parsers()))
-    session = Session(plan, options=SessionOptions(histogram_bits=args.histogram_bits))
+    session = Session(plan, options=SessionOptions(
+        histogram_bits=args.histogram_bits, controller_grace=args.controller_grace,
+        stop_leftovers=args.stop_leftovers))
     return run_in_console(session, args)
 
 

@@ -41,7 +41,9 @@ _PROGRESS = {ev.HOST_STATE, ev.PREFLIGHT, ev.SESSION_START, ev.SESSION_END, ev.S
 def session_options(args: argparse.Namespace) -> SessionOptions:
     return SessionOptions(keep_going=args.keep_going, ssh=SshOptions(
         accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
-        config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None))
+        config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None),
+        controller_grace=getattr(args, "controller_grace", None),
+        stop_leftovers=getattr(args, "stop_leftovers", False))
 
 
 class ProgressPrinter:

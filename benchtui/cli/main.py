@@ -59,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jsonl", action="store_true", help="no console: print samples as JSON Lines")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
+    _watchdog_options(p)
     _recording_options(p)
     _console_options(p)
 
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         "your cache directory, with iostat or /proc/diskstats beside it) in the live console.")
     p.add_argument("--seconds", type=int, default=60, help="how long fio runs (default 60)")
     _histogram_option(p)
+    _watchdog_options(p)
     _recording_options(p)
     _console_options(p)
 
@@ -82,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also serve Prometheus metrics on ADDR (host:port) while recording")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
+    _watchdog_options(p)
 
     p = sub.add_parser(
         "replay", help="replay a recorded session in the console",
@@ -200,6 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", metavar="SESSION", help="also record the session to this file")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
+    _watchdog_options(p)
     return parser
 
 
@@ -230,6 +234,26 @@ def _histogram_option(p: argparse.ArgumentParser) -> None:
                    f"fio's scheme ({MIN_BITS}-{FIO_PLAT_BITS}; {FIO_PLAT_BITS}: fio's own "
                    f"resolution, exact; default: the plan's [session] histogram_bits, "
                    f"else {DEFAULT_BITS}: percentiles within 3.1%%)")
+
+
+def _controller_grace(text: str) -> float:
+    from benchtui.plan.grace import parse_grace
+
+    try:
+        return parse_grace(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _watchdog_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--controller-grace", type=_controller_grace, metavar="DURATION",
+                   help="how long each host lets this session's processes run on once this "
+                   "benchtui is gone (killed, or its connection down and not back), then "
+                   "stops them: 60s, 5m, 0 (at once) or off (until their deadline); default: "
+                   "the plan's [session] controller_grace, else 60s")
+    p.add_argument("--stop-leftovers", action="store_true",
+                   help="stop the processes an earlier run of the same plan left running on "
+                   "the hosts (preflight refuses to start while there are some)")
 
 
 def _recording_options(p: argparse.ArgumentParser) -> None:

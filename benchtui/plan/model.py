@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchtui.model.fio_buckets import DEFAULT_BITS
+from benchtui.plan.grace import DEFAULT_CONTROLLER_GRACE
 
 #: The pseudo tool of a step or monitor that runs ``command`` as written.
 COMMAND_TOOL = "command"
@@ -37,6 +38,9 @@ class Settings:
     #: Resolution of the latency histograms kept (fio's bucket scheme at this many sub-bucket
     #: bits per power of two; 6 is fio's own, exact): ``benchtui.model.fio_buckets``.
     histogram_bits: int = DEFAULT_BITS
+    #: Seconds a host lets the session's processes go on once the controller is gone (its
+    #: connection closed and not back, or its process dead); ``math.inf``: "off".
+    controller_grace: float = DEFAULT_CONTROLLER_GRACE
 
 
 @dataclass(frozen=True)
