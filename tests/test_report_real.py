@@ -99,17 +99,17 @@ def test_markdown_and_json(sessions: tuple[Path, Path], tmp_path: Path) -> None:
     assert len(randread) == 1 and randread[0]["runs"] == 2
 
 
-def test_gate_exit_codes(sessions: tuple[Path, Path]) -> None:
+def test_gate_exit_codes(sessions: tuple[Path, Path], tmp_path: Path) -> None:
     old, new = sessions
-    base = ["report", str(new), "--baseline", f"session={old}", "--skip", "2", "-o",
-            "/dev/null"]
+    out = str(tmp_path / "report.md")
+    base = ["report", str(new), "--baseline", f"session={old}", "--skip", "2", "-o", out]
     done = _benchtui(*base, "--fail-below", "90%")
     assert done.returncode == 3, done.stderr
     assert "randread" in done.stderr and "seqwrite" in done.stderr and "iops" in done.stderr
     assert "%" in done.stderr.splitlines()[1]
     assert _benchtui(*base, "--fail-below", "iops=40%").returncode == 0
     # the baseline against itself passes any gate
-    same = ["report", str(old), "--baseline", f"session={old}", "-o", "/dev/null"]
+    same = ["report", str(old), "--baseline", f"session={old}", "-o", out]
     assert _benchtui(*same, "--fail-below", "99%", "--fail-above", "p99=101%"
                      ).returncode == 0
     done = _benchtui(*base, "--fail-above", "p99=1%")
