@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import os
 import shutil
 import sys
 import tempfile
@@ -64,6 +65,8 @@ def record(path: Path, bs: str, iops: int, *, step: str = STEP) -> None:
     """Run the plan once with these fio settings, recorded to ``path`` (about 8 s)."""
     scratch = Path("/var/tmp") / f"benchtui-ghost-{uuid.uuid4().hex[:8]}"
     scratch.mkdir()
+    # fio reads data that exists (a file fio lays out itself has a preflight warning)
+    (scratch / "fio.dat").write_bytes(os.urandom(8 << 20))
     plan_path = path.with_suffix(".toml")
     plan_path.write_text(plan_text(scratch, bs, iops, step=step))
     try:
