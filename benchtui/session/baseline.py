@@ -32,7 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from benchtui.errors import BenchtuiError, CompareError
+from benchtui.errors import BenchtuiError, CompareError, RecordingError
 from benchtui.model.sample import INTERVAL, Sample
 from benchtui.session.compare import (
     FLEET,
@@ -181,7 +181,10 @@ class BaselineSeries:
              threaded: bool = True) -> BaselineSeries:
         """Open ``OLD.btr`` (``session=OLD.btr`` too). Raises CompareError or RecordingError
         (one sentence each) when it is not a session baseline or cannot be read."""
-        spec = parse_baseline(text, baseline_host=baseline_host)
+        # a console's baseline is a session: any file name will do (not only *.btr)
+        kind = text.partition("=")[0].strip().lower()
+        spec = parse_baseline(text if kind in ("host", "step", "session") else
+                              f"session={text}", baseline_host=baseline_host)
         if spec.kind != SESSION:
             raise CompareError(f"--baseline {text} is not a session file: the console "
                                "compares with another session (OLD.btr)")
@@ -372,8 +375,10 @@ def open_baseline(text: str, digest: Digest, *, baseline_host: str | None = None
     try:
         baseline = BaselineSeries.open(text, digest, baseline_host=baseline_host,
                                        threaded=threaded)
+    except RecordingError as error:  # its sentence names the file
+        return None, [f"the baseline {error}; going on without a baseline"]
     except BenchtuiError as error:
-        return None, [f"baseline {text}: {error}; going on without a baseline"]
+        return None, [f"--baseline {text}: {error}; going on without a baseline"]
     try:
         if check is not None:
             check(baseline)
