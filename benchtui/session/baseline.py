@@ -343,11 +343,13 @@ class BaselineSeries:
                     newest[s.host] = s.t
             for host, samples in groups.items():
                 e = newest[host]
-                while e >= load.next_fleet:
-                    if load.next_fleet >= load.start:
-                        self._keep(points, FLEET, load.next_fleet, digest.fleet(state,
-                                                                                load.next_fleet))
-                    load.next_fleet = max(load.next_fleet + 1.0, math.floor(e))
+                if e >= load.next_fleet:
+                    # once a second: the fleet as the samples fed so far make it, at the
+                    # newest of them (where a host's own figures would be taken)
+                    fed = state.latest_t
+                    if fed is not None and fed >= load.start:
+                        self._keep(points, FLEET, fed, digest.fleet(state, fed))
+                    load.next_fleet = math.floor(e) + 1.0
                 state.on_samples(samples)
                 if e >= load.start:
                     self._keep(points, host, e, digest.host(state, host, e))
