@@ -84,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also serve Prometheus metrics on ADDR (host:port) while recording")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "replay", help="replay a recorded session in the console",

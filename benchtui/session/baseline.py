@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from benchtui.errors import BenchtuiError, CompareError, RecordingError
+from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import INTERVAL, Sample
 from benchtui.session.compare import (
     FLEET,
@@ -50,6 +51,7 @@ from benchtui.session.compare import (
 from benchtui.store.fleet import FleetState
 from benchtui.store.recording import SessionReader
 from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.histcodec import RecordedHistogram
 
 __all__ = ["AHEAD", "FLEET", "BaselineSeries", "Digest", "GhostRun", "Key", "Points"]
 
@@ -72,6 +74,11 @@ class Digest(Protocol):
 
     #: The metrics it reads (the others are not decoded).
     metrics: Collection[str]
+
+    def reads(self, metric: str, labels: Mapping[str, str]) -> bool:
+        """Whether a series of ``metrics`` is read (fio's percentiles it does not draw are
+        not)."""
+        ...
 
     def host(self, state: FleetState, host: str, t: float) -> Iterable[tuple[Key, float]]:
         """One host's figures at ``t``, the state having been fed up to ``t``."""
@@ -326,8 +333,11 @@ class BaselineSeries:
         state = load.state
         hosts, metrics = set(run.hosts), set(digest.metrics)
 
+        reads = digest.reads
+
         def wanted(d: SeriesDef) -> bool:
-            return d.kind == INTERVAL and d.host in hosts and d.metric in metrics
+            return d.kind == INTERVAL and d.host in hosts and d.metric in metrics \
+                and reads(d.metric, dict(d.labels))
 
         points = load.points
         t0, t1 = base0 + read_from, base0 + min(to, run.length + 1.0)
@@ -338,6 +348,8 @@ class BaselineSeries:
             newest: dict[str, float] = {}
             for s in batch:
                 s.t = (t if s.t is None else s.t) - base0
+                if s.histogram is not None:
+                    s.histogram = _with_running_sums(s.histogram)
                 groups.setdefault(s.host, []).append(s)
                 if s.t > newest.get(s.host, -math.inf):
                     newest[s.host] = s.t
@@ -365,6 +377,15 @@ class BaselineSeries:
                 p = points[(host, key)] = Points()
             if not p.elapsed or e > p.elapsed[-1]:
                 p.add(e, value)
+
+
+def _with_running_sums(histogram: LatencyHistogram) -> LatencyHistogram:
+    """A recorded histogram as one holding running sums (what the parsers' hold): the
+    console's quantiles of merged histograms then take a binary search over them rather
+    than merging the histograms (``model.histogram.merged_quantiles``)."""
+    if isinstance(histogram, RecordedHistogram):
+        return histogram.with_running_sums()
+    return histogram
 
 
 def open_baseline(text: str, digest: Digest, *, baseline_host: str | None = None,

@@ -17,6 +17,7 @@ Nothing here reads the file or computes a figure from samples: the UI only draws
 from __future__ import annotations
 
 import math
+import re
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -34,16 +35,23 @@ DEFAULT_TOLERANCE = 0.05
 #: The metrics a ghost reads of the baseline (the rest is not decoded).
 METRICS = ("iops", "bandwidth_bytes", "latency_seconds", "latency_mean_seconds",
            HISTOGRAM_METRIC)
-#: The quantiles of the panes' latency charts (``pane_rows.LATENCY_QUANTILES``) and the one
-#: whose ghost they draw: the tail the header compares.
-QUANTILES = ("0.5", "0.99", "0.999")
+#: The percentile whose ghost the latency charts draw and whose share the numbers show: the
+#: tail the header compares (fio's other percentile series are not read).
 GHOST_QUANTILE = "0.99"
-_NUMBERS = ("p50", "p99", "p999")
 
 
 def chart_key(metric: str, labels: Mapping[str, str]) -> Key:
-    """The key of a chart's ghost: the chart's metric and labels (``pane_rows.ChartSpec``)."""
+    """The key of a latency chart's ghost: the chart's metric and labels
+    (``pane_rows.ChartSpec``)."""
     return ("chart", metric, *(f"{k}={v}" for k, v in sorted(labels.items())))
+
+
+def _series_key(metric: str, labels: Mapping[str, str]) -> Key:
+    """Where a chart's ghost is: IOPS and bandwidth charts draw the numbers (the jobs'
+    values summed, as the charts sum them), latency charts their own figure."""
+    if metric in ("iops", "bandwidth_bytes") and set(labels) == {"op"}:
+        return (metric, labels["op"])
+    return chart_key(metric, labels)
 
 
 def _newest_at(points: Series | fig.Points | None, t: float) -> float | None:
@@ -63,11 +71,8 @@ def _numbers(iops: dict[str, float], bandwidth: dict[str, float],
         if latency.source == "mean":
             if latency.p50 is not None:
                 yield ("lat", op, "mean"), latency.p50
-            continue
-        for name, value in zip(_NUMBERS, (latency.p50, latency.p99, latency.p999),
-                               strict=True):
-            if value is not None:
-                yield ("lat", op, name), value
+        elif latency.p99 is not None:
+            yield ("lat", op, "p99"), latency.p99
 
 
 class GhostDigest:
@@ -76,25 +81,31 @@ class GhostDigest:
 
     metrics: Collection[str] = METRICS
 
+    def reads(self, metric: str, labels: Mapping[str, str]) -> bool:
+        return metric != "latency_seconds" or labels.get("quantile") == GHOST_QUANTILE
+
     def host(self, state: FleetState, host: str, t: float) -> Iterator[tuple[Key, float]]:
+        """The host's numbers (``figures.io_figures``: IOPS and bandwidth summed over its
+        jobs, which its IOPS and bandwidth charts draw too, and its latency percentiles from
+        merged histograms) and its latency chart's ghost: the worst job's p99, as the pane's
+        chart combines it (its mean, for tools without percentiles)."""
         store = state.store
         iops, bandwidth, lat = fig.io_figures(store, host, t)
         yield from _numbers(iops, bandwidth, lat)
         index = fig.index_of(store)
-        for op in fig.OPS:
-            for metric in ("iops", "bandwidth_bytes"):
-                v = _newest_at(fig.combined(index.found(metric, host, op=op), t), t)
-                if v is not None:
-                    yield chart_key(metric, {"op": op}), v
-            for q in QUANTILES:
+        percentiles = bool(index.found("latency_seconds", host))
+        for op in lat:
+            if percentiles:
                 v = _newest_at(fig.combined(index.found("latency_seconds", host, op=op,
-                                                        quantile=q), t, worst=True), t)
-                if v is not None:
-                    yield chart_key("latency_seconds", {"op": op, "quantile": q}), v
-            v = _newest_at(fig.combined(index.found("latency_mean_seconds", host, op=op), t,
-                                        worst=True), t)
+                                                        quantile=GHOST_QUANTILE), t,
+                                            worst=True), t)
+                key = chart_key("latency_seconds", {"op": op, "quantile": GHOST_QUANTILE})
+            else:
+                v = _newest_at(fig.combined(index.found("latency_mean_seconds", host, op=op),
+                                            t, worst=True), t)
+                key = chart_key("latency_mean_seconds", {"op": op})
             if v is not None:
-                yield chart_key("latency_mean_seconds", {"op": op}), v
+                yield key, v
 
     def fleet(self, state: FleetState, t: float) -> Iterator[tuple[Key, float]]:
         """The fleet's figures (``("fleet", ...)``, the header's), and those of a host of
@@ -111,13 +122,11 @@ class GhostDigest:
             return
         for key, value in _numbers(iops, bandwidth, lat, 1.0 / len(hosts)):
             yield key, value
-            if key[0] in ("iops", "bandwidth_bytes"):
-                yield chart_key(key[0], {"op": key[1]}), value
-            elif key[2] == "mean":
+            if key[0] == "lat" and key[2] == "mean":
                 yield chart_key("latency_mean_seconds", {"op": key[1]}), value
-            else:
-                q = QUANTILES[_NUMBERS.index(key[2])]
-                yield chart_key("latency_seconds", {"op": key[1], "quantile": q}), value
+            elif key[0] == "lat":
+                yield chart_key("latency_seconds", {"op": key[1],
+                                                    "quantile": GHOST_QUANTILE}), value
 
 
 class _Shown:
@@ -210,7 +219,7 @@ class Ghost:
         base = run.baseline_host(host)
         if base is None:
             return None
-        key = chart_key(metric, labels)
+        key = _series_key(metric, labels)
         points = run.points(base, key)
         if points is None:
             return None
@@ -296,11 +305,13 @@ class Ghost:
 
 
 def _step_data(state: FleetState, step: StepView) -> dict[str, object]:
-    """The ``step_start`` event's data of ``step`` (its repeat), from the state's events."""
+    """The ``step_start`` event's data of ``step`` (its repeat), from the state's events;
+    the repeat read from the label (``name#2``) when the event is no longer kept."""
     for event in reversed(state.events):
         if event.kind == "step_start" and event.step == step.name and event.t == step.started:
             return dict(event.data)
-    return {}
+    found = re.search(r"#(\d+)$", step.name)
+    return {"repeat": int(found.group(1))} if found else {}
 
 
 def open_ghost(text: str, *, baseline_host: str | None = None,
