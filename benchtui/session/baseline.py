@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from benchtui.errors import BenchtuiError, CompareError, RecordingError
-from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.histogram import LatencyHistogram, RunningSumsHistogram
 from benchtui.model.sample import INTERVAL, Sample
 from benchtui.session.compare import (
     FLEET,
@@ -379,13 +379,30 @@ class BaselineSeries:
                 p.add(e, value)
 
 
+#: Bucket key lists seen, by their keys: a histogram whose buckets are those of one seen
+#: before shares its list, so that the union of a host's jobs' lists is made once per set
+#: (``model.histogram._union`` keeps them by identity, as it does the parsers' lists).
+_KEY_LISTS: dict[tuple[int, ...], Sequence[int]] = {}
+
+
 def _with_running_sums(histogram: LatencyHistogram) -> LatencyHistogram:
     """A recorded histogram as one holding running sums (what the parsers' hold): the
     console's quantiles of merged histograms then take a binary search over them rather
     than merging the histograms (``model.histogram.merged_quantiles``)."""
-    if isinstance(histogram, RecordedHistogram):
-        return histogram.with_running_sums()
-    return histogram
+    if not isinstance(histogram, RecordedHistogram):
+        return histogram
+    made = histogram.with_running_sums()
+    sums = made.running_sums()
+    if sums is None:
+        return made
+    keys, cum = sums
+    ident = tuple(keys)
+    known = _KEY_LISTS.get(ident)
+    if known is None:
+        if len(_KEY_LISTS) >= 4096:
+            _KEY_LISTS.clear()
+        known = _KEY_LISTS[ident] = keys
+    return made if known is keys else RunningSumsHistogram(known, cum)
 
 
 def open_baseline(text: str, digest: Digest, *, baseline_host: str | None = None,

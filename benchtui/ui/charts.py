@@ -53,6 +53,7 @@ from itertools import groupby
 from operator import add, itemgetter
 from typing import Protocol
 
+from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -233,7 +234,8 @@ def overlay_ghost(rows: list[list[Segment]], levels: Sequence[int], style: Style
                   ) -> list[list[Segment]]:
     """``rows`` (top row first, one cell per column) with a ghost's line drawn over them at
     ``levels`` (eighths of the chart per column, 0: none there): see the module docstring.
-    Rows the line does not cross are returned as they are."""
+    Rows the line does not cross are returned as they are; in the others only the cells of
+    the line are cut out of their segments."""
     height = len(rows)
     marks: dict[int, dict[int, int]] = {}
     for col, level in enumerate(levels):
@@ -245,30 +247,63 @@ def overlay_ghost(rows: list[list[Segment]], levels: Sequence[int], style: Style
     out: list[list[Segment]] = []
     for y, row in enumerate(rows):
         here = marks.get(y)
-        if not here:
-            out.append(row)
-            continue
-        cells: list[tuple[str, Style | None]] = [(ch, seg.style) for seg in row
-                                                 for ch in seg.text]
-        for col, eighth in here.items():
-            if col >= len(cells):
-                continue
-            ch, cell_style = cells[col]
-            fill = _FILL.get(ch)
-            if fill is None:
-                continue  # another ghost's dots are there
-            mark = GHOST_MARKS[eighth - 1]
-            if fill == 0:
-                cells[col] = (mark, style)
-                continue
-            bg = cell_style.bgcolor if cell_style is not None else None
-            if fill < 8 and bg is None:
-                continue  # the top of a bar ending in this cell: the bar is kept
-            under = cell_style.color if cell_style is not None and eighth <= fill else bg
-            cells[col] = (mark, Style(color=style.color, bgcolor=under))
-        out.append([Segment("".join(ch for ch, _ in run), st)
-                    for st, run in groupby(cells, itemgetter(1))])
+        out.append(_ghost_row(row, here, style) if here else row)
     return out
+
+
+def _ghost_row(row: list[Segment], here: dict[int, int], style: Style) -> list[Segment]:
+    """One row with the ghost's dots at the columns of ``here`` (column -> eighth)."""
+    cols = sorted(here)
+    new: list[Segment] = []
+    col = ci = 0
+    for seg in row:
+        text, seg_style = seg.text, seg.style
+        end = col + len(text)
+        if ci >= len(cols) or cols[ci] >= end:
+            new.append(seg)
+            col = end
+            continue
+        start = 0
+        while ci < len(cols) and cols[ci] < end:
+            i = cols[ci] - col
+            cell = _ghost_cell(text[i], seg_style, here[cols[ci]], style)
+            ci += 1
+            if cell is None:
+                continue
+            if i > start:
+                new.append(Segment(text[start:i], seg_style))
+            last = new[-1] if new and start == i else None
+            if last is not None and last.style is cell[1] and last.text[-1] in GHOST_MARKS:
+                new[-1] = Segment(last.text + cell[0], cell[1])
+            else:
+                new.append(Segment(*cell))
+            start = i + 1
+        if start < len(text):
+            new.append(Segment(text[start:], seg_style) if start else seg)
+        col = end
+    return new
+
+
+def _ghost_cell(ch: str, cell_style: Style | None, eighth: int, style: Style
+                ) -> tuple[str, Style] | None:
+    """The ghost's dot in a cell holding ``ch`` (None: the cell is kept)."""
+    fill = _FILL.get(ch)
+    if fill is None:
+        return None  # another ghost's dots are there
+    mark = GHOST_MARKS[eighth - 1]
+    if fill == 0:
+        return mark, style
+    bg = cell_style.bgcolor if cell_style is not None else None
+    if fill < 8 and bg is None:
+        return None  # the top of a bar ending in this cell: the bar is kept
+    under = cell_style.color if cell_style is not None and eighth <= fill else bg
+    return mark, _through(style, under)
+
+
+@lru_cache(maxsize=256)
+def _through(style: Style, under: Color | None) -> Style:
+    """The ghost's colour on a bar's (its dots cutting through the bar)."""
+    return Style(color=style.color, bgcolor=under)
 
 
 def rows_text(rows: list[list[Segment]]) -> Text:

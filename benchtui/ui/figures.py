@@ -263,10 +263,12 @@ def _ops(values: dict[str, float]) -> dict[str, float]:
     return {op: values[op] for op in OPS if op in values}
 
 
-def latency(store: LiveStore, now: float, op: str, host: str | None = None) -> Latency:
-    """p50/p99/p99.9 of ``op`` for one host or (``host=None``) the whole fleet."""
+def latency(store: LiveStore, now: float, op: str, host: str | None = None, *,
+            quantiles: tuple[float, ...] = QUANTILES) -> Latency:
+    """p50/p99/p99.9 of ``op`` for one host or (``host=None``) the whole fleet (those of
+    ``quantiles`` only: the others are None when they come from histograms)."""
     hosts = None if host is None else (host,)
-    merged = store.fleet_latency(QUANTILES, since=since(now), hosts=hosts, op=op)
+    merged = store.fleet_latency(quantiles, since=since(now), hosts=hosts, op=op)
     if merged:
         return Latency(merged.get(0.5), merged.get(0.99), merged.get(0.999), "histogram")
     worst: dict[str, float] = {}
@@ -284,15 +286,17 @@ def latency(store: LiveStore, now: float, op: str, host: str | None = None) -> L
     return Latency()
 
 
-def io_figures(store: LiveStore, host: str | None, now: float
+def io_figures(store: LiveStore, host: str | None, now: float, *,
+               quantiles: tuple[float, ...] = QUANTILES
                ) -> tuple[dict[str, float], dict[str, float], dict[str, Latency]]:
     """IOPS and bandwidth per op (summed over jobs, and for the fleet over hosts) and
     latency percentiles per op (``latency``) of one host or (``host=None``) the fleet, as
     current at ``now``: what a pane's and the header's numbers are, and what a baseline's
-    ghost computes from the baseline's samples (``benchtui.ui.ghost``)."""
+    ghost computes from the baseline's samples (``benchtui.ui.ghost``, p99 only)."""
     iops = _ops(sum_by(fresh(store, "iops", host, now), "op"))
     bandwidth = _ops(sum_by(fresh(store, "bandwidth_bytes", host, now), "op"))
-    lat = {op: latency(store, now, op, host) for op in OPS if op in iops or op in bandwidth}
+    lat = {op: latency(store, now, op, host, quantiles=quantiles)
+           for op in OPS if op in iops or op in bandwidth}
     return iops, bandwidth, {op: v for op, v in lat.items() if not v.empty}
 
 

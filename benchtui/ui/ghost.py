@@ -38,6 +38,7 @@ METRICS = ("iops", "bandwidth_bytes", "latency_seconds", "latency_mean_seconds",
 #: The percentile whose ghost the latency charts draw and whose share the numbers show: the
 #: tail the header compares (fio's other percentile series are not read).
 GHOST_QUANTILE = "0.99"
+_P99 = (0.99,)
 
 
 def chart_key(metric: str, labels: Mapping[str, str]) -> Key:
@@ -90,7 +91,7 @@ class GhostDigest:
         merged histograms) and its latency chart's ghost: the worst job's p99, as the pane's
         chart combines it (its mean, for tools without percentiles)."""
         store = state.store
-        iops, bandwidth, lat = fig.io_figures(store, host, t)
+        iops, bandwidth, lat = fig.io_figures(store, host, t, quantiles=_P99)
         yield from _numbers(iops, bandwidth, lat)
         index = fig.index_of(store)
         percentiles = bool(index.found("latency_seconds", host))
@@ -113,7 +114,7 @@ class GhostDigest:
         reporting them, the fleet's latency percentiles (merged histograms); its charts
         are these numbers."""
         store = state.store
-        iops, bandwidth, lat = fig.io_figures(store, None, t)
+        iops, bandwidth, lat = fig.io_figures(store, None, t, quantiles=_P99)
         for key, value in _numbers(iops, bandwidth, lat):
             yield ("fleet", *key), value
         hosts = {s.host for metric in ("iops", "bandwidth_bytes")
