@@ -228,6 +228,7 @@ BAD_PLANS = [
     pytest.param(HOSTS + '[[step]]\nname = "x"\ntool = "fio"\nflavour = 1\n',
                  "plan.toml:11: unknown key 'flavour' in step \"x\"; the keys of step are: "
                  "name, tool, hosts, args, command, parser, executable, env, jobfile, repeat, "
+                 "select, matrix, "
                  "server, clients, server_args, server_address, timeout, duration",
                  id="unknown-key-no-guess"),
     pytest.param('[hosts.db1]\naddress = "10.0.0.11"\nport = "22"\n',
@@ -565,7 +566,8 @@ KEYS = st.sampled_from([
     "session", "hosts", "step", "monitor", "name", "tool", "args", "jobfile", "address", "local",
     "port", "server", "clients", "command", "parser", "devices", "interval", "repeat", "timeout",
     "duration", "env", "ssh", "user", "allow_destructive", "labels", "db1", "here", "all",
-    "executable", "server_args", "server_address", "remote_dir", "deadline_margin",
+    "executable", "server_args", "server_address", "remote_dir", "deadline_margin", "matrix",
+    "select", "bs", "ioengine",
 ]) | st.text(min_size=1, max_size=6)
 SCALARS = (st.booleans() | st.integers(-2, 70000) | st.floats(allow_nan=True)
            | st.sampled_from(["fio", "iostat", "iperf3", "all", "db1", "here", "x; y", "", "64",

@@ -13,10 +13,10 @@ from textual.pilot import Pilot
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
+from benchtui.model.format import format_count, format_latency
 from benchtui.ui import figures as fig
 from benchtui.ui.app import WINDOWS, ConsoleApp
 from benchtui.ui.detail import HostDetailScreen
-from benchtui.ui.format import format_count, format_latency
 from benchtui.ui.pane import HostPane
 from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
 from benchtui.ui.source import StaticSource

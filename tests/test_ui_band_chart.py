@@ -118,7 +118,7 @@ def test_latency_row_numbers_legend_and_bands(pane: tuple[fig.HostFigures, list[
 
 
 def _formatted(lat: fig.Latency) -> list[str]:
-    from benchtui.ui.format import format_latency
+    from benchtui.model.format import format_latency
 
     return [format_latency(v) for v in (lat.p50, lat.p99, lat.p999)]
 

@@ -13,6 +13,7 @@ from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.widget import Widget
 
+from benchtui.model.format import format_count
 from benchtui.model.sample import Sample
 from benchtui.store.live import LiveStore
 from benchtui.ui.axed_chart import ChartLine, axed_rows, tick_seconds
@@ -26,7 +27,6 @@ from benchtui.ui.charts import (
     spark_text,
     value_range,
 )
-from benchtui.ui.format import format_count
 
 T0 = 1_795_315_256.33
 

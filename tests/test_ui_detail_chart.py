@@ -15,13 +15,13 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.app import App, ComposeResult
 
+from benchtui.model.format import format_latency
 from benchtui.ui import figures as fig
 from benchtui.ui.axed_chart import ChartLine, axed_band_rows, log_labels
 from benchtui.ui.band_chart import BandStyles
 from benchtui.ui.chart_widgets import AxedChart
 from benchtui.ui.charts import rows_text
 from benchtui.ui.detail import HostDetailScreen, chart_slots
-from benchtui.ui.format import format_latency
 from benchtui.ui.latency_chart import BandAxedChart, band_colours
 from benchtui.ui.pane_rows import PaneStyles
 from tests.test_ui_app import make_app, screen_text, settle

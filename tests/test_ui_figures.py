@@ -12,11 +12,11 @@ import pytest
 from rich.console import Console
 
 from benchtui.errors import InputError, UsageError
+from benchtui.model.format import format_count, format_latency
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import HISTOGRAM_METRIC
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
-from benchtui.ui.format import format_count, format_latency
 from benchtui.ui.header import progress_bar
 from benchtui.ui.layout import PANE_MIN_HEIGHT, PANE_MIN_WIDTH, grid_layout
 from benchtui.ui.pane_content import (

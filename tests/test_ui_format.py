@@ -1,4 +1,4 @@
-"""benchtui.ui.format: base units to short strings for people."""
+"""benchtui.model.format: base units to short strings for people."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchtui.ui.format import (
+from benchtui.model.format import (
     MISSING,
     format_bit_rate,
     format_byte_rate,

@@ -19,12 +19,12 @@ from typing import TextIO
 from benchtui.errors import UsageError
 from benchtui.model import events as ev
 from benchtui.model.events import Event
+from benchtui.model.format import format_share
 from benchtui.model.sample import Sample
 from benchtui.session.baseline import BaselineSeries
 from benchtui.store.fleet import FleetState
 from benchtui.store.live import DEFAULT_WINDOW
 from benchtui.ui import figures as fig
-from benchtui.ui.format import format_share
 from benchtui.ui.ghost import Ghost, open_ghost
 
 

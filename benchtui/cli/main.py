@@ -136,6 +136,63 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", help="the session's name (default: the first file's name)")
 
     p = sub.add_parser(
+        "report", help="tables of sessions' steps and hosts, against a baseline",
+        description="Print one row per step and host of each session (and a fleet row per "
+        "step whose percentiles come from the merged histograms): IOPS, bandwidth, latency "
+        "mean/p50/p99/p99.9 per op, device utilisation and await, network and memory "
+        "figures, over each run minus its ramp-up. With --baseline every value is also a "
+        "percentage of the baseline row. --fail-below/--fail-above make it a regression "
+        "gate: exit 3 when a value falls past a threshold (docs/report.md).")
+    p.add_argument("sessions", nargs="+", metavar="SESSION", help="session files to report")
+    p.add_argument("--baseline", metavar="SELECTOR",
+                   help="host=NAME, step=NAME or session=FILE: what every row is compared with")
+    p.add_argument("--baseline-host", metavar="NAME",
+                   help="with session=FILE: compare every host with this host of the baseline "
+                   "session (or 'fleet': with its fleet)")
+    p.add_argument("--format", choices=("md", "csv", "json", "html"), default="md",
+                   help="md (the seeds' tables, default), csv (tidy: one row per value), json, "
+                   "html (one self-contained page: the tables, plots of every step, the "
+                   "hosts' facts)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write the report to FILE (written whole or not at all); default stdout")
+    p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
+                   help="seconds of ramp-up left out at the start of every run (default 5)")
+    p.add_argument("--select", choices=("all", "median", "best"),
+                   help="of a repeated step's runs, show all, the median or the best (IOPS); "
+                   "default: the plan's select, else all")
+    p.add_argument("--figures", choices=("window", "summary"),
+                   help="IOPS, bandwidth and mean latency from the per-second figures over "
+                   "each run's window, or from the tool's end-of-run summary (default: window "
+                   "for recorded sessions, summary for imported ones)")
+    p.add_argument("--fail-below", action="append", metavar="[METRIC=]N%", default=[],
+                   help="exit 3 when a value is below N%% of its baseline (default metrics: "
+                   "IOPS, bandwidth, network, memory, scores); repeatable")
+    p.add_argument("--fail-above", action="append", metavar="[METRIC=]N%", default=[],
+                   help="exit 3 when a value is above N%% of its baseline (default metrics: "
+                   "latency mean and percentiles), e.g. p99=110%%; repeatable")
+
+    p = sub.add_parser(
+        "plot", help="plot one step's per-second IOPS, bandwidth or latency to PNG or SVG",
+        description="Draw one step of a recorded session: the per-second IOPS, bandwidth or "
+        "latency percentiles (p50/p99/p99.9) of every host (or one) over its run, one panel "
+        "per op, the ramp-up left out of report's tables shaded. The format is the output "
+        "file's extension (.png or .svg); the file is written whole or not at all.")
+    p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
+    p.add_argument("--step", required=True, metavar="STEP",
+                   help="the step's name, or one run of a repeated step (randrw#2)")
+    p.add_argument("--metric", default="iops", metavar="METRIC",
+                   help="iops (default), bandwidth or latency")
+    p.add_argument("--host", metavar="NAME", help="only this host (default: every host)")
+    p.add_argument("--select", choices=("median", "best"),
+                   help="of a repeated step's runs, each host's median or best (IOPS) "
+                   "(default: the plan's select)")
+    p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
+                   help="seconds of ramp-up shaded at the start of the run (default 5, as "
+                   "report)")
+    p.add_argument("--output", "-o", metavar="FILE", required=True,
+                   help="the plot to write: FILE.png or FILE.svg")
+
+    p = sub.add_parser(
         "serve", help="run a plan headless and serve Prometheus metrics",
         description="Run the plan with no console and serve its live values on /metrics for "
         "Prometheus while it runs, and for --linger seconds after the last step.")
@@ -148,6 +205,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
     return parser
+
+
+def _seconds(text: str) -> float:
+    from benchtui.model.units import parse_duration
+
+    value = parse_duration(text.strip())
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 5, 10s, 1m)")
+    return value
 
 
 def _histogram_bits(text: str) -> int:
@@ -266,6 +332,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchtui.cli.import_cmd import run_import
 
             return run_import(args)
+        if args.command == "report":
+            from benchtui.cli.report_cmd import run_report
+
+            return run_report(args)
+        if args.command == "plot":
+            from benchtui.cli.plot_cmd import run_plot
+
+            return run_plot(args)
         if args.command == "serve":
             from benchtui.cli.serve_cmd import run_serve
 

@@ -2,7 +2,8 @@
 
 Everything here is already checked and resolved: host names in steps and monitors exist,
 ``"all"`` is expanded, defaults are filled in, jobfile paths are absolute and their text is
-read, args are split into words. Times are seconds, sizes bytes. The objects are frozen.
+read, args are split into words, a step with ``matrix`` is expanded into one ordinary step per
+combination of its values (``sweep``). Times are seconds, sizes bytes. The objects are frozen.
 """
 
 from __future__ import annotations
@@ -82,6 +83,11 @@ class MonitorSpec:
     line: int | None = field(default=None, compare=False)
 
 
+#: What a report shows of a step's repeats (``select``): the typical run, the best, every run.
+SELECT_CHOICES = ("median", "best", "all")
+DEFAULT_SELECT = "all"
+
+
 @dataclass(frozen=True)
 class StepSpec:
     """One ``[[step]]``: a workload that runs on all its hosts at once; steps run in order."""
@@ -107,6 +113,15 @@ class StepSpec:
     #: The step is stopped, successfully, after this long (seconds).
     duration: float | None = None
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: What a report shows of the repeats: one of ``SELECT_CHOICES``.
+    select: str = DEFAULT_SELECT
+    #: The name of the ``[[step]]`` with ``matrix`` this step was expanded from; None for a
+    #: step written as it runs.
+    sweep: str | None = None
+    #: This step's combination of its sweep's values: fio option -> value as fio reads it,
+    #: in the plan's key order (already in ``args`` and ``jobfile_text``); empty: no sweep.
+    matrix: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: Position of the step's ``[[step]]`` table (the steps of one sweep share it).
     index: int = 0
     line: int | None = field(default=None, compare=False)
 

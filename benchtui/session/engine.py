@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from benchtui.errors import HostError
 from benchtui.model import events as ev
@@ -27,7 +29,8 @@ from benchtui.plan.commands import (
     MONITOR,
     SERVER,
     RemoteCommand,
-    expected_run_seconds,
+    Upload,
+    expected_step_seconds,
     monitor_commands,
     step_commands,
 )
@@ -91,6 +94,18 @@ class SessionResult:
 def _without_host(error: HostError) -> str:
     """The error's sentence without its leading host name (the caller names the host)."""
     return str(error).removeprefix(f"{error.host}: ")
+
+
+async def _put(transport: Transport, upload: Upload) -> None:
+    """Copy an upload to its host: its text when it has one (a jobfile as the plan loader
+    checked it, a sweep's values set in it), else the local file."""
+    if upload.text is None:
+        await transport.put_file(str(upload.local), upload.remote)
+        return
+    with tempfile.TemporaryDirectory(prefix="benchtui-") as directory:
+        path = Path(directory) / upload.local.name
+        path.write_bytes(upload.text.encode("utf-8"))
+        await transport.put_file(str(path), upload.remote)
 
 
 def _run_id(*parts: str) -> str:
@@ -284,15 +299,11 @@ class Session:
         label = step.name if step.repeat == 1 else f"{step.name}#{repeat + 1}"
         self.current_step = label
         hosts = [h for h in step.hosts if self._usable(h)]
-        expected = step.duration
-        if expected is None:
-            try:
-                expected = expected_run_seconds(step)
-            except ValueError:  # reported below, where the step's commands are made
-                expected = None
         self.emit(ev.STEP_START, f"step {label} on {', '.join(hosts) or 'no host'}",
-                  step=label, hosts=hosts, tool=step.tool, expected_seconds=expected,
-                  index=step.index, repeat=repeat + 1)
+                  step=label, hosts=hosts, tool=step.tool,
+                  expected_seconds=expected_step_seconds(step), index=step.index,
+                  repeat=repeat + 1, repeats=step.repeat, select=step.select,
+                  sweep=step.sweep, matrix=dict(step.matrix))
         started = time.monotonic()
         try:
             commands = self._step_commands(step)
@@ -346,7 +357,7 @@ class Session:
     async def _upload(self, runs: list[_Run]) -> None:
         for r in runs:
             for up in r.command.uploads:
-                await self.transports[r.command.host].put_file(str(up.local), up.remote)
+                await _put(self.transports[r.command.host], up)
 
     async def _wait_ready(self, servers: list[_Run]) -> None:
         """Until every server printed its first line (it is listening), or a timeout."""

@@ -45,10 +45,10 @@ from textual.widgets import Footer
 from benchtui.errors import BenchtuiError
 from benchtui.model import events as ev
 from benchtui.model.events import Event
+from benchtui.model.format import format_duration
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
 from benchtui.store.fleet import FleetState
 from benchtui.ui.detail import HostDetailScreen
-from benchtui.ui.format import format_duration
 from benchtui.ui.grid import HostGrid
 from benchtui.ui.header import FleetHeader
 from benchtui.ui.pane import HostPane

@@ -52,6 +52,7 @@ from dataclasses import dataclass
 from rich.segment import Segment
 from rich.style import Style
 
+from benchtui.model.format import format_duration
 from benchtui.ui.band_chart import (
     DEFAULT_BAND_STYLES,
     BandStyles,
@@ -71,7 +72,6 @@ from benchtui.ui.charts import (
     overlay_ghost,
     value_range,
 )
-from benchtui.ui.format import format_duration
 
 #: Tick spacings the x axis may use, in seconds.
 NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200,

@@ -46,9 +46,9 @@ from rich.style import Style
 from textual.strip import Strip
 from textual.widget import Widget
 
+from benchtui.model.format import format_count
 from benchtui.ui.axed_chart import ChartLine, axed_rows
 from benchtui.ui.charts import ChartStyles, Points, chart_rows, columns, value_range
-from benchtui.ui.format import format_count
 from benchtui.ui.reused_lines import ReusedLines
 
 Signature = tuple[object, ...]

@@ -21,18 +21,18 @@ from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
 
-from benchtui.store.fleet import FleetState, OutputLine
-from benchtui.store.live import Series
-from benchtui.ui import figures as fig
-from benchtui.ui.axed_chart import ChartLine
-from benchtui.ui.chart_widgets import AxedChart
-from benchtui.ui.format import (
+from benchtui.model.format import (
     format_byte_rate,
     format_bytes,
     format_count,
     format_latency,
     format_ratio,
 )
+from benchtui.store.fleet import FleetState, OutputLine
+from benchtui.store.live import Series
+from benchtui.ui import figures as fig
+from benchtui.ui.axed_chart import ChartLine
+from benchtui.ui.chart_widgets import AxedChart
 from benchtui.ui.latency_chart import BandAxedChart
 from benchtui.ui.pane_rows import LATENCY_NAMES, LATENCY_QUANTILES
 

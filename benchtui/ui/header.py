@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.style import Style
 from rich.text import Text
 
-from benchtui.store.fleet import FleetState
-from benchtui.ui import figures as fig
-from benchtui.ui.format import (
+from benchtui.model.format import (
     format_byte_rate,
     format_count,
     format_duration,
     format_latency,
     format_share,
 )
+from benchtui.store.fleet import FleetState
+from benchtui.ui import figures as fig
 from benchtui.ui.reused_lines import ReusedLines
 
 if TYPE_CHECKING:

@@ -28,11 +28,11 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.color import Color, ColorParseError
 
+from benchtui.model.format import format_latency
 from benchtui.ui.axed_chart import axed_band_rows
 from benchtui.ui.band_chart import BandStyles
 from benchtui.ui.chart_widgets import AxedChart
 from benchtui.ui.charts import ChartStyles
-from benchtui.ui.format import format_latency
 from benchtui.ui.pane_rows import PaneStyles
 from benchtui.ui.themes import ConsoleTheme, theme_variables
 

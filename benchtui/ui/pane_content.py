@@ -25,6 +25,12 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
+from benchtui.model.format import (
+    format_byte_rate,
+    format_count,
+    format_latency,
+    format_ratio,
+)
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
 from benchtui.ui.band_chart import band_levels, band_rows, log_range
@@ -37,12 +43,6 @@ from benchtui.ui.charts import (
     overlay_ghost,
     rows_text,
     value_range,
-)
-from benchtui.ui.format import (
-    format_byte_rate,
-    format_count,
-    format_latency,
-    format_ratio,
 )
 from benchtui.ui.pane_rows import Cells, ChartSpec, PaneStyles, Row, host_rows
 

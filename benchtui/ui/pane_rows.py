@@ -21,10 +21,7 @@ from dataclasses import dataclass, field
 from rich.segment import Segment
 from rich.style import Style
 
-from benchtui.ui import figures as fig
-from benchtui.ui.band_chart import BandStyles
-from benchtui.ui.charts import ChartStyles
-from benchtui.ui.format import (
+from benchtui.model.format import (
     format_bit_rate,
     format_byte_rate,
     format_count,
@@ -32,6 +29,9 @@ from benchtui.ui.format import (
     format_ratio,
     format_share,
 )
+from benchtui.ui import figures as fig
+from benchtui.ui.band_chart import BandStyles
+from benchtui.ui.charts import ChartStyles
 
 Cells = list[Segment]
 

@@ -24,10 +24,10 @@ from textual.binding import Binding, BindingType
 from textual.widget import Widget
 
 from benchtui.model.events import Event
+from benchtui.model.format import format_duration
 from benchtui.session.replay import ReplayPlayer, parse_position
 from benchtui.store.fleet import FleetState
 from benchtui.ui.app import DEFAULT_WINDOW, REFRESH_HZ, ConsoleApp
-from benchtui.ui.format import format_duration
 from benchtui.ui.replay_timeline import TimelineBar
 from benchtui.ui.screens import PromptScreen
 from benchtui.ui.themes import DEFAULT_THEME

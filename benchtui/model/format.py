@@ -1,8 +1,8 @@
 """Base-unit values as short strings for people: the only place benchtui formats numbers.
 
 Everything below the UI keeps seconds, bytes, bytes per second, operations and ratios 0..1
-(see docs/SAMPLES.md). The console shows them through these pure functions, so that a number
-looks the same in the header, a pane, the detail view and the help screen.
+(see docs/SAMPLES.md). The console and ``benchtui report`` show them through these pure
+functions, so that a number looks the same in the header, a pane, the detail view and a report.
 
 Conventions (chosen for a screen that updates every second):
 

@@ -1,0 +1,317 @@
+"""A report built from session files: the rows of every step, host and fleet, and their
+baseline.
+
+For each run of a step on a host (``session/compare.py``'s layout: the run's window from its
+events), the figures come from ``SessionReader.series_stats`` over the run's window minus
+the ramp-up (``--skip``, 5 s by default), restricted to the host's samples labelled with the
+run's step (the workload's, and the monitors' of the same seconds). Nothing else is read: no
+sample is held, and a store that keeps summaries answers without decoding.
+
+Imported sessions (``benchtui import``) have no live timing and their per-interval figures
+are a status line's: they are read from the tools' end-of-run summaries instead.
+
+Repeats: ``select`` (the plan's, or ``--select``) keeps every run (``all``), the run with the
+median IOPS, or the best; baselines are matched by ``session/compare.py`` (the one place that
+decides which step and host a row is compared with).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchtui.errors import CompareError
+from benchtui.report import figures
+from benchtui.report.figures import IoFigures
+from benchtui.report.model import Report, Row
+from benchtui.report.steady import Steadiness, steadiness
+from benchtui.session.compare import (
+    FLEET,
+    SESSION,
+    BaselineSpec,
+    Matching,
+    RunWindow,
+    SessionLayout,
+    counterpart_run,
+    match,
+    parse_baseline,
+)
+from benchtui.store.recording import SessionReader
+from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.series_stats import SeriesStats
+
+#: Seconds skipped at the start of every run by default: fio's first interval holds the
+#: job's set-up (file layout, queue fill), and a device's first seconds are its cache.
+DEFAULT_SKIP = 5.0
+SELECTS = ("all", "median", "best")
+FIGURES = ("window", "summary")
+#: A summary arrives with the run's last output, at most this long after its run_end event.
+_SUMMARY_SLACK = 1.0
+
+Stats = dict[SeriesDef, SeriesStats]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    baseline: str | None = None
+    baseline_host: str | None = None
+    skip: float = DEFAULT_SKIP
+    #: Overrides every step's own ``select`` (None: the plan's, else "all").
+    select: str | None = None
+    #: Where IOPS, bandwidth and mean latency come from: "window" (per-interval figures over
+    #: the window) or "summary" (the tool's end-of-run figures); None: window for recorded
+    #: sessions, summary for imported ones.
+    figures: str | None = None
+    #: Only these steps (by name; None: every step): what ``benchtui plot`` reads.
+    steps: tuple[str, ...] | None = None
+
+
+@dataclass
+class _RunFigures:
+    run: RunWindow
+    io: IoFigures
+    row: Row
+
+
+def _in_step(host: str, label: str) -> Callable[[SeriesDef], bool]:
+    pair = ("step", label)
+
+    def wanted(d: SeriesDef) -> bool:
+        return d.host == host and pair in d.labels
+    return wanted
+
+
+def _merge(into: Stats, part: Stats) -> None:
+    for d, st in part.items():
+        have = into.get(d)
+        if have is None:
+            into[d] = st  # each part is a fresh object of its own
+        else:
+            have.merge(st)
+
+
+class _SessionRows:
+    """One session's rows, before baselines."""
+
+    def __init__(self, reader: SessionReader, name: str, options: ReportOptions,
+                 warnings: list[str]) -> None:
+        self.reader = reader
+        self.name = name
+        self.options = options
+        self.warnings = warnings
+        self.layout = SessionLayout.from_events(reader.events())
+        self.imported = reader.meta.imported
+        self.rows: list[Row] = []
+        #: (step, host) -> every run's row, in repeat order (before select)
+        self.runs: dict[tuple[str, str], list[Row]] = defaultdict(list)
+
+    def build(self) -> None:
+        short: list[str] = []
+        for step in self.layout.steps:
+            if self.options.steps is not None and step not in self.options.steps:
+                continue
+            by_label: dict[str, list[_RunFigures]] = defaultdict(list)
+            for run in self.layout.runs_of(step):
+                by_label[run.label].append(self._host_run(run, short))
+            for label, parts in by_label.items():
+                fleet = self._fleet_row(step, label, parts)
+                if fleet is not None:
+                    self.runs[(step, FLEET)].append(fleet)
+                for p in parts:
+                    self.runs[(step, p.run.host)].append(p.row)
+            select = self._select_of(step)
+            for host in [*self._in_order(self.layout.hosts(step)), FLEET]:
+                self.rows.extend(_selected(self.runs.get((step, host), []), select))
+        if short:
+            self.warnings.append(
+                f"{self.name}: {len(short)} run(s) were shorter than twice the skip of "
+                f"{self.options.skip:g} s and are reported over their whole length "
+                f"(e.g. {short[0]})")
+
+    def _in_order(self, hosts: tuple[str, ...]) -> list[str]:
+        """A step's hosts in the session's order (the plan's, or an imported report's)."""
+        order = {h: i for i, h in enumerate(self.reader.meta.hosts)}
+        return sorted(hosts, key=lambda h: order.get(h, len(order)))
+
+    def _select_of(self, step: str) -> str:
+        if self.options.select is not None:
+            return self.options.select
+        chosen = self.layout.step_data.get(step, {}).get("select")
+        return chosen if isinstance(chosen, str) and chosen in SELECTS else "all"
+
+    def _host_run(self, run: RunWindow, short: list[str]) -> _RunFigures:
+        reader = self.reader
+        t1 = run.t1 if run.t1 is not None else reader.end + 1e-6
+        wanted = _in_step(run.host, run.label)
+        steady = None
+        prefer_summary = self.imported if self.options.figures is None \
+            else self.options.figures == "summary"
+        if self.imported:
+            w0 = run.t0
+            window = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted)
+            summary: Stats | None = window
+        else:
+            skip = self.options.skip
+            w0 = run.t0 + skip
+            if t1 - w0 < skip:
+                w0 = run.t0
+                if skip > 0:
+                    short.append(f"{run.label} on {run.host}")
+            window, steady = self._window(w0, t1, wanted)
+            summary = None
+            if prefer_summary or _wants_summary(window):
+                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted)
+        io = figures.io_figures(window, summary, prefer_summary=prefer_summary)
+        values = figures.io_values(io) + figures.device_values(window) \
+            + figures.other_values(window, summary, prefer_summary=prefer_summary)
+        row = Row(self.name, run.step, run.host, run.label, run.repeat, w0, t1, values,
+                  steady, ok=run.ok, matrix=self._matrix(run.step))
+        return _RunFigures(run, io, row)
+
+    def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool]
+                ) -> tuple[Stats, Steadiness | None]:
+        """The window's stats, read in three parts (first half, third and fourth quarter)
+        for the steadiness test."""
+        mid, q3 = w0 + (t1 - w0) / 2, w0 + 3 * (t1 - w0) / 4
+        first = self.reader.series_stats(w0, mid, wanted)
+        third = self.reader.series_stats(mid, q3, wanted)
+        fourth = self.reader.series_stats(q3, t1, wanted)
+        steady = steadiness(third, fourth)
+        window: Stats = {}
+        for part in (first, third, fourth):
+            _merge(window, part)
+        return window, steady
+
+    def _fleet_row(self, step: str, label: str, parts: list[_RunFigures]) -> Row | None:
+        io = [p.io for p in parts if p.io.iops or p.io.bandwidth]
+        if not io:
+            return None
+        fleet = figures.fleet_io(io)
+        first = parts[0].run
+        t0 = min(p.row.t0 for p in parts)
+        t1 = max(p.row.t1 for p in parts)
+        ok = None if any(p.run.ok is None for p in parts) else all(p.run.ok for p in parts)
+        return Row(self.name, step, FLEET, label, first.repeat, t0, t1,
+                   figures.io_values(fleet), ok=ok, matrix=self._matrix(step))
+
+    def _matrix(self, step: str) -> dict[str, str]:
+        """A sweep step's option values (the ``step_start`` event's ``matrix``)."""
+        matrix = self.layout.step_data.get(step, {}).get("matrix")
+        return {str(k): str(v) for k, v in matrix.items()} if isinstance(matrix, dict) else {}
+
+
+def _wants_summary(window: Stats) -> bool:
+    """A run's end-of-run summary is read only when the window lacks what it gives: I/O
+    without histograms (the tool's run percentiles), or a tool that prints figures only at
+    the end (mbw, UnixBench, iperf)."""
+    has_io = any(d.metric in ("iops", "bandwidth_bytes") for d in window)
+    has_hist = any(d.metric == "latency_histogram" for d in window)
+    return not has_io or not has_hist
+
+
+def _size(row: Row) -> float:
+    """What ``select`` ranks runs by: total IOPS, else bandwidth, else network, else the
+    first value."""
+    for metric in ("iops", "bandwidth_bytes", "net_bandwidth_bytes", "mem_bandwidth_bytes",
+                   "benchmark_score"):
+        found = [v.value for v in row.values if v.metric == metric and v.op != "total"] \
+            or [v.value for v in row.values if v.metric == metric]
+        if found:
+            return sum(found)
+    return row.values[0].value if row.values else 0.0
+
+
+def _selected(runs: list[Row], select: str) -> list[Row]:
+    if len(runs) <= 1 or select == "all":
+        return runs
+    ranked = sorted(runs, key=_size)
+    chosen = ranked[-1] if select == "best" else ranked[(len(ranked) - 1) // 2]
+    chosen.selected_from = len(runs)
+    chosen.selected_by = select
+    return [chosen]
+
+
+def _rows_of(path: str, options: ReportOptions, warnings: list[str]
+             ) -> tuple[_SessionRows, SessionReader]:
+    reader = SessionReader.open(path)
+    name = reader.meta.name or Path(path).stem
+    rows = _SessionRows(reader, name, options, warnings)
+    rows.build()
+    for w in reader.warnings:
+        warnings.append(f"{path}: {w}")
+    return rows, reader
+
+
+def _baseline_row(matching: Matching, base: _SessionRows, row: Row) -> Row | None:
+    key = matching.baseline_of(row.step, row.host)
+    if key is None:
+        return None
+    bstep, bhost = key
+    candidates = [r for r in base.rows if r.step == bstep and r.host == bhost]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    run = counterpart_run(base.layout, bstep, bhost, row.repeat)
+    label = run.label if run is not None else None
+    return next((r for r in candidates if r.label == label), candidates[-1])
+
+
+def _compare(rows: _SessionRows, matching: Matching, base: _SessionRows) -> None:
+    for row in rows.rows:
+        b = _baseline_row(matching, base, row)
+        if b is None:
+            continue
+        row.baseline = f"{b.step} / {b.host}" + (f" ({base.name})" if base is not rows else "")
+        by_key = {v.key: v for v in b.values}
+        for v in row.values:
+            bv = by_key.get(v.key)
+            if bv is not None:
+                v.baseline = bv.value
+
+
+def build_report(paths: Sequence[str], options: ReportOptions) -> Report:
+    """The report of ``paths`` (RecordingError for a file that is not a session,
+    CompareError for a baseline that does not exist or matches nothing)."""
+    warnings: list[str] = []
+    spec: BaselineSpec | None = None
+    if options.baseline is not None:
+        spec = parse_baseline(options.baseline, baseline_host=options.baseline_host)
+    elif options.baseline_host is not None:
+        raise CompareError("--baseline-host goes with --baseline session=FILE")
+    if options.select is not None and options.select not in SELECTS:
+        raise CompareError(f"--select {options.select!r} is not a choice", known=SELECTS)
+    if options.figures is not None and options.figures not in FIGURES:
+        raise CompareError(f"--figures {options.figures!r} is not a choice", known=FIGURES)
+    sessions: list[_SessionRows] = []
+    readers: list[SessionReader] = []
+    try:
+        for path in paths:
+            rows, reader = _rows_of(path, options, warnings)
+            sessions.append(rows)
+            readers.append(reader)
+        base: _SessionRows | None = None
+        if spec is not None and spec.kind == SESSION:
+            base, reader = _rows_of(spec.value, options, warnings)
+            readers.append(reader)
+        unmatched: list[str] = []
+        for rows in sessions:
+            if spec is None:
+                continue
+            other = base if base is not None else rows
+            matching = match(rows.layout, spec, base.layout if base is not None else None)
+            _compare(rows, matching, other)
+            unmatched.extend(s for s in matching.unmatched_steps if s not in unmatched)
+    finally:
+        for reader in readers:
+            reader.close()
+    report = Report([s.name for s in sessions], [r for s in sessions for r in s.rows],
+                    spec, unmatched, warnings, options.skip, figures=options.figures)
+    for s in sessions:
+        report.facts[s.name] = s.reader.meta.facts
+        report.paths[s.name] = s.reader.path
+        report.imported[s.name] = s.imported
+    if not report.rows:
+        warnings.append("no step ran in " + ", ".join(paths))
+    return report
+

@@ -1,0 +1,112 @@
+"""The regression gate: ``--fail-below 95%`` and ``--fail-above p99=110%``.
+
+A threshold is a percentage of the baseline, for one metric (``iops=95%``) or, without a
+name, for a family: ``--fail-below`` for the throughput figures (IOPS, bandwidth, network,
+memory, scores: lower is worse), ``--fail-above`` for the latency figures (higher is worse).
+Every value of every row that has a baseline is checked; the values that fall past a
+threshold are the *regressions* the command prints and exits 3 for.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from benchtui.errors import UsageError
+from benchtui.model.format import format_metric
+from benchtui.report.model import Report, Row, Value
+
+#: Names a threshold may give, and the metrics they stand for.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "iops": ("iops",),
+    "bw": ("bandwidth_bytes",), "bandwidth": ("bandwidth_bytes",),
+    "net": ("net_bandwidth_bytes",), "mem": ("mem_bandwidth_bytes",),
+    "score": ("benchmark_score",),
+    "mean": ("latency_mean_seconds",), "p50": ("latency_p50_seconds",),
+    "p99": ("latency_p99_seconds",), "p99.9": ("latency_p999_seconds",),
+    "p999": ("latency_p999_seconds",),
+    "latency": ("latency_mean_seconds", "latency_p50_seconds", "latency_p99_seconds",
+                "latency_p999_seconds"),
+    "await": ("disk_await_seconds",), "util": ("disk_util_ratio",),
+    "retransmits": ("net_retransmits",),
+}
+THROUGHPUT = ("iops", "bandwidth_bytes", "net_bandwidth_bytes", "mem_bandwidth_bytes",
+              "benchmark_score")
+LATENCY = ALIASES["latency"]
+BELOW, ABOVE = "below", "above"
+
+_THRESHOLD = re.compile(r"^(?:(?P<name>[A-Za-z_][\w.]*)\s*=\s*)?(?P<pct>\d+(?:\.\d+)?)\s*%?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Threshold:
+    direction: str          #: BELOW or ABOVE
+    metrics: tuple[str, ...]
+    percent: float
+    text: str               #: as the user gave it
+
+    def fails(self, v: Value) -> bool:
+        pct = v.percent
+        if pct is None or v.metric not in self.metrics:
+            return False
+        return pct < self.percent if self.direction == BELOW else pct > self.percent
+
+
+def parse_threshold(text: str, direction: str) -> Threshold:
+    """``95%``, ``95``, ``iops=95%``, ``p99=110%`` -> Threshold; UsageError (one sentence)
+    for anything else."""
+    option = f"--fail-{direction}"
+    m = _THRESHOLD.match(text.strip())
+    if m is None:
+        raise UsageError(f"{option} {text!r} is not a threshold: give a percentage of the "
+                         f"baseline, alone or for a metric (e.g. {option} "
+                         f"{'95%' if direction == BELOW else 'p99=110%'})")
+    name = (m.group("name") or "").lower()
+    if name:
+        metrics = ALIASES.get(name) or ((name,) if name.endswith(
+            ("_seconds", "_bytes", "_ratio")) or name in THROUGHPUT else None)
+        if metrics is None:
+            raise UsageError(f"{option}: {name!r} is not a metric a report has; give one of "
+                             f"{', '.join(ALIASES)} (or a metric name of docs/report.md)")
+    else:
+        metrics = THROUGHPUT if direction == BELOW else LATENCY
+    return Threshold(direction, metrics, float(m.group("pct")), text.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class Regression:
+    row: Row
+    value: Value
+    threshold: Threshold
+
+
+def regressions(report: Report, thresholds: list[Threshold]) -> list[Regression]:
+    """Every value past a threshold, in the report's order."""
+    out: list[Regression] = []
+    for row in report.rows:
+        for v in row.values:
+            for th in thresholds:
+                if th.fails(v):
+                    out.append(Regression(row, v, th))
+                    break
+    return out
+
+
+def describe(found: list[Regression], sessions: int) -> list[str]:
+    """The regressions as lines of a plain-text table (step, host, metric, baseline, now,
+    percent, the threshold crossed)."""
+    header = ("step", "host", "metric", "baseline", "now", "%", "threshold")
+    rows = []
+    for r in found:
+        host = r.row.host if sessions <= 1 else f"{r.row.session} / {r.row.host}"
+        metric = r.value.metric + (f" {r.value.op}" if r.value.op else "") \
+            + (f" {r.value.item}" if r.value.item else "")
+        pct = r.value.percent
+        rows.append((r.row.label, host, metric,
+                     format_metric(r.value.metric, r.value.baseline),
+                     format_metric(r.value.metric, r.value.value),
+                     f"{pct:.1f}%" if pct is not None else "",
+                     f"{r.threshold.direction} {r.threshold.text}"))
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(line, widths, strict=True)).rstrip()
+            for line in (header, *rows)]

@@ -1,0 +1,246 @@
+"""A report as the seeds write theirs: Markdown tables, every value followed by its
+percentage of the baseline ("22.1k (113%)").
+
+- An overview: with several hosts, one row per host and two columns (IOPS, bandwidth) per
+  step, as seed 000's conclusion table; with one host, one row per step (a sweep's table).
+- Then, with several hosts, one table per step: IOPS, bandwidth and latency (mean, p50,
+  p99, p99.9) per op, the busiest device's utilisation and await, network and memory
+  figures where the tools gave them, and the steadiness verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import IO
+
+from benchtui.model.format import MISSING, format_duration, format_metric
+from benchtui.report.model import Report, Row, Value
+from benchtui.session.compare import FLEET
+
+_OP_SHORT = {"read": "r", "write": "w", "trim": "t", "total": "", "send": "send",
+             "receive": "recv"}
+_LATENCY = (("latency_mean_seconds", "mean"), ("latency_p50_seconds", "p50"),
+            ("latency_p99_seconds", "p99"), ("latency_p999_seconds", "p99.9"))
+
+
+def _pct(p: float | None) -> str:
+    return "" if p is None else f" ({p:.0f}%)"
+
+
+def _cell(metric: str, value: float | None, baseline: float | None) -> str:
+    if value is None:
+        return MISSING
+    pct = None if baseline in (None, 0) or baseline is None else 100.0 * value / baseline
+    return format_metric(metric, value) + _pct(pct)
+
+
+def _value_cell(v: Value | None) -> str:
+    return MISSING if v is None else _cell(v.metric, v.value, v.baseline)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(_escape(h) for h in header) + " |",
+           "|" + "|".join("---" for _ in header) + "|"]
+    out.extend("| " + " | ".join(_escape(c) for c in r) + " |" for r in rows)
+    return out
+
+
+def total(row: Row, metric: str) -> tuple[float | None, float | None]:
+    """A row's figure over its ops (read + write, or the tool's total), with its baseline."""
+    found = [v for v in row.values if v.metric == metric and v.op != "total"] \
+        or [v for v in row.values if v.metric == metric]
+    if not found:
+        return None, None
+    base = None if any(v.baseline is None for v in found) else sum(
+        v.baseline or 0.0 for v in found)
+    return sum(v.value for v in found), base
+
+
+def row_name(row: Row, sessions: int) -> str:
+    """What a table calls a row: the host (with its session when there are several, and
+    its run of a repeated step)."""
+    host = "fleet" if row.host == FLEET else row.host
+    name = f"{row.session} / {host}" if sessions > 1 else host
+    if row.selected_from > 1:
+        name += f" ({row.selected_by} of {row.selected_from} runs)"
+    elif row.label != row.step:
+        name += f" (run {row.repeat})"
+    return name
+
+
+def _ops(rows: list[Row], metric: str) -> list[str]:
+    seen = {v.op for r in rows for v in r.values if v.metric == metric}
+    return [op for op in ("read", "write", "trim", "total", "send", "receive", "")
+            if op in seen]
+
+
+def _busiest_device(row: Row) -> tuple[Value | None, list[Value]]:
+    utils = [v for v in row.values if v.metric == "disk_util_ratio"]
+    if not utils:
+        return None, []
+    top = max(utils, key=lambda v: v.value)
+    awaits = [v for v in row.values if v.metric == "disk_await_seconds" and v.item == top.item
+              and v.op in ("read", "write", "total")]
+    return top, awaits
+
+
+def _steady(row: Row) -> str:
+    if row.steadiness is None:
+        return MISSING
+    return "yes" if row.steadiness.steady else "NO: " + row.steadiness.describe().split(
+        ": ", 1)[1]
+
+
+def _columns(rows: list[Row]) -> list[tuple[str, Callable[[Row], str]]]:
+    """The columns a set of rows has values for, in the order a reader scans them."""
+    cols: list[tuple[str, Callable[[Row], str]]] = []
+
+    def by(metric: str, op: str, item: str = "") -> Callable[[Row], str]:
+        return lambda r: _value_cell(r.get(metric, op, item))
+
+    for metric, name in (("iops", "IOPS"), ("bandwidth_bytes", "BW")):
+        for op in _ops(rows, metric):
+            cols.append((f"{name} {_OP_SHORT.get(op, op)}".strip(), by(metric, op)))
+    for op in _ops(rows, "latency_mean_seconds") or _ops(rows, "latency_p99_seconds"):
+        for metric, name in _LATENCY:
+            if any(r.get(metric, op) for r in rows):
+                cols.append((f"{_OP_SHORT.get(op, op)} {name}".strip(), by(metric, op)))
+    if any(_busiest_device(r)[0] for r in rows):
+        def util(r: Row) -> str:
+            top, _ = _busiest_device(r)
+            return MISSING if top is None else f"{_value_cell(top)} {top.item}"
+
+        def await_(r: Row) -> str:
+            _, awaits = _busiest_device(r)
+            return " / ".join(f"{_OP_SHORT.get(v.op, v.op)} {_value_cell(v)}".strip()
+                              for v in awaits) or MISSING
+        cols += [("disk util", util), ("disk await", await_)]
+    for op in _ops(rows, "net_bandwidth_bytes"):
+        cols.append((f"net {op}", by("net_bandwidth_bytes", op)))
+    if any(r.get("net_retransmits") for r in rows):
+        cols.append(("retransmits", by("net_retransmits", "")))
+    for metric, name in (("mem_bandwidth_bytes", "mem"), ("benchmark_score", "score")):
+        items = sorted({v.item for r in rows for v in r.values if v.metric == metric})
+        for item in items:
+            cols.append((f"{name} {item}", by(metric, "", item)))
+    if any(r.steadiness is not None for r in rows):
+        cols.append(("steady", _steady))
+    return cols
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a report, as the cells' text: the Markdown and HTML formats lay out the
+    same tables with the same words (``title`` empty: the report's only table)."""
+
+    title: str
+    #: The step the table is of (None: the overview of every step, or the one-host table).
+    step: str | None
+    header: list[str]
+    body: list[list[str]]
+
+
+def _overview_by_host(report: Report, steps: list[str]) -> Table:
+    """One row per host (per run, for repeats all shown), two columns per step."""
+    header = ["host"] + [f"{s} {k}" for s in steps for k in ("IOPS", "BW")]
+    keys: dict[tuple[str, str, int], dict[str, Row]] = {}
+    for r in report.rows:
+        run = r.repeat if r.label != r.step and r.selected_from <= 1 else 0
+        keys.setdefault((r.session, r.host, run), {})[r.step] = r
+    body = []
+    for (session, host, run), by_step in sorted(keys.items(),
+                                                key=lambda kv: kv[0][1] == FLEET):
+        name = "fleet" if host == FLEET else host
+        if len(report.sessions) > 1:
+            name = f"{session} / {name}"
+        cells = [name + (f" (run {run})" if run else "")]
+        for s in steps:
+            found = by_step.get(s)
+            for metric in ("iops", "bandwidth_bytes"):
+                value, base = total(found, metric) if found else (None, None)
+                cells.append(_cell(metric, value, base))
+        body.append(cells)
+    return Table("IOPS and bandwidth by step", None, header, body)
+
+
+def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
+        list[str], list[list[str]]]:
+    cols = _columns(rows)
+    # a sweep's options as columns of their own, so that the table reads as a matrix
+    keys = list(dict.fromkeys(k for r in rows for k in r.matrix)) if with_step else []
+    header = (["step"] if with_step else []) + keys + ["host"] + [c[0] for c in cols]
+    body = []
+    for r in rows:
+        body.append(([r.step] if with_step else []) + [r.matrix.get(k, "") for k in keys]
+                    + [row_name(r, len(report.sessions))] + [f(r) for _, f in cols])
+    return header, body
+
+
+def intro(report: Report) -> list[str]:
+    """The lines under the title: the sessions, the baseline, the window, the warnings
+    (Markdown list items, with ``**`` and backquotes the only markup)."""
+    lines = []
+    for name in report.sessions:
+        imported = report.imported.get(name)
+        summary = report.figures == "summary" or (report.figures is None and imported)
+        how = ("imported" if imported else "recorded") + (
+            ": figures from the tools' end-of-run summaries" if summary else "")
+        lines.append(f"- session **{name}**: `{report.paths.get(name, '')}`, {how}")
+    if report.baseline is not None:
+        lines.append(f"- baseline: {report.baseline.describe()}; every value is followed by "
+                     "its percentage of the baseline's")
+    if report.figures == "window" or (report.figures is None and any(
+            not report.imported.get(n) for n in report.sessions)):
+        lines.append(f"- window: each run from {format_duration(report.skip)} after its start "
+                     "(ramp-up skipped) to its end; IOPS and bandwidth are means over it, "
+                     "latency percentiles quantiles of the merged per-second histograms")
+    if report.unmatched_steps:
+        lines.append("- steps with no baseline: " + ", ".join(report.unmatched_steps))
+    for w in report.warnings:
+        lines.append(f"- warning: {w}")
+    return lines
+
+
+def title(report: Report) -> str:
+    return f"benchtui report: {', '.join(report.sessions)}"
+
+
+def one_host(report: Report) -> bool:
+    """One host (or none): a single table with a step column, no overview."""
+    return len({r.host for r in report.rows if r.host != FLEET}) <= 1
+
+
+def report_tables(report: Report) -> list[Table]:
+    """The report's tables: with one host, one table of every step; with several, the
+    overview (IOPS and bandwidth by step, when there are several steps) and one table per
+    step."""
+    steps = report.steps()
+    if one_host(report):
+        rows = [r for r in report.rows if r.host != FLEET] or report.rows
+        return [Table("", None, *_step_table(report, rows, with_step=True))]
+    tables = []
+    if len(steps) > 1:
+        tables.append(_overview_by_host(report, steps))
+    for step in steps:
+        rows = [r for r in report.rows if r.step == step]
+        tables.append(Table(step, step, *_step_table(report, rows, with_step=False)))
+    return tables
+
+
+def render_markdown(report: Report) -> str:
+    lines = [f"# {title(report)}", "", *intro(report), ""]
+    for table in report_tables(report):
+        if table.title:
+            lines += [f"## {table.title}", ""]
+        lines += _table(table.header, table.body)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_markdown(report: Report, out: IO[str]) -> None:
+    out.write(render_markdown(report))

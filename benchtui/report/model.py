@@ -1,0 +1,111 @@
+"""What a report is, as plain data: rows of values, each value with its baseline.
+
+A *row* is one run of a step on one host (or the step's fleet: every host together) of one
+session; its *values* are figures in base units (ops/s, bytes/s, seconds, ratios), each
+named by a metric (docs/SAMPLES.md's names where one fits, ``latency_p99_seconds`` and the
+like for a window's percentiles), an op (read/write/..., send/receive) and an item (a device,
+a memory copy method, a score's test). The formats (``formats.py``, ``markdown.py``) only
+lay them out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from benchtui.session.compare import FLEET, BaselineSpec
+
+if TYPE_CHECKING:
+    from benchtui.report.steady import Steadiness
+
+#: Metrics where a larger value is worse (a regression gate's ``--fail-above``).
+HIGHER_IS_WORSE = frozenset({
+    "latency_mean_seconds", "latency_p50_seconds", "latency_p99_seconds",
+    "latency_p999_seconds", "disk_await_seconds", "net_retransmits",
+})
+
+
+@dataclass(slots=True)
+class Value:
+    metric: str
+    op: str
+    value: float
+    unit: str
+    #: A device, a memory copy method, a benchmark test: what the value is of, besides op.
+    item: str = ""
+    #: Where the figure came from: "interval" (window mean), "summary" (the tool's own
+    #: end-of-run figure), "histogram" (quantiles of merged histograms), "percentiles" (the
+    #: tool's own), "mean".
+    source: str = ""
+    baseline: float | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.metric, self.op, self.item)
+
+    @property
+    def percent(self) -> float | None:
+        """The value as a percentage of its baseline (None without one, or against 0)."""
+        if self.baseline is None or self.baseline == 0:
+            return None
+        return 100.0 * self.value / self.baseline
+
+
+@dataclass(slots=True)
+class Row:
+    session: str
+    step: str
+    host: str
+    #: The step's label as recorded (``randread#2``): which run this row is.
+    label: str
+    repeat: int
+    #: The window the figures cover (epoch seconds).
+    t0: float
+    t1: float
+    values: list[Value] = field(default_factory=list)
+    steadiness: Steadiness | None = None
+    #: Runs of the step this row stands for (``select``: median or best of N), when > 1.
+    selected_from: int = 1
+    #: How it was chosen from them: "median" or "best" (with ``selected_from`` > 1).
+    selected_by: str = ""
+    #: The baseline row this one is compared with: "step / host", when there is one.
+    baseline: str = ""
+    ok: bool | None = None
+    #: A sweep's values for this step (the plan's ``matrix``: option -> value), else empty.
+    matrix: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_fleet(self) -> bool:
+        return self.host == FLEET
+
+    def get(self, metric: str, op: str = "", item: str = "") -> Value | None:
+        for v in self.values:
+            if v.metric == metric and v.op == op and v.item == item:
+                return v
+        return None
+
+
+@dataclass(slots=True)
+class Report:
+    #: The sessions' names (file stems), in the order given.
+    sessions: list[str]
+    rows: list[Row]
+    baseline: BaselineSpec | None = None
+    #: Steps of the sessions with no counterpart in the baseline.
+    unmatched_steps: list[str] = field(default_factory=list)
+    #: Sentences for the user (damaged files, windows shorter than the skip, ...).
+    warnings: list[str] = field(default_factory=list)
+    #: Seconds skipped at the start of every run (ramp-up).
+    skip: float = 0.0
+    #: session name -> its path, host facts and whether it was imported.
+    facts: dict[str, dict[str, dict[str, object]]] = field(default_factory=dict)
+    paths: dict[str, str] = field(default_factory=dict)
+    imported: dict[str, bool] = field(default_factory=dict)
+    #: ReportOptions.figures: "window", "summary", or None (each session's default).
+    figures: str | None = None
+
+    def steps(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for r in self.rows:
+            seen.setdefault(r.step)
+        return list(seen)

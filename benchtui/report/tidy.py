@@ -1,0 +1,95 @@
+"""A report as data for programs: tidy CSV (one row per session, step, host, metric, op and
+item) and JSON.
+
+The CSV is long, not wide, so that pandas (``pd.read_csv``) and spreadsheets take it as it
+is: filter by ``metric``, pivot by ``host`` or ``step``. Values are in base units (``unit``
+says which); ``percent_of_baseline`` is 100 x value / baseline_value, empty without a
+baseline.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from typing import IO
+
+import orjson
+
+from benchtui.report.model import Report, Row, Value
+
+CSV_COLUMNS = ("session", "step", "host", "metric", "op", "value", "unit", "baseline_value",
+               "percent_of_baseline", "item", "repeat", "runs", "source", "baseline",
+               "steady", "window_start", "window_end")
+
+
+def _num(v: float | None) -> str:
+    if v is None:
+        return ""
+    return repr(round(v, 12)) if v != int(v) or abs(v) >= 1e15 else str(int(v))
+
+
+def _steady(row: Row) -> str:
+    if row.steadiness is None:
+        return ""
+    return "yes" if row.steadiness.steady else "no"
+
+
+def csv_rows(report: Report) -> Iterator[list[str]]:
+    for row in report.rows:
+        for v in row.values:
+            pct = v.percent
+            yield [row.session, row.step, row.host, v.metric, v.op, _num(v.value), v.unit,
+                   _num(v.baseline), "" if pct is None else f"{pct:.2f}", v.item,
+                   str(row.repeat), str(row.selected_from), v.source, row.baseline,
+                   _steady(row), f"{row.t0:.3f}", f"{row.t1:.3f}"]
+
+
+def write_csv(report: Report, out: IO[str]) -> None:
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    w.writerows(csv_rows(report))
+
+
+def _value(v: Value) -> dict[str, object]:
+    d: dict[str, object] = {"metric": v.metric, "op": v.op, "value": v.value, "unit": v.unit}
+    if v.item:
+        d["item"] = v.item
+    if v.source:
+        d["source"] = v.source
+    if v.baseline is not None:
+        d["baseline_value"] = v.baseline
+        d["percent_of_baseline"] = v.percent
+    return d
+
+
+def as_dict(report: Report) -> dict[str, object]:
+    """The report as plain JSON-able data (the same rows and values as the CSV, nested)."""
+    rows = []
+    for r in report.rows:
+        row: dict[str, object] = {
+            "session": r.session, "step": r.step, "host": r.host, "label": r.label,
+            "repeat": r.repeat, "runs": r.selected_from, "selected_by": r.selected_by or None,
+            "window": [r.t0, r.t1], "ok": r.ok,
+            "baseline": r.baseline or None, "values": [_value(v) for v in r.values]}
+        if r.matrix:
+            row["matrix"] = r.matrix
+        if r.steadiness is not None:
+            s = r.steadiness
+            row["steady"] = {"steady": s.steady, "cv": s.cv, "trend": s.trend,
+                             "points": s.points, "verdict": s.describe()}
+        rows.append(row)
+    return {
+        "sessions": [{"name": n, "path": report.paths.get(n), "imported": report.imported.get(n),
+                      "facts": report.facts.get(n, {})} for n in report.sessions],
+        "baseline": report.baseline.describe() if report.baseline else None,
+        "skip_seconds": report.skip,
+        "unmatched_steps": report.unmatched_steps,
+        "warnings": report.warnings,
+        "rows": rows,
+    }
+
+
+def write_json(report: Report, out: IO[str]) -> None:
+    out.write(orjson.dumps(as_dict(report), option=orjson.OPT_INDENT_2
+                           | orjson.OPT_NON_STR_KEYS).decode())
+    out.write("\n")
