@@ -245,6 +245,7 @@ def child(mode: str, hosts: int, seconds: float, size: tuple[int, int], driver: 
         run = ghost.run
         result["pane_paints"] = len(paints)
         result["ghost_points"] = sum(len(p) for p in run._load.points.values()) if run else 0
+        result["ghost_worker_cpu"] = ghost.baseline.cpu_seconds
         ghost.close()
         path.unlink()
         path.parent.rmdir()

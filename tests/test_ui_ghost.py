@@ -7,7 +7,10 @@ without a ghost, with one sentence."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -25,7 +28,7 @@ from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.ghost import Ghost, GhostDigest, open_ghost
 from benchtui.ui.replay import ReplayApp, ReplaySource
 from benchtui.ui.source import StaticSource
-from tests.baseline_recording import STEP, BaselinePair
+from tests.baseline_recording import NEW_FIO, STEP, BaselinePair, plan_text
 from tests.replay_recording import RecordedRun
 from tests.test_ui_app import screen_text, settle
 
@@ -227,3 +230,23 @@ def test_figures_outside_the_run_are_not_compared(baseline_pair: BaselinePair) -
     assert ghost.value("here", ("iops", "read"), later) is None
     ghost.close()
     reader.close()
+
+
+def test_record_against_a_baseline_says_each_steps_shares(
+        baseline_pair: BaselinePair, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+        ) -> None:
+    """``record --baseline``: no screen, one line per step with the fleet's shares."""
+    scratch = Path("/var/tmp") / f"benchtui-ghost-{uuid.uuid4().hex[:8]}"
+    scratch.mkdir()
+    try:
+        (scratch / "fio.dat").write_bytes(os.urandom(8 << 20))
+        plan = tmp_path / "plan.toml"
+        plan.write_text(plan_text(scratch, *NEW_FIO))
+        code = main(["record", str(plan), "-o", str(tmp_path / "new.btr"),
+                     "--baseline", str(baseline_pair.old)])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert re.search(r"step randread against old\.btr: fleet IOPS r (4\d|5\d)%, fleet p99 "
+                     r"r \d+% of the baseline's \(mean over \d+ s\)", err), err

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import time
 from array import array
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -182,6 +183,8 @@ class BaselineSeries:
         self._job: Future[None] | None = None
         self._lock = threading.Lock()  # the reader is for one thread at a time
         self.closed = False
+        #: CPU seconds spent computing (benchmarks/ui_render.py reports them).
+        self.cpu_seconds = 0.0
 
     @classmethod
     def open(cls, text: str, digest: Digest, *, baseline_host: str | None = None,
@@ -308,6 +311,7 @@ class BaselineSeries:
 
     def _compute(self, run: GhostRun, load: _Load, to: float) -> None:
         """The worker: figures from where ``load`` is to ``to`` (step-elapsed seconds)."""
+        started = time.thread_time()
         try:
             with self._lock:
                 if self.closed:
@@ -317,6 +321,7 @@ class BaselineSeries:
             run.error = f"the baseline {self.name} cannot be read for step {run.step}: " \
                         f"{error}; going on without its ghost"
             self._say(f"error:{run.label}", "warning", run.error)
+        self.cpu_seconds += time.thread_time() - started
         warnings = self.reader.warnings
         if warnings and run.error is None:
             self._say(f"damaged:{warnings[0]}", "warning",
@@ -362,7 +367,8 @@ class BaselineSeries:
                     if fed is not None and fed >= load.start:
                         self._keep(points, FLEET, fed, digest.fleet(state, fed))
                     load.next_fleet = math.floor(e) + 1.0
-                state.on_samples(samples)
+                state.store.add(samples)  # the store is what the figures read
+                state.latest_t = e if state.latest_t is None else max(state.latest_t, e)
                 if e >= load.start:
                     self._keep(points, host, e, digest.host(state, host, e))
             load.done_to = max(load.done_to, min(t - base0, to))

@@ -83,7 +83,11 @@ class GhostDigest:
     metrics: Collection[str] = METRICS
 
     def reads(self, metric: str, labels: Mapping[str, str]) -> bool:
-        return metric != "latency_seconds" or labels.get("quantile") == GHOST_QUANTILE
+        """Not fio's other percentiles, nor its submission latency's mean (the total
+        latency's, never smaller, is what the mean figures take)."""
+        if metric == "latency_seconds":
+            return labels.get("quantile") == GHOST_QUANTILE
+        return metric != "latency_mean_seconds" or labels.get("measure") != "slat"
 
     def host(self, state: FleetState, host: str, t: float) -> Iterator[tuple[Key, float]]:
         """The host's numbers (``figures.io_figures``: IOPS and bandwidth summed over its

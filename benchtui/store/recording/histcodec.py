@@ -20,8 +20,8 @@ it: ``RecordedHistogram`` keeps the encoded bytes and builds its ``counts`` on f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import accumulate
-from operator import lt, sub
+from itertools import accumulate, repeat
+from operator import and_, lt, neg, rshift, sub, xor
 from typing import Final
 
 from benchtui.model.fio_buckets import (
@@ -259,7 +259,9 @@ def decode_running_sums(buf: bytes, pos: int = 0) -> tuple[list[int], list[int],
         keys = list(accumulate(unzigzags(gaps)))
     else:
         raise CodecError(f"unknown histogram mode {mode}")
-    return keys, list(accumulate(accumulate(unzigzags(diffs)))), pos
+    # zigzag undone in C-level passes: (z >> 1) ^ -(z & 1)
+    counts = map(xor, map(rshift, diffs, repeat(1)), map(neg, map(and_, diffs, repeat(1))))
+    return keys, list(accumulate(accumulate(counts))), pos
 
 
 class RecordedHistogram(LazyHistogram):
