@@ -57,10 +57,10 @@ class StepShares:
     fleet's once a second (fed by the session's sinks, after the state's), and one line
     per step at its end with their means over the step."""
 
-    def __init__(self, ghost: Ghost, state: FleetState, out: TextIO = sys.stderr) -> None:
+    def __init__(self, ghost: Ghost, state: FleetState, out: TextIO | None = None) -> None:
         self.ghost = ghost
         self.state = state
-        self.out = out
+        self.out = out if out is not None else sys.stderr
         self._second = 0
         self._shares: dict[tuple[str, str], list[float]] = {}
 
