@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from benchtui.cli.baseline_opts import console_ghost
 from benchtui.cli.demo_plan import demo_plan, require_fio
 from benchtui.cli.extras import attach_state, session_extras
 from benchtui.cli.fleet_cmd import session_options, write_facts
@@ -52,9 +53,11 @@ def run_in_console(session: Session, args: argparse.Namespace, *,
     state = FleetState(session.plan.name, session.transports, window=args.history)
     attach_state(session, state)
     source = LiveSource(session, state)
-    app = ConsoleApp(source, theme=args.theme)
+    planned = [(step.name, list(step.hosts)) for step in session.plan.steps]
     try:
-        with session_extras(session, state, record=args.record, export=args.export):
+        with console_ghost(args, lambda b: b.check_plan(planned)) as (ghost, notices), \
+                session_extras(session, state, record=args.record, export=args.export):
+            app = ConsoleApp(source, theme=args.theme, ghost=ghost, notices=notices)
             code = app.run()
     finally:
         if facts_path:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from benchtui import __version__
-from benchtui.errors import BenchtuiError
+from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 
 EXIT_OK = 0
@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     _watchdog_options(p)
     _recording_options(p)
     _console_options(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "demo", help="run a short built-in fio + iostat plan on this machine, in the console",
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     _watchdog_options(p)
     _recording_options(p)
     _console_options(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "record", help="run a plan headless and record the session to a file",
@@ -85,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
     _watchdog_options(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "replay", help="replay a recorded session in the console",
@@ -93,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
     p.add_argument("--speed", type=float, default=1.0, help="playback speed (0.25 to 32)")
     _console_options(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "dump", help="print the samples of a recorded session",
@@ -270,6 +274,30 @@ def _console_options(p: argparse.ArgumentParser) -> None:
                    "an hour at one sample a second); bounds memory however long it runs")
 
 
+def _tolerance(text: str) -> float:
+    """``5%`` or ``5`` (percent) -> 0.05."""
+    try:
+        value = float(text.strip().removesuffix("%")) / 100.0
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a percentage from 0 to 99, such as 5%, "
+                                          f"not {text!r}")
+    return value
+
+
+def _baseline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", metavar="OLD.btr",
+                   help="a recorded session to compare with: its figures at the same second "
+                   "of each step (steps and hosts matched by name) drawn as faint lines, and "
+                   "each number's share of the baseline's")
+    p.add_argument("--baseline-host", metavar="NAME",
+                   help="compare every host with this host of the baseline (e.g. the "
+                   "physical machine), or with its fleet: --baseline-host fleet")
+    p.add_argument("--tolerance", type=_tolerance, default=0.05, metavar="PCT",
+                   help="shares of the baseline within this are not coloured (default 5%%)")
+
+
 def _engine_options(p: argparse.ArgumentParser) -> None:
     # Kept here (not imported from the command module) so that --help stays fast.
     p.add_argument("plan", metavar="PLAN", help="the plan file (TOML, see docs/plans.md)")
@@ -299,6 +327,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_check(args)
         if args.command == "run":
+            if args.jsonl and args.baseline:
+                raise UsageError("--baseline goes with the console, not with --jsonl")
             if args.jsonl:
                 from benchtui.cli.fleet_cmd import run_headless
 
