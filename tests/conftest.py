@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["tests.conftest_ssh", "tests.conftest_ceph", "tests.replay_recording"]
+pytest_plugins = ["tests.conftest_ssh", "tests.conftest_ceph", "tests.replay_recording",
+                  "tests.baseline_recording"]
 
 
 @pytest.fixture

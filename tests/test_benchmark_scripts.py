@@ -71,6 +71,24 @@ def test_fleet_scale_benchmark_runs_and_reports(tmp_path: Path) -> None:
     assert "<!-- results stock -->" in text and "<!-- /results stock -->" in text
 
 
+@pytest.mark.slow
+def test_watchdog_cost_benchmark_runs_and_reports(tmp_path: Path) -> None:
+    reason = sshd_unavailable()
+    if reason:
+        pytest.skip(reason)
+    out_md = tmp_path / "watchdog.md"
+    out_md.write_text("# before\n\n<!-- results -->\nold\n<!-- /results -->\n\n# after\n")
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "watchdog_cost.py"), "--runs", "2", "--seconds", "1",
+         "--out", str(out_md)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    text = out_md.read_text()
+    assert text.startswith("# before\n") and text.endswith("# after\n") and "old" not in text
+    rows = [line for line in text.splitlines() if line.startswith(("| local", "| ssh"))]
+    assert [row.split(" | ")[0] for row in rows] == ["| local, off", "| local, 60 s",
+                                                      "| ssh, off", "| ssh, 60 s"]
+
+
 def test_report_speed_benchmark_runs_and_reports(tmp_path: Path) -> None:
     """A 2-host hour (two runs): the script makes it, times series_stats, the decoding of one
     run and `benchtui report`, checks that both ways give the same figures, and writes its

@@ -153,7 +153,8 @@ def test_seed000_events_are_a_live_sessions(seed000: Path) -> None:
         first = next(e for e in events if e.kind == ev.STEP_START)
         assert first.data == {"hosts": reader.meta.hosts, "tool": "fio",
                               "expected_seconds": pytest.approx(60.069, abs=0.001),
-                              "index": 0, "repeat": 1}
+                              "index": 0, "repeat": 1, "repeats": 1, "select": "all",
+                              "sweep": None, "matrix": {}}
         run = next(e for e in events if e.kind == ev.RUN_START)
         assert (run.host, run.step, run.data["line"]) == ("物理机", "4KB随机读", 290)
         assert all(e.data["status"] == 0 for e in events if e.kind == ev.RUN_END)

@@ -228,6 +228,7 @@ BAD_PLANS = [
     pytest.param(HOSTS + '[[step]]\nname = "x"\ntool = "fio"\nflavour = 1\n',
                  "plan.toml:11: unknown key 'flavour' in step \"x\"; the keys of step are: "
                  "name, tool, hosts, args, command, parser, executable, env, jobfile, repeat, "
+                 "select, matrix, "
                  "server, clients, server_args, server_address, timeout, duration",
                  id="unknown-key-no-guess"),
     pytest.param('[hosts.db1]\naddress = "10.0.0.11"\nport = "22"\n',
@@ -405,6 +406,14 @@ BAD_PLANS = [
           ("text", '"4"', 'a whole number, not text ("4")'),
           ("float", "4.5", "a whole number, not a number (4.5)"),
           ("bool", "true", "a whole number, not true/false (true)"))),
+    *(pytest.param(f'[session]\ncontroller_grace = {value}\n' + HOSTS,
+                   f"plan.toml:2: controller_grace {shown} of [session] is not a duration; "
+                   'write controller_grace = "60s" (or "5m"; 0 stops at once; "off" leaves the '
+                   "processes to their deadline)", id=f"controller-grace-{name}")
+      for name, value, shown in (
+          ("word", '"soon"', '"soon"'), ("negative", '"-5s"', '"-5s"'),
+          ("bool", "true", "true"), ("list", '["60s"]', "['60s']"), ("empty", '""', '""'),
+          ("nan", "nan", "nan"))),
 ]
 
 
@@ -413,6 +422,16 @@ BAD_PLANS = [
 def test_histogram_bits_of_the_session(tmp_path: Path, text: str, bits: int) -> None:
     step = "[[step]]\ntool = \"mbw\"\nargs = \"8\"\n"
     assert load(tmp_path, text + HOSTS + step).settings.histogram_bits == bits
+
+
+@pytest.mark.parametrize(("value", "seconds"), [
+    (None, 60.0), ('"60s"', 60.0), ("90", 90.0), ("1.5", 1.5), ('"2m"', 120.0), ('"1h"', 3600.0),
+    ("0", 0.0), ('"0"', 0.0), ('"off"', math.inf), ('"OFF"', math.inf), ('"500ms"', 0.5)])
+def test_controller_grace_of_the_session(tmp_path: Path, value: str | None,
+                                         seconds: float) -> None:
+    text = "" if value is None else f"[session]\ncontroller_grace = {value}\n"
+    step = "[[step]]\ntool = \"mbw\"\nargs = \"8\"\n"
+    assert load(tmp_path, text + HOSTS + step).settings.controller_grace == seconds
 
 
 @pytest.mark.parametrize(("text", "expected"), BAD_PLANS)
@@ -565,7 +584,8 @@ KEYS = st.sampled_from([
     "session", "hosts", "step", "monitor", "name", "tool", "args", "jobfile", "address", "local",
     "port", "server", "clients", "command", "parser", "devices", "interval", "repeat", "timeout",
     "duration", "env", "ssh", "user", "allow_destructive", "labels", "db1", "here", "all",
-    "executable", "server_args", "server_address", "remote_dir", "deadline_margin",
+    "executable", "server_args", "server_address", "remote_dir", "deadline_margin", "matrix",
+    "select", "bs", "ioengine", "controller_grace",
 ]) | st.text(min_size=1, max_size=6)
 SCALARS = (st.booleans() | st.integers(-2, 70000) | st.floats(allow_nan=True)
            | st.sampled_from(["fio", "iostat", "iperf3", "all", "db1", "here", "x; y", "", "64",

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchtui.model.events import Event
-from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.fio_buckets import bucket_values
+from benchtui.model.histogram import LatencyHistogram, counts_from_sums
 from benchtui.model.sample import Sample
 from benchtui.parsers._fio_json_bins import DeltaHistogram, counts_of
 from benchtui.store.recording import SCHEMA_VERSION, Recorder, SessionMeta, SessionReader
@@ -26,7 +27,9 @@ from benchtui.store.recording.decoder import SegmentDecoder
 from benchtui.store.recording.histcodec import (
     FIO_BUCKETS,
     HistogramEncoder,
+    RecordedHistogram,
     decode_histogram,
+    decode_running_sums,
     encode_histogram,
 )
 from benchtui.store.recording.lanes import LANES_32, LANES_64, LaneWidth
@@ -265,3 +268,31 @@ def test_lane_varint_planes_are_the_plain_ones(width: LaneWidth, data: st.DataOb
     out = bytearray()
     width.varint_planes(out, width.pack(values), len(values))
     assert bytes(out) == plain_uvarints(values)
+
+
+@settings(max_examples=200)
+@given(st.data())
+def test_histograms_decoded_to_running_sums_are_the_decoded_counts(data: st.DataObject
+                                                                   ) -> None:
+    """``decode_running_sums`` (a baseline's ghost reads histograms so) gives the keys and
+    the running sums of what ``decode_histogram`` gives, in every encoding mode."""
+    bits = data.draw(st.sampled_from([None, 1, 4, 5]))
+    values = FIO_BUCKETS if bits is None else bucket_values(bits)
+    rng = random.Random(data.draw(st.integers(0, 2**32)))
+    n = data.draw(st.sampled_from([0, 1, 5, 120, 400]))
+    keys = sorted(rng.sample(range(len(values)), min(n, len(values))))
+    ns = [values[i] for i in keys]
+    if data.draw(st.booleans()) and ns:
+        ns[rng.randrange(len(ns))] += 1  # not a bucket of the scheme: keys written out
+        ns = sorted(set(ns))
+    counts = {k: rng.choice([0, 1, rng.randint(0, 2**40)]) for k in ns}
+    out = bytearray()
+    encode_histogram(out, counts)
+    decoded, end = decode_histogram(bytes(out))
+    got_keys, got_sums, got_end = decode_running_sums(bytes(out))
+    assert got_end == end
+    assert got_keys == list(decoded)
+    assert got_sums == list(accumulate(decoded.values()))
+    made = RecordedHistogram(bytes(out)).with_running_sums()
+    assert counts_from_sums(*(made.running_sums() or ([], []))) \
+        == {k: v for k, v in decoded.items() if v}

@@ -104,7 +104,10 @@ def test_kill_9_of_a_real_record(tmp_path: Path) -> None:
     require_tool("fio")
     plan = write_plan(tmp_path, 6)
     out = tmp_path / "killed.btr"
-    proc = subprocess.Popen([*BENCHTUI, "record", str(plan), "-o", str(out)],
+    # grace 0: the host's watchdog stops fio once the controller is killed, so that the next
+    # test's run of the same plan finds no leftover of this one (preflight would refuse it)
+    proc = subprocess.Popen([*BENCHTUI, "record", str(plan), "-o", str(out),
+                             "--controller-grace", "0"],
                             stderr=subprocess.PIPE, text=True, cwd=ROOT,
                             start_new_session=True)
     assert proc.stderr is not None
@@ -118,13 +121,20 @@ def test_kill_9_of_a_real_record(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGKILL)
     killed_at = time.time()
     proc.wait()
-    # (fio, left behind by the killed controller, ends by its own runtime)
     with SessionReader.open(str(out)) as r:
         assert not r.complete and r.meta.ended is None
         assert any("not closed" in w for w in r.warnings)
         assert list(r.samples(metrics=["iops"]))
         assert r.end > killed_at - 1.5
         assert [e.kind for e in r.events()][:1] == ["host_state"]
+    # and the host's watchdog stopped fio (grace 0) within a few seconds of the kill
+    deadline = time.time() + 10
+    while time.time() < deadline and subprocess.run(
+            ["pgrep", "-f", f"{tmp_path}/fio.dat"], capture_output=True, check=False
+    ).returncode == 0:
+        time.sleep(0.2)
+    assert subprocess.run(["pgrep", "-f", f"{tmp_path}/fio.dat"], capture_output=True,
+                          check=False).returncode == 1, "fio outlived its killed controller"
 
 
 def test_ctrl_c_stops_and_closes_the_file(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ from benchtui.session.compare import (
     SessionLayout,
     counterpart_run,
     match,
+    match_step,
+    match_steps,
     parse_baseline,
     split_label,
 )
@@ -124,3 +126,28 @@ def test_counterpart_run_prefers_the_same_repeat_else_the_last() -> None:
     assert counterpart_run(old, "a", "h1", 5).label == "a#2"  # type: ignore[union-attr]
     assert counterpart_run(old, "a", FLEET, 1).host == "h1"  # type: ignore[union-attr]
     assert counterpart_run(old, "zz", "h1") is None
+
+
+def test_a_running_session_is_matched_a_step_at_a_time_by_the_same_rules() -> None:
+    old = SessionLayout.from_events(_session([("a", 1, 0, ["h1", "h3"]), ("b", 2, 0, ["h1"])]))
+    assert old.step_started == {"a": 1000.0, "b#1": 1010.0, "b#2": 1020.0}
+    by_name = parse_baseline("old.btr")
+    assert match_step(by_name, old, "a", ["h1", "h2"]) == {("a", "h1"): ("a", "h1"),
+                                                          ("a", FLEET): ("a", FLEET)}
+    assert match_step(by_name, old, "new", ["h1"]) == {}
+    # h3 did not run b: h2 has no baseline there, the fleet still has the baseline's fleet
+    assert match_step(parse_baseline("old.btr", baseline_host="h3"), old, "b", ["h2"]) \
+        == {("b", FLEET): ("b", FLEET)}
+    assert match_step(parse_baseline("old.btr", baseline_host="fleet"), old, "b",
+                      ["h2"])[("b", "h2")] == ("b", FLEET)
+    # the plan's steps and hosts, checked before anything runs, as a finished session is
+    planned = [("a", ["h1", "h2"]), ("new", ["h1"])]
+    pairs = match_steps(by_name, old, planned)
+    new = SessionLayout.from_events(_session([("a", 1, 0, ["h1", "h2"]), ("new", 1, 0, ["h1"])]))
+    assert pairs == dict(match(new, by_name, old).pairs)
+    with pytest.raises(CompareError, match="no step in common"):
+        match_steps(by_name, old, [("x", ["h1"])])
+    with pytest.raises(CompareError, match="no host of this session"):
+        match_steps(by_name, old, [("a", ["x1", "x2"])])
+    with pytest.raises(CompareError, match=r"'zz' is not in old\.btr"):
+        match_steps(parse_baseline("old.btr", baseline_host="zz"), old, planned)

@@ -13,8 +13,14 @@ from collections.abc import Callable
 
 import pytest
 
+from benchtui.session.compare import SessionLayout
+from benchtui.session.replay import ReplayPlayer
+from benchtui.store.recording import SessionReader
 from benchtui.ui.app import ConsoleApp
+from benchtui.ui.ghost import open_ghost
+from benchtui.ui.replay import ReplayApp, ReplaySource
 from benchtui.ui.source import StaticSource
+from tests.baseline_recording import STEP, fixture_pair
 from tests.ui_data import NOW, fleet_state
 
 SnapCompare = Callable[..., bool]
@@ -66,3 +72,33 @@ def test_help_80x24(snap_compare: SnapCompare) -> None:
 @pytest.mark.parametrize("theme", ["light", "high-contrast"])
 def test_themes_120x40(snap_compare: SnapCompare, theme: str) -> None:
     assert snap_compare(app_for(4, theme=theme, failed=1), terminal_size=(120, 40))
+
+
+def ghost_app(*, replay: bool) -> ConsoleApp:
+    """The new session of tests/fixtures/baseline 4 s into its step, against the baseline
+    recorded with other fio settings (half the IOPS, the same bandwidth), its ghost computed
+    in the console's thread (the same on every run): the live console on a state fed as the
+    sinks feed it, or the replay console at that place."""
+    pair = fixture_pair()
+    reader = SessionReader.open(str(pair.new))
+    layout = SessionLayout.from_events(reader.events())
+    ghost, _notes = open_ghost(str(pair.old), check=lambda b: b.check_session(layout),
+                               threaded=False)
+    player = ReplayPlayer(reader)
+    while player.position < layout.step_started[STEP] + 4.0:
+        player.step()
+    if replay:
+        return ReplayApp(ReplaySource(player), ghost=ghost)
+    return ConsoleApp(StaticSource(player.state, player.position), ghost=ghost)
+
+
+def test_baseline_ghost_live_120x40(snap_compare: SnapCompare) -> None:
+    assert snap_compare(ghost_app(replay=False), terminal_size=(120, 40))
+
+
+def test_baseline_ghost_replay_100x30(snap_compare: SnapCompare) -> None:
+    assert snap_compare(ghost_app(replay=True), terminal_size=(100, 30))
+
+
+def test_baseline_ghost_detail_view_120x40(snap_compare: SnapCompare) -> None:
+    assert snap_compare(ghost_app(replay=False), press=["enter"], terminal_size=(120, 40))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from benchtui.cli.baseline_opts import console_ghost
 from benchtui.cli.demo_plan import demo_plan, require_fio
 from benchtui.cli.extras import attach_state, session_extras
 from benchtui.cli.fleet_cmd import session_options, write_facts
@@ -37,7 +38,9 @@ def run_console(args: argparse.Namespace) -> int:
 def run_demo(args: argparse.Namespace) -> int:
     require_fio()
     plan = demo_plan(args.seconds, parser_names=list(all_parsers()))
-    session = Session(plan, options=SessionOptions(histogram_bits=args.histogram_bits))
+    session = Session(plan, options=SessionOptions(
+        histogram_bits=args.histogram_bits, controller_grace=args.controller_grace,
+        stop_leftovers=args.stop_leftovers))
     return run_in_console(session, args)
 
 
@@ -50,9 +53,11 @@ def run_in_console(session: Session, args: argparse.Namespace, *,
     state = FleetState(session.plan.name, session.transports, window=args.history)
     attach_state(session, state)
     source = LiveSource(session, state)
-    app = ConsoleApp(source, theme=args.theme)
+    planned = [(step.name, list(step.hosts)) for step in session.plan.steps]
     try:
-        with session_extras(session, state, record=args.record, export=args.export):
+        with console_ghost(args, lambda b: b.check_plan(planned)) as (ghost, notices), \
+                session_extras(session, state, record=args.record, export=args.export):
+            app = ConsoleApp(source, theme=args.theme, ghost=ghost, notices=notices)
             code = app.run()
     finally:
         if facts_path:

@@ -21,9 +21,12 @@ from benchtui.errors import UsageError
 from benchtui.export.formats import JsonlWriter
 from benchtui.model import events as ev
 from benchtui.model.events import Event
+from benchtui.model.format import format_duration
 from benchtui.model.sample import Sample
 from benchtui.parsers.registry import all_parsers
+from benchtui.plan.commands import estimated_seconds, expected_step_seconds
 from benchtui.plan.loader import load_plan
+from benchtui.plan.model import Plan
 from benchtui.session.engine import Session, SessionOptions, SessionResult
 from benchtui.session.facts import HostFacts
 from benchtui.session.hosts import SshOptions
@@ -38,7 +41,9 @@ _PROGRESS = {ev.HOST_STATE, ev.PREFLIGHT, ev.SESSION_START, ev.SESSION_END, ev.S
 def session_options(args: argparse.Namespace) -> SessionOptions:
     return SessionOptions(keep_going=args.keep_going, ssh=SshOptions(
         accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
-        config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None))
+        config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None),
+        controller_grace=getattr(args, "controller_grace", None),
+        stop_leftovers=getattr(args, "stop_leftovers", False))
 
 
 class ProgressPrinter:
@@ -83,6 +88,7 @@ def _print_check_report(session: Session, result: SessionResult) -> None:
     out = sys.stdout
     out.write(f"plan {session.plan.name}: {len(session.plan.steps)} steps, "
               f"{len(session.plan.monitors)} monitors, {len(session.transports)} hosts\n")
+    _print_steps(session.plan, out)
     for host in session.transports:
         state = session.host_state.get(host, "?")
         facts = result.facts.get(host)
@@ -109,6 +115,25 @@ def _print_check_report(session: Session, result: SessionResult) -> None:
     for failure in result.failures:
         if not any(failure == f.message for f in problems):
             out.write(f"error: {failure}\n")
+
+
+def _print_steps(plan: Plan, out: TextIO) -> None:
+    """The steps in the order they run (a sweep's expanded), and how long they take."""
+    if not plan.steps:
+        return
+    out.write("\nsteps, in order:\n")
+    width = max(len(s.name) for s in plan.steps)
+    for step in plan.steps:
+        seconds = expected_step_seconds(step)
+        each = format_duration(seconds) if seconds is not None else "length unknown"
+        runs = f"{step.repeat} x {each}" if step.repeat > 1 else each
+        select = f", select {step.select}" if step.repeat > 1 else ""
+        out.write(f"  {step.name:<{width}}  on {', '.join(step.hosts)}: {runs}{select}\n")
+    total, unknown = estimated_seconds(plan)
+    line = f"estimated time: {format_duration(total)}"
+    if unknown:
+        line += f" and {len(unknown)} step(s) of unknown length ({', '.join(unknown)})"
+    out.write(line + "\n")
 
 
 def run_headless(args: argparse.Namespace) -> int:

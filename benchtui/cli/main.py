@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from benchtui import __version__
-from benchtui.errors import BenchtuiError
+from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 
 EXIT_OK = 0
@@ -59,8 +59,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jsonl", action="store_true", help="no console: print samples as JSON Lines")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
+    _watchdog_options(p)
     _recording_options(p)
     _console_options(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "demo", help="run a short built-in fio + iostat plan on this machine, in the console",
@@ -68,8 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
         "your cache directory, with iostat or /proc/diskstats beside it) in the live console.")
     p.add_argument("--seconds", type=int, default=60, help="how long fio runs (default 60)")
     _histogram_option(p)
+    _watchdog_options(p)
     _recording_options(p)
     _console_options(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "record", help="run a plan headless and record the session to a file",
@@ -82,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also serve Prometheus metrics on ADDR (host:port) while recording")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
+    _watchdog_options(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "replay", help="replay a recorded session in the console",
@@ -90,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
     p.add_argument("--speed", type=float, default=1.0, help="playback speed (0.25 to 32)")
     _console_options(p)
+    _baseline_options(p)
 
     p = sub.add_parser(
         "dump", help="print the samples of a recorded session",
@@ -145,8 +152,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--baseline-host", metavar="NAME",
                    help="with session=FILE: compare every host with this host of the baseline "
                    "session (or 'fleet': with its fleet)")
-    p.add_argument("--format", choices=("md", "csv", "json"), default="md",
-                   help="md (the seeds' tables, default), csv (tidy: one row per value), json")
+    p.add_argument("--format", choices=("md", "csv", "json", "html"), default="md",
+                   help="md (the seeds' tables, default), csv (tidy: one row per value), json, "
+                   "html (one self-contained page: the tables, plots of every step, the "
+                   "hosts' facts)")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the report to FILE (written whole or not at all); default stdout")
     p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
@@ -166,6 +175,27 @@ def build_parser() -> argparse.ArgumentParser:
                    "latency mean and percentiles), e.g. p99=110%%; repeatable")
 
     p = sub.add_parser(
+        "plot", help="plot one step's per-second IOPS, bandwidth or latency to PNG or SVG",
+        description="Draw one step of a recorded session: the per-second IOPS, bandwidth or "
+        "latency percentiles (p50/p99/p99.9) of every host (or one) over its run, one panel "
+        "per op, the ramp-up left out of report's tables shaded. The format is the output "
+        "file's extension (.png or .svg); the file is written whole or not at all.")
+    p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
+    p.add_argument("--step", required=True, metavar="STEP",
+                   help="the step's name, or one run of a repeated step (randrw#2)")
+    p.add_argument("--metric", default="iops", metavar="METRIC",
+                   help="iops (default), bandwidth or latency")
+    p.add_argument("--host", metavar="NAME", help="only this host (default: every host)")
+    p.add_argument("--select", choices=("median", "best"),
+                   help="of a repeated step's runs, each host's median or best (IOPS) "
+                   "(default: the plan's select)")
+    p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
+                   help="seconds of ramp-up shaded at the start of the run (default 5, as "
+                   "report)")
+    p.add_argument("--output", "-o", metavar="FILE", required=True,
+                   help="the plot to write: FILE.png or FILE.svg")
+
+    p = sub.add_parser(
         "serve", help="run a plan headless and serve Prometheus metrics",
         description="Run the plan with no console and serve its live values on /metrics for "
         "Prometheus while it runs, and for --linger seconds after the last step.")
@@ -177,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--record", metavar="SESSION", help="also record the session to this file")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
+    _watchdog_options(p)
     return parser
 
 
@@ -209,6 +240,26 @@ def _histogram_option(p: argparse.ArgumentParser) -> None:
                    f"else {DEFAULT_BITS}: percentiles within 3.1%%)")
 
 
+def _controller_grace(text: str) -> float:
+    from benchtui.plan.grace import parse_grace
+
+    try:
+        return parse_grace(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _watchdog_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--controller-grace", type=_controller_grace, metavar="DURATION",
+                   help="how long each host lets this session's processes run on once this "
+                   "benchtui is gone (killed, or its connection down and not back), then "
+                   "stops them: 60s, 5m, 0 (at once) or off (until their deadline); default: "
+                   "the plan's [session] controller_grace, else 60s")
+    p.add_argument("--stop-leftovers", action="store_true",
+                   help="stop the processes an earlier run of the same plan left running on "
+                   "the hosts (preflight refuses to start while there are some)")
+
+
 def _recording_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", metavar="SESSION", help="also record the session to this file")
     p.add_argument("--export", metavar="ADDR",
@@ -221,6 +272,30 @@ def _console_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--history", type=int, default=3600, metavar="POINTS",
                    help="points kept per chart series, older ones are dropped (default 3600: "
                    "an hour at one sample a second); bounds memory however long it runs")
+
+
+def _tolerance(text: str) -> float:
+    """``5%`` or ``5`` (percent) -> 0.05."""
+    try:
+        value = float(text.strip().removesuffix("%")) / 100.0
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a percentage from 0 to 99, such as 5%, "
+                                          f"not {text!r}")
+    return value
+
+
+def _baseline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", metavar="OLD.btr",
+                   help="a recorded session to compare with: its figures at the same second "
+                   "of each step (steps and hosts matched by name) drawn as faint lines, and "
+                   "each number's share of the baseline's")
+    p.add_argument("--baseline-host", metavar="NAME",
+                   help="compare every host with this host of the baseline (e.g. the "
+                   "physical machine), or with its fleet: --baseline-host fleet")
+    p.add_argument("--tolerance", type=_tolerance, default=0.05, metavar="PCT",
+                   help="shares of the baseline within this are not coloured (default 5%%)")
 
 
 def _engine_options(p: argparse.ArgumentParser) -> None:
@@ -252,6 +327,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return run_check(args)
         if args.command == "run":
+            if args.jsonl and args.baseline:
+                raise UsageError("--baseline goes with the console, not with --jsonl")
             if args.jsonl:
                 from benchtui.cli.fleet_cmd import run_headless
 
@@ -283,6 +360,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from benchtui.cli.report_cmd import run_report
 
             return run_report(args)
+        if args.command == "plot":
+            from benchtui.cli.plot_cmd import run_plot
+
+            return run_plot(args)
         if args.command == "serve":
             from benchtui.cli.serve_cmd import run_serve
 

@@ -17,12 +17,13 @@ import time
 from collections.abc import Callable, Iterator
 
 from benchtui import __version__
-from benchtui.cli.extras import session_extras
+from benchtui.cli.extras import attach_state, session_extras
 from benchtui.cli.fleet_cmd import ProgressPrinter, run_until_signal, session_options
 from benchtui.errors import RecordingError, UsageError
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session
+from benchtui.store.fleet import FleetState
 from benchtui.store.recording import SCHEMA_VERSION, Recorder, SessionMeta, SessionReader
 
 
@@ -66,8 +67,20 @@ def run_record(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan, parser_names=all_parsers())
     session = Session(plan, options=session_options(args),
                       on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
-    with session_extras(session, None, record=args.output, export=args.export):
-        code = asyncio.run(run_until_signal(session, args.facts))
+    from benchtui.cli.baseline_opts import StepShares, console_ghost
+
+    planned = [(step.name, list(step.hosts)) for step in plan.steps]
+    with console_ghost(args, lambda b: b.check_plan(planned), echo=False) as (ghost, notes):
+        for note in notes:
+            print(f"benchtui: {note}", file=sys.stderr)
+        state = attach_state(session, FleetState(plan.name, session.transports)) \
+            if ghost is not None or args.export else None
+        if ghost is not None and state is not None:
+            shares = StepShares(ghost, state)
+            session.add_sample_sink(shares.on_samples)
+            session.add_event_sink(shares.on_event)
+        with session_extras(session, state, record=args.output, export=args.export):
+            code = asyncio.run(run_until_signal(session, args.facts))
     _print_summary(args.output)
     return code
 

@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from benchtui.errors import UsageError
+from benchtui.session.compare import SessionLayout
 from benchtui.session.replay import MAX_SPEED, MIN_SPEED, ReplayPlayer
 from benchtui.store.recording import SessionReader
 
@@ -26,6 +27,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if args.history < 1:
         raise UsageError("--history must be at least 1 point")
     # Textual is imported only now: dump/info and --help stay fast.
+    from benchtui.cli.baseline_opts import console_ghost
     from benchtui.ui.replay import ReplayApp, ReplaySource
     from benchtui.ui.themes import load_theme
 
@@ -33,10 +35,13 @@ def run_replay(args: argparse.Namespace) -> int:
     with SessionReader.open(args.session) as reader:
         for warning in reader.warnings:
             print(f"benchtui: warning: {warning}", file=sys.stderr)
-        player = ReplayPlayer(reader, history=args.history, speed=args.speed)
-        player.play()
-        app = ReplayApp(ReplaySource(player), theme=args.theme)
-        code = app.run()
+        layout = SessionLayout.from_events(reader.events())
+        with console_ghost(args, lambda b: b.check_session(layout)) as (ghost, notices):
+            player = ReplayPlayer(reader, history=args.history, speed=args.speed)
+            player.play()
+            app = ReplayApp(ReplaySource(player), theme=args.theme, ghost=ghost,
+                            notices=notices)
+            code = app.run()
     if code is None:  # the console itself failed; Textual printed why
         return app.return_code or EXIT_FAILED
     return EXIT_OK

@@ -1,9 +1,10 @@
-"""``benchtui report SESSION... [--baseline SELECTOR] [--format md|csv|json] [-o FILE]``
+"""``benchtui report SESSION... [--baseline SELECTOR] [--format md|csv|json|html] [-o FILE]``
 and its regression gate (``--fail-below``, ``--fail-above``): docs/report.md.
 
-Exit status: 0; 2 for a mistake of the user's (a file that is not a session, an unknown
-baseline, sessions with nothing in common: one sentence, nothing written); 3 when the gate
-finds a regression (the report is still written, the regressions go to stderr).
+Exit status: 0; 1 for a file that cannot be read as a session (as ``dump`` and ``replay``);
+2 for a mistake on the command line (an unknown baseline, sessions with no step in common, a
+bad threshold): one sentence each, and nothing written; 3 when the gate finds a regression
+(the report is still written, the regressions go to stderr).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import stat
 import sys
 import tempfile
 from pathlib import Path
@@ -31,23 +33,46 @@ def _render(report: Report, fmt: str) -> str:
         write_csv(report, out)
     elif fmt == "json":
         write_json(report, out)
+    elif fmt == "html":
+        from benchtui.report.html import render_html  # matplotlib: only when asked for
+
+        out.write(render_html(report))
     else:
         write_markdown(report, out)
     return out.getvalue()
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_whole(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` under a temporary name in the same directory, then rename
-    it: a reader never sees half a report, and a failure leaves no file behind."""
+    it: a reader never sees half a report, and a failure leaves no file behind. The file gets
+    the mode a plain ``open`` would give it (or the mode of the file it replaces). A path
+    that is not a regular file (``/dev/stdout``, ``/dev/null``, a FIFO) is written directly:
+    renaming over it would replace the device."""
     target = Path(path)
-    directory = target.parent if str(target.parent) else Path(".")
     try:
+        st = target.stat()
+    except OSError:
+        st = None
+    try:
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            with target.open("wb") as f:
+                f.write(data)
+            return
+        directory = target.parent if str(target.parent) else Path(".")
         fd, part = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=directory)
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode) if st is not None
+                      else 0o666 & ~_umask())
         os.replace(part, target)
     except OSError as exc:
         Path(part).unlink(missing_ok=True)

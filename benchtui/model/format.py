@@ -23,6 +23,7 @@ Public API::
     format_latency(seconds)             # "412 µs", "1.23 ms", "850 ns"
     format_duration(seconds)            # "45s", "3m05s", "1h02m", "2d03h"
     format_ratio(ratio)                 # "87.5%", "100%", "0%"
+    format_share(share)                 # a share of a baseline: "97%", "104%", "12x"
     format_metric(metric, value)        # picks one of the above from a SAMPLES.md metric name
 """
 
@@ -172,6 +173,18 @@ def format_ratio(ratio: float | None) -> str:
         return f"{percent:.0f}%"
     sign = "-" if percent < 0 else ""
     return f"{sign}{_three_digits(abs(percent))}%"
+
+
+def format_share(share: float | None) -> str:
+    """A value as a share of a baseline's, whole percent: "97%", "104%", "0%"; ten times
+    or more as a factor ("12x"), so that it stays four cells wide at most."""
+    number = _usable(share)
+    if number is None:
+        return MISSING
+    percent = round(number * 100.0)
+    if abs(percent) < 1000:
+        return f"{percent}%"
+    return f"{number:.0f}x" if abs(number) < 999.5 else ">999x"
 
 
 def format_metric(metric: str, value: float | None) -> str:

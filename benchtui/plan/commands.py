@@ -14,6 +14,7 @@ words the same way: pipes and ``;`` in it are words too (use ``sh -c '...'`` exp
 from __future__ import annotations
 
 import math
+import re
 import shlex
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -37,6 +38,9 @@ class Upload:
 
     local: Path
     remote: str
+    #: What to write instead of the local file's bytes: the jobfile's text as the plan loader
+    #: read and checked it (with a sweep's values set in it).
+    text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +105,7 @@ _FIO_DROPPED = {
     "daemonize": "benchtui runs fio on each host itself, not in fio's client/server mode",
     "remote-config": "benchtui runs fio on each host itself, not in fio's client/server mode",
 }
+_UNSAFE_FILE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
 _FIO_VALUED = frozenset({"output-format", "status-interval", "eta", "eta-newline", "output",
                          "client", "remote-config", "daemonize"})
 
@@ -128,9 +133,11 @@ def fio_args(what: str, args: tuple[str, ...]) -> tuple[list[str], list[str]]:
 
 
 def default_jobfile_path(plan: Plan, step: StepSpec) -> str:
-    """Where a step's jobfile is copied on its hosts, unless the session says otherwise."""
+    """Where a step's jobfile is copied on its hosts, unless the session says otherwise (a
+    sweep's step names hold spaces and ``=``: they become ``_`` in the file name)."""
     base = step.jobfile.name if step.jobfile else "job.fio"
-    return f"{plan.settings.remote_dir}/{plan.name}/{step.name}-{base}"
+    name = _UNSAFE_FILE_NAME.sub("_", step.name)
+    return f"{plan.settings.remote_dir}/{plan.name}/{name}-{base}"
 
 
 def _fio_argv(program: str, what: str, name: str, args: tuple[str, ...], jobfile: str | None
@@ -258,6 +265,31 @@ def _step_deadline(plan: Plan, step: StepSpec, expected: float | None) -> float:
     return expected + margin(plan, expected)
 
 
+def expected_step_seconds(step: StepSpec) -> float | None:
+    """How long one run of a step takes: its ``duration``, else by its own options (see
+    ``expected_run_seconds``); None when not known."""
+    if step.duration is not None:
+        return step.duration
+    try:
+        return expected_run_seconds(step)
+    except ValueError:
+        return None
+
+
+def estimated_seconds(plan: Plan) -> tuple[float, list[str]]:
+    """How long the plan's steps take, every repeat one after the other, by their own
+    options: (the seconds of the steps whose length is known, the names of the others)."""
+    total = 0.0
+    unknown: list[str] = []
+    for step in plan.steps:
+        seconds = expected_step_seconds(step)
+        if seconds is None:
+            unknown.append(step.name)
+        else:
+            total += seconds * step.repeat
+    return total, unknown
+
+
 def expected_run_seconds(step: StepSpec) -> float | None:
     """How long one run of a step takes by its own options; None when not known."""
     if step.command:
@@ -334,9 +366,10 @@ def step_commands(plan: Plan, step: StepSpec, *, jobfile_path: str | None = None
             remote = None
             if step.jobfile is not None:
                 remote = jobfile_path or default_jobfile_path(plan, step)
-                uploads = (Upload(step.jobfile, remote),)
-            argv, warnings = _fio_argv(program, f'step "{step.name}"', step.name, step.args,
-                                       remote)
+                uploads = (Upload(step.jobfile, remote, step.jobfile_text),)
+            # a sweep's steps name their job after the sweep: the step label tells them apart
+            argv, warnings = _fio_argv(program, f'step "{step.name}"', step.sweep or step.name,
+                                       step.args, remote)
         else:
             if spec.name == "diskstats":
                 env.update(BENCHTUI_DEVICES="", BENCHTUI_INTERVAL="1")

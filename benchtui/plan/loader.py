@@ -17,6 +17,7 @@ from typing import Any
 from benchtui.errors import PlanError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 from benchtui.plan.fields import NAME, Fields, Source, checked_name, closest, shown, type_name
+from benchtui.plan.grace import DEFAULT_CONTROLLER_GRACE, parse_grace
 from benchtui.plan.loader_steps import HostNames, read_monitors, read_steps
 from benchtui.plan.locate import syntax_error
 from benchtui.plan.model import (
@@ -36,6 +37,8 @@ SESSION_KEYS = {
     "default_deadline": f"default_deadline = {DEFAULT_DEADLINE:g}",
     "histogram_bits": f"histogram_bits = {DEFAULT_BITS} (1 to {FIO_PLAT_BITS}; "
                       f"{FIO_PLAT_BITS} keeps fio's own resolution)",
+    "controller_grace": f'controller_grace = "{DEFAULT_CONTROLLER_GRACE:g}s" (or "5m"; 0 '
+                        'stops at once; "off" leaves the processes to their deadline)',
 }
 HOST_KEYS = {
     "address": 'address = "10.0.0.11"',
@@ -147,7 +150,20 @@ def _read_settings(source: Source, table: Mapping[str, Any], path: Path) -> Sett
         or DEFAULT_DEADLINE,
         histogram_bits=fields.whole("histogram_bits", DEFAULT_BITS, MIN_BITS,
                                     FIO_PLAT_BITS) or DEFAULT_BITS,
+        controller_grace=_controller_grace(fields),
     )
+
+
+def _controller_grace(fields: Fields) -> float:
+    if not fields.has("controller_grace"):
+        return DEFAULT_CONTROLLER_GRACE
+    value = fields.table["controller_grace"]
+    try:
+        return parse_grace(value)
+    except ValueError:
+        raise fields.error("controller_grace", f"controller_grace {shown(value)} of "
+                           "[session] is not a duration", fields.example("controller_grace")
+                           ) from None
 
 
 def _read_hosts(source: Source, table: Mapping[str, Any] | None) -> dict[str, HostSpec]:

@@ -20,6 +20,7 @@ from benchtui.errors import PlanError
 from benchtui.plan.fields import Fields, Source, checked_name, closest, shown, type_name
 from benchtui.plan.fio_options import JobfileSyntaxError, parse_jobfile
 from benchtui.plan.model import COMMAND_TOOL, HostSpec, MonitorSpec, StepSpec
+from benchtui.plan.sweep import expand, read_matrix, read_select
 from benchtui.plan.tools import TOOLS, ToolSpec, known_tool_list
 
 _COMMON_KEYS = {
@@ -36,6 +37,8 @@ STEP_KEYS = {
     **_COMMON_KEYS,
     "jobfile": 'jobfile = "jobs/randread.fio"',
     "repeat": "repeat = 3",
+    "select": 'select = "median"',
+    "matrix": 'matrix = { ioengine = ["psync", "libaio"], bs = ["4k", "1m"] }',
     "server": 'server = "db1"',
     "clients": 'clients = ["db2", "db3"]',
     "server_args": 'server_args = "-p 6900"',
@@ -341,16 +344,19 @@ def read_steps(source: Source, tables: list[Any], hosts: HostNames,
                                           f"longer than its duration ({duration:g} s)",
                                "timeout is when a run has failed; duration is when the step "
                                "ends normally")
+        matrix = read_matrix(fields, run.tool, run.command, run.args)
         name = fields.table.get("name") or _unique_name(run.tool if run.spec else run.parser,
                                                         used)
         used.add(name)
-        steps.append(StepSpec(
+        step = StepSpec(
             name=name, tool=run.tool, hosts=step_hosts, parser=run.parser, args=run.args,
             jobfile=jobfile, jobfile_text=jobfile_text,
             repeat=fields.whole("repeat", 1, 1, 10000) or 1, server=server, clients=clients,
             server_args=fields.words("server_args") or (), server_address=server_address,
             command=run.command, executable=run.executable, timeout=timeout,
-            duration=duration, env=run.env, index=i, line=source.line(("step", i))))
+            duration=duration, env=run.env, select=read_select(fields), index=i,
+            line=source.line(("step", i)))
+        steps += expand(step, matrix, fields, used) if matrix else [step]
     return steps
 
 

@@ -2,7 +2,8 @@
 
 Everything here is already checked and resolved: host names in steps and monitors exist,
 ``"all"`` is expanded, defaults are filled in, jobfile paths are absolute and their text is
-read, args are split into words. Times are seconds, sizes bytes. The objects are frozen.
+read, args are split into words, a step with ``matrix`` is expanded into one ordinary step per
+combination of its values (``sweep``). Times are seconds, sizes bytes. The objects are frozen.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchtui.model.fio_buckets import DEFAULT_BITS
+from benchtui.plan.grace import DEFAULT_CONTROLLER_GRACE
 
 #: The pseudo tool of a step or monitor that runs ``command`` as written.
 COMMAND_TOOL = "command"
@@ -36,6 +38,9 @@ class Settings:
     #: Resolution of the latency histograms kept (fio's bucket scheme at this many sub-bucket
     #: bits per power of two; 6 is fio's own, exact): ``benchtui.model.fio_buckets``.
     histogram_bits: int = DEFAULT_BITS
+    #: Seconds a host lets the session's processes go on once the controller is gone (its
+    #: connection closed and not back, or its process dead); ``math.inf``: "off".
+    controller_grace: float = DEFAULT_CONTROLLER_GRACE
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,11 @@ class MonitorSpec:
     line: int | None = field(default=None, compare=False)
 
 
+#: What a report shows of a step's repeats (``select``): the typical run, the best, every run.
+SELECT_CHOICES = ("median", "best", "all")
+DEFAULT_SELECT = "all"
+
+
 @dataclass(frozen=True)
 class StepSpec:
     """One ``[[step]]``: a workload that runs on all its hosts at once; steps run in order."""
@@ -107,6 +117,15 @@ class StepSpec:
     #: The step is stopped, successfully, after this long (seconds).
     duration: float | None = None
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: What a report shows of the repeats: one of ``SELECT_CHOICES``.
+    select: str = DEFAULT_SELECT
+    #: The name of the ``[[step]]`` with ``matrix`` this step was expanded from; None for a
+    #: step written as it runs.
+    sweep: str | None = None
+    #: This step's combination of its sweep's values: fio option -> value as fio reads it,
+    #: in the plan's key order (already in ``args`` and ``jobfile_text``); empty: no sweep.
+    matrix: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: Position of the step's ``[[step]]`` table (the steps of one sweep share it).
     index: int = 0
     line: int | None = field(default=None, compare=False)
 

@@ -21,7 +21,7 @@ from typing import Any, TypedDict
 
 from benchtui.plan.commands import plan_warnings
 from benchtui.plan.fio_options import READ_MODES, SYNC_IOENGINES, FioJob, fio_jobs
-from benchtui.plan.model import MonitorSpec, Plan, StepSpec
+from benchtui.plan.model import DEFAULT_SELECT, MonitorSpec, Plan, StepSpec
 from benchtui.plan.tools import TOOLS, programs_of
 
 ERROR, WARNING = "error", "warning"
@@ -250,9 +250,60 @@ def preflight(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Findin
     findings = _missing_programs(plan, facts)
     findings += _fio_checks(plan, facts)
     findings += [Finding(None, name, WARNING, warning) for name, warning in plan_warnings(plan)]
-    unique = list(dict.fromkeys(findings))
+    findings += _select_warnings(plan)
+    unique = _said_once_per_sweep(plan, list(dict.fromkeys(findings)))
     return [f for f in unique if f.severity == ERROR] + \
         [f for f in unique if f.severity != ERROR]
+
+
+def _said_once_per_sweep(plan: Plan, findings: list[Finding]) -> list[Finding]:
+    """A finding that every step of a sweep has (the same words but for the step's name) is
+    said once, for the sweep: ``step "randread" (every step of the sweep) ...``."""
+    sweeps: dict[str, list[str]] = {}
+    for step in plan.steps:
+        if step.sweep is not None:
+            sweeps.setdefault(step.sweep, []).append(step.name)
+    owner = {name: sweep for sweep, names in sweeps.items() for name in names}
+
+    def generic(f: Finding) -> tuple[str, str | None, str, str, str] | None:
+        sweep = owner.get(f.step or "")
+        if sweep is None or f.step is None:
+            return None
+        quoted = f'"{f.step}"'
+        return (sweep, f.host, f.severity, f.message.replace(quoted, "\0"),
+                f.hint.replace(quoted, "\0"))
+
+    steps_of: dict[tuple[str, str | None, str, str, str], set[str]] = {}
+    for f in findings:
+        key = generic(f)
+        if key is not None and f.step is not None:
+            steps_of.setdefault(key, set()).add(f.step)
+    out: list[Finding] = []
+    said: set[tuple[str, str | None, str, str, str]] = set()
+    for f in findings:
+        key = generic(f)
+        if key is None or len(steps_of[key]) < len(sweeps[key[0]]):
+            out.append(f)
+        elif key not in said:
+            said.add(key)
+            sweep, host, severity, message, hint = key
+            named = f'"{sweep}" (every step of the sweep)'
+            out.append(Finding(host, sweep, severity, message.replace("\0", named),
+                               hint.replace("\0", named)))
+    return out
+
+
+def _select_warnings(plan: Plan) -> list[Finding]:
+    """``select = "median"`` or ``"best"`` on a step that runs once picks nothing: said once
+    per ``[[step]]`` (a sweep's steps share it)."""
+    said: dict[str, Finding] = {}
+    for step in plan.steps:
+        name = step.sweep or step.name
+        if step.repeat == 1 and step.select != DEFAULT_SELECT and name not in said:
+            said[name] = Finding(None, name, WARNING,
+                                 f'step "{name}" has select = "{step.select}" but runs once',
+                                 "select picks among repeats: add repeat = 3 (or more)")
+    return list(said.values())
 
 
 def _missing_programs(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Finding]:

@@ -64,6 +64,8 @@ class ReportOptions:
     #: the window) or "summary" (the tool's end-of-run figures); None: window for recorded
     #: sessions, summary for imported ones.
     figures: str | None = None
+    #: Only these steps (by name; None: every step): what ``benchtui plot`` reads.
+    steps: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -108,6 +110,8 @@ class _SessionRows:
     def build(self) -> None:
         short: list[str] = []
         for step in self.layout.steps:
+            if self.options.steps is not None and step not in self.options.steps:
+                continue
             by_label: dict[str, list[_RunFigures]] = defaultdict(list)
             for run in self.layout.runs_of(step):
                 by_label[run.label].append(self._host_run(run, short))
@@ -163,7 +167,7 @@ class _SessionRows:
         values = figures.io_values(io) + figures.device_values(window) \
             + figures.other_values(window, summary, prefer_summary=prefer_summary)
         row = Row(self.name, run.step, run.host, run.label, run.repeat, w0, t1, values,
-                  steady, ok=run.ok)
+                  steady, ok=run.ok, matrix=self._matrix(run.step))
         return _RunFigures(run, io, row)
 
     def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
@@ -198,7 +202,12 @@ class _SessionRows:
         t1 = max(p.row.t1 for p in parts)
         ok = None if any(p.run.ok is None for p in parts) else all(p.run.ok for p in parts)
         return Row(self.name, step, FLEET, label, first.repeat, t0, t1,
-                   figures.io_values(fleet), ok=ok)
+                   figures.io_values(fleet), ok=ok, matrix=self._matrix(step))
+
+    def _matrix(self, step: str) -> dict[str, str]:
+        """A sweep step's option values (the ``step_start`` event's ``matrix``)."""
+        matrix = self.layout.step_data.get(step, {}).get("matrix")
+        return {str(k): str(v) for k, v in matrix.items()} if isinstance(matrix, dict) else {}
 
 
 def _wants_summary(window: Stats) -> bool:
@@ -228,6 +237,7 @@ def _selected(runs: list[Row], select: str) -> list[Row]:
     ranked = sorted(runs, key=_size)
     chosen = ranked[-1] if select == "best" else ranked[(len(ranked) - 1) // 2]
     chosen.selected_from = len(runs)
+    chosen.selected_by = select
     return [chosen]
 
 

@@ -11,6 +11,7 @@ percentage of the baseline ("22.1k (113%)").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import IO
 
 from benchtui.model.format import MISSING, format_duration, format_metric
@@ -49,7 +50,7 @@ def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
     return out
 
 
-def _total(row: Row, metric: str) -> tuple[float | None, float | None]:
+def total(row: Row, metric: str) -> tuple[float | None, float | None]:
     """A row's figure over its ops (read + write, or the tool's total), with its baseline."""
     found = [v for v in row.values if v.metric == metric and v.op != "total"] \
         or [v for v in row.values if v.metric == metric]
@@ -60,13 +61,15 @@ def _total(row: Row, metric: str) -> tuple[float | None, float | None]:
     return sum(v.value for v in found), base
 
 
-def _who(row: Row, sessions: int) -> str:
+def row_name(row: Row, sessions: int) -> str:
+    """What a table calls a row: the host (with its session when there are several, and
+    its run of a repeated step)."""
     host = "fleet" if row.host == FLEET else row.host
     name = f"{row.session} / {host}" if sessions > 1 else host
-    if row.label != row.step:
+    if row.selected_from > 1:
+        name += f" ({row.selected_by} of {row.selected_from} runs)"
+    elif row.label != row.step:
         name += f" (run {row.repeat})"
-    elif row.selected_from > 1:
-        name += f" ({row.selected_from} runs)"
     return name
 
 
@@ -81,7 +84,8 @@ def _busiest_device(row: Row) -> tuple[Value | None, list[Value]]:
     if not utils:
         return None, []
     top = max(utils, key=lambda v: v.value)
-    awaits = [v for v in row.values if v.metric == "disk_await_seconds" and v.item == top.item]
+    awaits = [v for v in row.values if v.metric == "disk_await_seconds" and v.item == top.item
+              and v.op in ("read", "write", "total")]
     return top, awaits
 
 
@@ -129,37 +133,58 @@ def _columns(rows: list[Row]) -> list[tuple[str, Callable[[Row], str]]]:
     return cols
 
 
-def _overview_by_host(report: Report, steps: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class Table:
+    """One table of a report, as the cells' text: the Markdown and HTML formats lay out the
+    same tables with the same words (``title`` empty: the report's only table)."""
+
+    title: str
+    #: The step the table is of (None: the overview of every step, or the one-host table).
+    step: str | None
+    header: list[str]
+    body: list[list[str]]
+
+
+def _overview_by_host(report: Report, steps: list[str]) -> Table:
+    """One row per host (per run, for repeats all shown), two columns per step."""
     header = ["host"] + [f"{s} {k}" for s in steps for k in ("IOPS", "BW")]
-    keys: dict[tuple[str, str], dict[str, Row]] = {}
+    keys: dict[tuple[str, str, int], dict[str, Row]] = {}
     for r in report.rows:
-        keys.setdefault((r.session, r.host if r.label == r.step else
-                         f"{r.host}#{r.repeat}"), {})[r.step] = r
+        run = r.repeat if r.label != r.step and r.selected_from <= 1 else 0
+        keys.setdefault((r.session, r.host, run), {})[r.step] = r
     body = []
-    for (_session, _host), by_step in sorted(keys.items(), key=lambda kv: kv[0][1] == FLEET):
-        first = next(iter(by_step.values()))
-        cells = [_who(first, len(report.sessions)).replace(f" (run {first.repeat})", "")]
+    for (session, host, run), by_step in sorted(keys.items(),
+                                                key=lambda kv: kv[0][1] == FLEET):
+        name = "fleet" if host == FLEET else host
+        if len(report.sessions) > 1:
+            name = f"{session} / {name}"
+        cells = [name + (f" (run {run})" if run else "")]
         for s in steps:
             found = by_step.get(s)
             for metric in ("iops", "bandwidth_bytes"):
-                value, base = _total(found, metric) if found else (None, None)
+                value, base = total(found, metric) if found else (None, None)
                 cells.append(_cell(metric, value, base))
         body.append(cells)
-    return _table(header, body)
+    return Table("IOPS and bandwidth by step", None, header, body)
 
 
-def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> list[str]:
+def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
+        list[str], list[list[str]]]:
     cols = _columns(rows)
-    header = (["step"] if with_step else []) + ["host"] + [c[0] for c in cols]
+    # a sweep's options as columns of their own, so that the table reads as a matrix
+    keys = list(dict.fromkeys(k for r in rows for k in r.matrix)) if with_step else []
+    header = (["step"] if with_step else []) + keys + ["host"] + [c[0] for c in cols]
     body = []
     for r in rows:
-        body.append(([r.step] if with_step else []) + [_who(r, len(report.sessions))]
-                    + [f(r) for _, f in cols])
-    return _table(header, body)
+        body.append(([r.step] if with_step else []) + [r.matrix.get(k, "") for k in keys]
+                    + [row_name(r, len(report.sessions))] + [f(r) for _, f in cols])
+    return header, body
 
 
-def _intro(report: Report) -> list[str]:
-    lines = [f"# benchtui report: {', '.join(report.sessions)}", ""]
+def intro(report: Report) -> list[str]:
+    """The lines under the title: the sessions, the baseline, the window, the warnings
+    (Markdown list items, with ``**`` and backquotes the only markup)."""
+    lines = []
     for name in report.sessions:
         imported = report.imported.get(name)
         summary = report.figures == "summary" or (report.figures is None and imported)
@@ -178,24 +203,42 @@ def _intro(report: Report) -> list[str]:
         lines.append("- steps with no baseline: " + ", ".join(report.unmatched_steps))
     for w in report.warnings:
         lines.append(f"- warning: {w}")
-    return [*lines, ""]
+    return lines
+
+
+def title(report: Report) -> str:
+    return f"benchtui report: {', '.join(report.sessions)}"
+
+
+def one_host(report: Report) -> bool:
+    """One host (or none): a single table with a step column, no overview."""
+    return len({r.host for r in report.rows if r.host != FLEET}) <= 1
+
+
+def report_tables(report: Report) -> list[Table]:
+    """The report's tables: with one host, one table of every step; with several, the
+    overview (IOPS and bandwidth by step, when there are several steps) and one table per
+    step."""
+    steps = report.steps()
+    if one_host(report):
+        rows = [r for r in report.rows if r.host != FLEET] or report.rows
+        return [Table("", None, *_step_table(report, rows, with_step=True))]
+    tables = []
+    if len(steps) > 1:
+        tables.append(_overview_by_host(report, steps))
+    for step in steps:
+        rows = [r for r in report.rows if r.step == step]
+        tables.append(Table(step, step, *_step_table(report, rows, with_step=False)))
+    return tables
 
 
 def render_markdown(report: Report) -> str:
-    lines = _intro(report)
-    steps = report.steps()
-    hosts = {r.host for r in report.rows if r.host != FLEET}
-    if len(hosts) <= 1:
-        rows = [r for r in report.rows if r.host != FLEET] or report.rows
-        lines += _step_table(report, rows, with_step=True)
-        return "\n".join(lines) + "\n"
-    if len(steps) > 1:
-        lines += ["## IOPS and bandwidth by step", ""]
-        lines += [*_overview_by_host(report, steps), ""]
-    for step in steps:
-        lines += [f"## {step}", ""]
-        rows = [r for r in report.rows if r.step == step]
-        lines += [*_step_table(report, rows, with_step=False), ""]
+    lines = [f"# {title(report)}", "", *intro(report), ""]
+    for table in report_tables(report):
+        if table.title:
+            lines += [f"## {table.title}", ""]
+        lines += _table(table.header, table.body)
+        lines.append("")
     return "\n".join(lines)
 
 

@@ -66,9 +66,13 @@ class Row:
     steadiness: Steadiness | None = None
     #: Runs of the step this row stands for (``select``: median or best of N), when > 1.
     selected_from: int = 1
+    #: How it was chosen from them: "median" or "best" (with ``selected_from`` > 1).
+    selected_by: str = ""
     #: The baseline row this one is compared with: "step / host", when there is one.
     baseline: str = ""
     ok: bool | None = None
+    #: A sweep's values for this step (the plan's ``matrix``: option -> value), else empty.
+    matrix: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_fleet(self) -> bool:

@@ -68,8 +68,11 @@ def as_dict(report: Report) -> dict[str, object]:
     for r in report.rows:
         row: dict[str, object] = {
             "session": r.session, "step": r.step, "host": r.host, "label": r.label,
-            "repeat": r.repeat, "runs": r.selected_from, "window": [r.t0, r.t1], "ok": r.ok,
+            "repeat": r.repeat, "runs": r.selected_from, "selected_by": r.selected_by or None,
+            "window": [r.t0, r.t1], "ok": r.ok,
             "baseline": r.baseline or None, "values": [_value(v) for v in r.values]}
+        if r.matrix:
+            row["matrix"] = r.matrix
         if r.steadiness is not None:
             s = r.steadiness
             row["steady"] = {"steady": s.steady, "cv": s.cv, "trend": s.trend,

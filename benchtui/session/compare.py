@@ -13,13 +13,17 @@ on, and when) is read from its events; a *baseline spec* says what a row is comp
   (before/after a kernel change); with ``baseline_host`` every host is compared with that one
   host of the other session, with ``fleet`` with the other session's fleet.
 
+A session that is still running (the console's ghost of a live run) is matched a step at a
+time as each starts (``match_step``), and checked up front against its plan's steps and
+hosts (``match_steps``), by the same rules.
+
 Steps are matched by name with the repeat stripped (``randread#2`` is a run of ``randread``);
 ``counterpart_run`` picks the baseline's run of the same repeat, else its last one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from benchtui.errors import CompareError
@@ -68,6 +72,9 @@ class SessionLayout:
     runs: tuple[RunWindow, ...]
     #: step name -> the first ``step_start`` event's data (tool, matrix, select, ...).
     step_data: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    #: step label (``randread#2``) -> when the step started: what step-elapsed time counts
+    #: from (the console's baseline ghost lines up two runs of a step on it).
+    step_started: Mapping[str, float] = field(default_factory=dict)
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> SessionLayout:
@@ -120,7 +127,8 @@ class SessionLayout:
                 runs.append(RunWindow(label, name, repeat, host, t0,
                                       t1, ok if step_ok[label] is not None else None))
         runs.sort(key=lambda r: (r.t0, r.host))
-        return cls(tuple(steps), tuple(runs), step_data)
+        started = {label: w[0] for label, w in step_window.items() if w[0] is not None}
+        return cls(tuple(steps), tuple(runs), step_data, started)
 
     def hosts(self, step: str | None = None) -> tuple[str, ...]:
         """The hosts that ran ``step`` (any step when None), in order of first run."""
@@ -220,32 +228,58 @@ def match(layout: SessionLayout, spec: BaselineSpec,
         return Matching(spec, pairs)
     if baseline is None:
         raise CompareError(f"the baseline session {spec.value} was not read")
-    common = [s for s in layout.steps if s in baseline.steps]
+    pairs = match_steps(spec, baseline, [(s, layout.hosts(s)) for s in layout.steps])
+    unmatched = tuple(s for s in layout.steps if s not in baseline.steps)
+    return Matching(spec, pairs, unmatched)
+
+
+def match_steps(spec: BaselineSpec, baseline: SessionLayout,
+                steps: Sequence[tuple[str, Sequence[str]]]) -> dict[RowKey, RowKey]:
+    """The pairs of a session baseline (``session=``) for these steps, each with the hosts it
+    runs on: ``match``'s rules, for a session whose layout is not complete yet (a live run
+    knows its plan's steps and hosts before they run). Raises CompareError, as ``match``,
+    when the steps have none in common with the baseline, the baseline host is not in it, or
+    no host matches by name."""
+    common = [(s, hosts) for s, hosts in steps if s in baseline.steps]
     if not common:
         raise CompareError(f"the baseline session {spec.value} has no step in common with "
                            "this one (steps are matched by name)", known=baseline.steps,
-                           hint=f"this session's steps are: {', '.join(layout.steps[:12])}")
+                           hint="this session's steps are: "
+                           f"{', '.join(s for s, _h in steps[:12])}")
     if spec.host is not None and spec.host not in baseline.hosts():
         raise CompareError(f"the baseline host {spec.host!r} is not in {spec.value}",
                            known=baseline.hosts())
-    for step in common:
-        base_hosts = baseline.hosts(step)
-        for host in layout.hosts(step):
-            if spec.fleet:
-                pairs[(step, host)] = (step, FLEET)
-            elif spec.host is not None:
-                if spec.host in base_hosts:
-                    pairs[(step, host)] = (step, spec.host)
-            elif host in base_hosts:
-                pairs[(step, host)] = (step, host)
-        pairs[(step, FLEET)] = (step, FLEET)
+    pairs: dict[RowKey, RowKey] = {}
+    for step, hosts in common:
+        pairs.update(match_step(spec, baseline, step, hosts))
     if spec.host is None and not spec.fleet and not any(h != FLEET for _s, h in pairs):
         raise CompareError(f"no host of this session is in the baseline session {spec.value} "
                            "(hosts are matched by name)", known=baseline.hosts(),
                            hint="compare every host with one of them (--baseline-host NAME) "
                            "or with its fleet (--baseline-host fleet)")
-    unmatched = tuple(s for s in layout.steps if s not in baseline.steps)
-    return Matching(spec, pairs, unmatched)
+    return pairs
+
+
+def match_step(spec: BaselineSpec, baseline: SessionLayout, step: str,
+               hosts: Iterable[str]) -> dict[RowKey, RowKey]:
+    """One step of a session baseline (``session=``) as it starts: each of ``hosts`` (the
+    hosts the step starts on) with its baseline row, and the step's fleet row with the
+    baseline's fleet; {} when the baseline has no step of that name. Hosts without a
+    counterpart are absent. The rules of ``match``, which calls it for every step."""
+    if step not in baseline.steps:
+        return {}
+    base_hosts = baseline.hosts(step)
+    pairs: dict[RowKey, RowKey] = {}
+    for host in hosts:
+        if spec.fleet:
+            pairs[(step, host)] = (step, FLEET)
+        elif spec.host is not None:
+            if spec.host in base_hosts:
+                pairs[(step, host)] = (step, spec.host)
+        elif host in base_hosts:
+            pairs[(step, host)] = (step, host)
+    pairs[(step, FLEET)] = (step, FLEET)
+    return pairs
 
 
 def counterpart_run(baseline: SessionLayout, step: str, host: str,

@@ -11,10 +11,13 @@ every host is stopped before ``run`` returns.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from benchtui.errors import HostError
 from benchtui.model import events as ev
@@ -27,22 +30,32 @@ from benchtui.plan.commands import (
     MONITOR,
     SERVER,
     RemoteCommand,
-    expected_run_seconds,
+    Upload,
+    expected_step_seconds,
     monitor_commands,
     step_commands,
 )
+from benchtui.plan.grace import grace_text
 from benchtui.plan.model import Plan, StepSpec
 from benchtui.plan.preflight import ERROR as FINDING_ERROR
 from benchtui.plan.preflight import Finding, fallback_hosts, paths_to_inspect, preflight
 from benchtui.plan.tools import TOOLS, executables_needed
 from benchtui.session.facts import HostFacts, facts_script, parse_facts
 from benchtui.session.hosts import SshOptions, close_all, connect_all, make_transport
+from benchtui.session.leftovers import (
+    find_leftovers,
+    leftover_findings,
+    same_plan,
+    stop_leftovers,
+    stopped_message,
+)
 from benchtui.transport import (
     LineSplitter,
     LinkState,
     RemoteRun,
     RunHandle,
     Transport,
+    WatchdogStop,
     new_session_id,
 )
 
@@ -64,6 +77,11 @@ class SessionOptions:
     session_id: str | None = None
     #: The resolution of the latency histograms (1..6); None: the plan's ``histogram_bits``.
     histogram_bits: int | None = None
+    #: Seconds the hosts let the processes go on once this controller is gone (``math.inf``:
+    #: off); None: the plan's ``controller_grace``.
+    controller_grace: float | None = None
+    #: Stop what an earlier run of the same plan left running, instead of refusing to start.
+    stop_leftovers: bool = False
 
 
 @dataclass
@@ -78,6 +96,8 @@ class _Run:
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     #: benchtui stopped it on purpose (end of a step's duration, a server after its clients).
     stopped: bool = False
+    #: The host's watchdog stopped it (this controller was gone for longer than the grace).
+    watchdog: WatchdogStop | None = None
 
 
 @dataclass
@@ -91,6 +111,18 @@ class SessionResult:
 def _without_host(error: HostError) -> str:
     """The error's sentence without its leading host name (the caller names the host)."""
     return str(error).removeprefix(f"{error.host}: ")
+
+
+async def _put(transport: Transport, upload: Upload) -> None:
+    """Copy an upload to its host: its text when it has one (a jobfile as the plan loader
+    checked it, a sweep's values set in it), else the local file."""
+    if upload.text is None:
+        await transport.put_file(str(upload.local), upload.remote)
+        return
+    with tempfile.TemporaryDirectory(prefix="benchtui-") as directory:
+        path = Path(directory) / upload.local.name
+        path.write_bytes(upload.text.encode("utf-8"))
+        await transport.put_file(str(path), upload.remote)
 
 
 def _run_id(*parts: str) -> str:
@@ -109,17 +141,22 @@ class Session:
         #: Latency histograms reach the sinks at this resolution (``fio_buckets``; 6: exact).
         self.histogram_bits = check_bits(self.options.histogram_bits
                                          or plan.settings.histogram_bits)
+        #: Seconds each host lets this session's processes go on once the controller is gone.
+        self.controller_grace = plan.settings.controller_grace \
+            if self.options.controller_grace is None else self.options.controller_grace
         self._sample_sinks: list[SampleSink] = [on_samples] if on_samples else []
         self._event_sinks: list[EventSink] = [on_event] if on_event else []
         self._output_sinks: list[OutputSink] = []
         self.transports: dict[str, Transport] = dict(transports) if transports else {
-            name: make_transport(spec, self.session_id, self.options.ssh, self._on_link_state)
+            name: make_transport(spec, self.session_id, self.options.ssh, self._on_link_state,
+                                 controller_grace=self.controller_grace, label=plan.name)
             for name, spec in plan.hosts.items() if name in plan.hosts_in_use()}
         self.facts: dict[str, HostFacts] = {}
         self.host_state: dict[str, str] = dict.fromkeys(self.transports, "connecting")
         self.current_step: str | None = None
         self._active: list[_Run] = []
         self._failures: list[str] = []
+        self._watchdog_hosts: set[str] = set()
 
     # --- sinks -----------------------------------------------------------------------------
 
@@ -188,12 +225,31 @@ class Session:
                 self.facts[host] = result
                 self.emit(ev.FACTS, f"{host}: {result['os']}, kernel {result['kernel']}, "
                           f"{result['cpu_count']} CPUs", host=host, facts=dict(result))
-        findings = preflight(self.plan, self.facts)
+        findings = await self._leftovers(list(self.facts)) + preflight(self.plan, self.facts)
+        findings = [f for f in findings if f.severity == FINDING_ERROR] + \
+            [f for f in findings if f.severity != FINDING_ERROR]
         for f in findings:
             level = ev.ERROR if f.severity == FINDING_ERROR else ev.WARNING
             text = f.message + (f" ({f.hint})" if f.hint else "")
             self.emit(ev.PREFLIGHT, text, level=level, host=f.host, step=f.step)
         return findings
+
+    async def _leftovers(self, hosts: list[str]) -> list[Finding]:
+        """What earlier sessions left running on ``hosts``: findings, or (for the same
+        plan, with ``stop_leftovers``) stopped here, with an event saying so."""
+        found, findings = await find_leftovers(self.transports, hosts)
+        if self.options.stop_leftovers:
+            for host, leftovers in list(found.items()):
+                ours = same_plan(leftovers, self.plan.name)
+                if not ours:
+                    continue
+                problems = await stop_leftovers(self.transports[host], ours, STOP_GRACE)
+                for problem in problems:
+                    findings.append(Finding(host, None, FINDING_ERROR, problem))
+                if not problems:
+                    self.emit(ev.PREFLIGHT, f"{host}: {stopped_message(ours)}", host=host)
+                found[host] = [each for each in leftovers if each not in ours]
+        return findings + leftover_findings(found, self.plan.name)
 
     async def _gather_facts(self, host: str, programs: Mapping[str, str],
                             paths: list[str]) -> HostFacts:
@@ -284,15 +340,11 @@ class Session:
         label = step.name if step.repeat == 1 else f"{step.name}#{repeat + 1}"
         self.current_step = label
         hosts = [h for h in step.hosts if self._usable(h)]
-        expected = step.duration
-        if expected is None:
-            try:
-                expected = expected_run_seconds(step)
-            except ValueError:  # reported below, where the step's commands are made
-                expected = None
         self.emit(ev.STEP_START, f"step {label} on {', '.join(hosts) or 'no host'}",
-                  step=label, hosts=hosts, tool=step.tool, expected_seconds=expected,
-                  index=step.index, repeat=repeat + 1)
+                  step=label, hosts=hosts, tool=step.tool,
+                  expected_seconds=expected_step_seconds(step), index=step.index,
+                  repeat=repeat + 1, repeats=step.repeat, select=step.select,
+                  sweep=step.sweep, matrix=dict(step.matrix))
         started = time.monotonic()
         try:
             commands = self._step_commands(step)
@@ -324,7 +376,8 @@ class Session:
             if r.task is not None and r.task.done() and not r.task.cancelled() \
                     and r.task.exception() is None:
                 status = r.task.result()
-                if status != 0 and r.command.role != SERVER and not r.stopped:
+                if status != 0 and r.command.role != SERVER and not r.stopped \
+                        and r.watchdog is None:
                     self._failures.append(f"{r.command.host}: step {label} exited with "
                                           f"status {status}")
         for host in {r.command.host for r in runs}:
@@ -346,7 +399,7 @@ class Session:
     async def _upload(self, runs: list[_Run]) -> None:
         for r in runs:
             for up in r.command.uploads:
-                await self.transports[r.command.host].put_file(str(up.local), up.remote)
+                await _put(self.transports[r.command.host], up)
 
     async def _wait_ready(self, servers: list[_Run]) -> None:
         """Until every server printed its first line (it is listening), or a timeout."""
@@ -401,15 +454,31 @@ class Session:
             self._deliver(run, parser.feed_text("\n".join(rest), now))
         self._deliver(run, parser.finish())
         self._report_parse_warnings(parser, run, warned)
-        status = await transport.exit_status(run.handle)
-        status = -1 if status is None else status
+        outcome = await transport.outcome(run.handle)
+        status = -1 if outcome.status is None else outcome.status
+        if outcome.watchdog is not None:
+            run.watchdog = outcome.watchdog
+            self._watchdog_stopped(run, outcome.watchdog)
         if cmd.role != MONITOR:
-            how = "was stopped" if run.stopped else f"exited with status {status}"
+            how = "was stopped" if run.stopped else "was stopped by the host's watchdog" \
+                if run.watchdog else f"exited with status {status}"
             fine = status == 0 or run.stopped or cmd.role == SERVER
             self.emit(ev.RUN_END, f"{cmd.host}: {cmd.tool} {how}, {run.samples} samples",
                       level=ev.INFO if fine else ev.ERROR, host=cmd.host, step=run.step,
                       status=status)
         return status
+
+    def _watchdog_stopped(self, run: _Run, stop: WatchdogStop) -> None:
+        """The host stopped ``run`` itself: this controller was gone (its link down) for
+        longer than the grace. The host is failed, once."""
+        host = run.command.host
+        if host in self._watchdog_hosts:
+            return
+        self._watchdog_hosts.add(host)
+        self._fail_host(host, f"the host's watchdog stopped {run.command.tool} and every "
+                        f"other process of this session there: it had not heard from this "
+                        f"controller for {stop.gone_for:.0f} s (controller_grace "
+                        f"{grace_text(stop.grace)})")
 
     def _output(self, run: _Run, lines: list[str], t: float) -> None:
         if self._output_sinks:
@@ -446,8 +515,11 @@ class Session:
             try:
                 await self.transports[r.command.host].stop(r.handle, grace=STOP_GRACE)
             except HostError as exc:
+                after = "" if math.isinf(self.controller_grace) else (
+                    " (the host's watchdog stops it once this controller has been gone for "
+                    f"{grace_text(self.controller_grace)})")
                 self.emit(ev.RUN_END, f"{r.command.host}: could not stop {r.command.tool}: "
-                          f"{_without_host(exc)}", level=ev.ERROR, host=r.command.host)
+                          f"{_without_host(exc)}{after}", level=ev.ERROR, host=r.command.host)
             if r.task is not None:
                 try:
                     await asyncio.wait_for(asyncio.shield(r.task), 10.0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -22,11 +23,22 @@ class SshOptions:
     connect_timeout: float = 10.0
 
 
+#: Seconds an SSH transport keeps trying to get a lost link back, at least; longer when the
+#: hosts let the runs go on longer (``controller_grace``), so that a link back within the
+#: grace is resumed.
+RECONNECT_TIMEOUT = 120.0
+#: How much longer than the grace it keeps trying (seconds).
+RECONNECT_MARGIN = 30.0
+
+
 def make_transport(spec: HostSpec, session_id: str, options: SshOptions,
-                   on_state: StateCallback | None = None) -> Transport:
-    """The transport for one host of the plan."""
+                   on_state: StateCallback | None = None, *, controller_grace: float,
+                   label: str) -> Transport:
+    """The transport for one host of the plan: its runs are watched on the host with
+    ``controller_grace`` (seconds, ``math.inf``: off); ``label`` is the plan's name."""
     if spec.local:
-        return LocalTransport(spec.name, session_id=session_id, on_state=on_state)
+        return LocalTransport(spec.name, session_id=session_id, on_state=on_state,
+                              controller_grace=controller_grace, label=label)
     # Imported here: asyncssh takes ~0.5 s to import, which a local-only plan (benchtui demo)
     # should not pay before its first numbers.
     from benchtui.transport.ssh import SshTransport
@@ -36,7 +48,12 @@ def make_transport(spec: HostSpec, session_id: str, options: SshOptions,
         identity=str(spec.identity) if spec.identity else None, jump=spec.jump,
         known_hosts=options.known_hosts, accept_new_host_keys=options.accept_new_host_keys,
         config=options.config, connect_timeout=options.connect_timeout)
-    return SshTransport(spec.name, target, session_id=session_id, on_state=on_state)
+    reconnect = RECONNECT_TIMEOUT
+    if math.isfinite(controller_grace):
+        reconnect = max(reconnect, controller_grace + RECONNECT_MARGIN)
+    return SshTransport(spec.name, target, session_id=session_id, on_state=on_state,
+                        reconnect_timeout=reconnect, controller_grace=controller_grace,
+                        label=label)
 
 
 async def connect_all(transports: Mapping[str, Transport]) -> dict[str, HostError]:

@@ -211,7 +211,8 @@ class _Timeline:
         tool = runs[0].tools[0]
         self._event(t0, ev.STEP_START, f"step {step} on {', '.join(r.host for r in runs)}",
                     step=step, hosts=[r.host for r in runs], tool=tool,
-                    expected_seconds=seconds, index=index, repeat=1)
+                    expected_seconds=seconds, index=index, repeat=1, repeats=1,
+                    select="all", sweep=None, matrix={})
         json_lines = JsonOutputFilter()
         for run, (offsets, span) in zip(runs, placed, strict=True):
             host, tools = run.host, "+".join(run.tools)

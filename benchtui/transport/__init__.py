@@ -2,14 +2,18 @@
 module that imports asyncssh) the SSH transport. See docs/transport.md."""
 
 from benchtui.transport.base import (
+    DEFAULT_CONTROLLER_GRACE,
     EXIT_UNKNOWN,
     Chunk,
     CommandResult,
+    Leftover,
     LinkState,
     RemoteRun,
     RunHandle,
+    RunOutcome,
     StateCallback,
     Transport,
+    WatchdogStop,
     new_session_id,
 )
 from benchtui.transport.errors import (
@@ -24,6 +28,7 @@ from benchtui.transport.lines import LineSplitter
 from benchtui.transport.local import LocalTransport
 
 __all__ = [
+    "DEFAULT_CONTROLLER_GRACE",
     "EXIT_UNKNOWN",
     "Chunk",
     "CommandResult",
@@ -32,13 +37,16 @@ __all__ = [
     "HostKeyError",
     "HostLookupError",
     "HostUnreachableError",
+    "Leftover",
     "LineSplitter",
     "LinkState",
     "LocalTransport",
     "RemoteRun",
     "RunHandle",
+    "RunOutcome",
     "StateCallback",
     "Transport",
+    "WatchdogStop",
     "is_transient",
     "new_session_id",
 ]

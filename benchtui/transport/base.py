@@ -10,7 +10,9 @@ bounded by ``timeout``, with stdout and stderr going to a file in a per-session 
 
 ``follow`` reads that file from a byte offset, so a reader that lost its connection resumes
 exactly where it was; ``stop`` ends the run's whole process group (and every process that
-carries the run's tag in its environment) on the host. See docs/transport.md.
+carries the run's tag in its environment) on the host. A watchdog beside each run stops it
+by itself once its controller has been gone for the transport's ``controller_grace``
+(``watchdog``). See docs/transport.md.
 """
 
 from __future__ import annotations
@@ -32,6 +34,10 @@ EXIT_UNKNOWN = -1
 
 #: Name of the environment variable that tags every process of a run on its host.
 RUN_TAG_VARIABLE = "BENCHTUI_RUN"
+
+#: Seconds a host's watchdog lets a run go on once its controller is gone (a plan's
+#: ``[session] controller_grace`` default); ``math.inf``: no watchdog. See ``watchdog``.
+DEFAULT_CONTROLLER_GRACE = 60.0
 
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -129,6 +135,47 @@ class RunHandle:
 
 
 @dataclass(frozen=True, slots=True)
+class WatchdogStop:
+    """The host's watchdog stopped a run: its controller had been gone ``gone_for`` seconds,
+    at least the ``grace`` it was given."""
+
+    gone_for: float
+    grace: float
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """How a run stands: its exit status (``None`` while it runs, ``EXIT_UNKNOWN`` when it
+    vanished) and, if the host's watchdog stopped it, when and why."""
+
+    status: int | None
+    watchdog: WatchdogStop | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Leftover:
+    """A run of another session that still runs on the host (its controller died, or is
+    another benchtui): what a later session's preflight reports and ``--stop-leftovers`` ends.
+
+    ``plan`` is the name of the plan that started it ("" if unknown). ``processes`` are the
+    run's tagged processes, (PID, command name). ``grace`` is what its watchdog was given
+    (``math.inf``: nothing watches it); ``gone_for`` how long its controller has been gone,
+    ``None`` while the controller is there (or cannot be told, when nothing watches it).
+    """
+
+    handle: RunHandle
+    session_id: str
+    plan: str
+    processes: tuple[tuple[int, str], ...]
+    grace: float
+    gone_for: float | None
+
+    @property
+    def pids(self) -> tuple[int, ...]:
+        return tuple(pid for pid, _ in self.processes)
+
+
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """New output of a run: ``data`` ends at byte ``offset`` of the output file."""
 
@@ -185,6 +232,14 @@ class Transport(Protocol):
 
     async def exit_status(self, handle: RunHandle) -> int | None:
         """The run's exit status; ``None`` while it runs; ``EXIT_UNKNOWN`` when it vanished."""
+        ...
+
+    async def outcome(self, handle: RunHandle) -> RunOutcome:
+        """The run's exit status, and whether the host's watchdog stopped it."""
+        ...
+
+    async def leftovers(self) -> list[Leftover]:
+        """Runs of other sessions (same user on the host) that are still running."""
         ...
 
     async def put_file(self, local_path: str, remote_path: str) -> None:

@@ -14,34 +14,27 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
+from benchtui.transport import watchdog
 from benchtui.transport.base import (
     EXIT_UNKNOWN,
     KILL_AFTER,
     RUN_TAG_VARIABLE,
     RemoteRun,
     RunHandle,
+    RunOutcome,
 )
+from benchtui.transport.shfuncs import ALIVE, STARTED_AT, STOP_RUN, UPTIME
 
 #: Where runs keep their files, relative to the home directory of the user on the host.
 DEFAULT_RUNS_DIR = ".cache/benchtui/runs"
 
-#: ``alive PID``: true while PID exists and is not a zombie (a zombie's parent may never
-#: reap it when PID 1 of a container does not, and ``kill -0`` would say it lives). ``read``,
-#: not ``$(cat ...)``: no fork, as FOLLOW asks it every second for every followed run.
-_ALIVE = r"""
-alive() {
-  { read -r s < "/proc/$1/stat"; } 2>/dev/null || return 1
-  case $s in *") Z "*|*") X "*|"") return 1;; esac
-  return 0
-}
-"""
-
 #: Runs detached (setsid -f) as the run's wrapper: starts the command under ``timeout`` with
-#: its output in ``out``, records "WRAPPER_PID PGID" in ``pid``, waits, writes ``rc``.
+#: its output in ``out``, records "WRAPPER_PID PGID" in ``pid``, starts the run's watchdog
+#: beside it (unless the run's ``controller`` file says "off"), waits, writes ``rc``.
 #: ``timeout`` makes itself a process group leader, so PGID is its PID.
-WRAPPER = r"""
-d=$1 deadline=$2 kill_after=$3 tag=$4 cwd=$5
-shift 5
+WRAPPER = watchdog.WATCHDOG + r"""
+d=$1 deadline=$2 kill_after=$3 tag=$4 cwd=$5 ticks=$6
+shift 6
 finish() { printf '%s\n' "$1" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"; }
 if [ -n "$cwd" ] && ! cd -- "$cwd" 2>>"$d/out"; then
   printf '%s 0\n' "$$" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
@@ -51,22 +44,41 @@ fi
 env "$TAGVAR=$tag" timeout --kill-after="$kill_after" "$deadline" env "$@" \
   >>"$d/out" 2>&1 </dev/null &
 p=$!
+wd=
+g=off
+{ read -r _ g _ < "$d/controller"; } 2>/dev/null
+if [ "$g" != off ]; then
+  watchdog "$d" "$p" "$tag" "$ticks" </dev/null >/dev/null 2>&1 &
+  wd=$!
+  started_at "$wd" && printf '%s %s\n' "$wd" "$st" > "$d/watchdog.pid"
+fi
 printf '%s %s\n' "$$" "$p" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
 wait "$p"
-finish "$?"
+status=$?
+if [ -n "$wd" ]; then kill "$wd" 2>/dev/null; wait "$wd"; fi
+finish "$status"
 """.replace("$TAGVAR", RUN_TAG_VARIABLE)
 
-#: Creates the run directory, starts WRAPPER in a new session, waits for its ``pid`` file and
-#: prints "DIRECTORY WRAPPER_PID PGID".
-START = r"""
+#: Creates the run directory, writes the run's ``controller`` file (how its watchdog tells that
+#: the controller is gone: "LABEL GRACE MODE ARG", see ``watchdog``; a fresh beat for an SSH
+#: controller), starts WRAPPER in a new session, waits for its ``pid`` file and prints
+#: "DIRECTORY WRAPPER_PID PGID".
+START = UPTIME + r"""
 base=$1 session=$2 run=$3 deadline=$4 kill_after=$5 tag=$6 cwd=$7 wrapper=$8
-shift 8
+label=$9 grace=${10} mode=${11} arg=${12} ticks=${13}
+shift 13
 case $base in /*) ;; *) base="$HOME/$base";; esac
 mkdir -p -- "$base/$session/$run" || exit 111
 d=$(cd -- "$base/$session/$run" && pwd -P) || exit 111
 if [ -e "$d/pid" ]; then echo "run directory $d is already used" >&2; exit 112; fi
 : > "$d/out" || exit 111
-setsid -f sh -c "$wrapper" sh "$d" "$deadline" "$kill_after" "$tag" "$cwd" "$@" \
+if [ "$mode" = beat ]; then
+  arg=${d%/*}/.beat-$arg
+  uptime_cs
+  printf '%s open start\n' "$now" > "$arg"
+fi
+printf '%s %s %s %s\n' "$label" "$grace" "$mode" "$arg" > "$d/controller" || exit 111
+setsid -f sh -c "$wrapper" sh "$d" "$deadline" "$kill_after" "$tag" "$cwd" "$ticks" "$@" \
   </dev/null >/dev/null 2>&1 || { echo "setsid -f failed" >&2; exit 113; }
 i=0
 while [ ! -s "$d/pid" ]; do
@@ -78,37 +90,39 @@ printf '%s %s\n' "$d" "$(cat "$d/pid")"
 """
 
 #: Ends a run: SIGTERM to its process group (while it runs) and to every process tagged
-#: with the run's tag, SIGKILL to what is left after the grace ticks (0.1 s each).
-STOP = r"""
+#: with the run's tag, SIGKILL to what is left after the grace ticks (0.1 s each); then ends
+#: the run's watchdog (its wrapper does that too, unless the wrapper itself was killed).
+STOP = STOP_RUN + STARTED_AT + r"""
 d=$1 tag=$2 ticks=$3
 [ -r "$d/pid" ] || { echo "no run in $d" >&2; exit 2; }
-read -r wpid pgid < "$d/pid"
-tagged() {
-  grep -lzxF -e "$TAGVAR=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3
-}
-signal() {
-  if [ ! -e "$d/rc" ] && [ "$pgid" -gt 1 ]; then kill -"$1" -- "-$pgid" 2>/dev/null; fi
-  for p in $(tagged); do kill -"$1" "$p" 2>/dev/null; done
-}
-signal TERM
-i=0
-while [ -n "$(tagged)" ] && [ "$i" -lt "$ticks" ]; do sleep 0.1; i=$((i + 1)); done
-signal KILL
-i=0
-while [ -n "$(tagged)" ] && [ "$i" -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-left=$(tagged)
+stop_run "$d" "$tag" "$ticks"
+if { read -r wd wd_start < "$d/watchdog.pid"; } 2>/dev/null && started_at "$wd" \
+    && [ "$st" = "$wd_start" ]; then
+  kill "$wd" 2>/dev/null
+  i=0
+  while started_at "$wd" && [ "$st" = "$wd_start" ] && [ "$i" -lt 20 ]; do
+    sleep 0.05
+    i=$((i + 1))
+  done
+fi
 if [ -n "$left" ]; then echo "processes still running: $left" | tr '\n' ' ' >&2; exit 3; fi
 exit 0
-""".replace("$TAGVAR", RUN_TAG_VARIABLE)
+"""
 
-#: Prints "rc N" when the run ended, "running" while its wrapper lives, else "lost".
-STATUS = _ALIVE + r"""
+#: Prints "rc N" when the run ended, "running" while its wrapper lives, else "lost"; then
+#: "watchdog GONE_CS GRACE_CS" if the host's watchdog stopped it.
+STATUS = ALIVE + r"""
 d=$1
 [ -r "$d/pid" ] || { echo "no run in $d" >&2; exit 2; }
-if [ -r "$d/rc" ]; then printf 'rc %s\n' "$(cat "$d/rc")"; exit 0; fi
-read -r wpid pgid < "$d/pid"
-if alive "$wpid"; then echo running; exit 0; fi
-if [ -r "$d/rc" ]; then printf 'rc %s\n' "$(cat "$d/rc")"; else echo lost; fi
+if [ -r "$d/rc" ]; then printf 'rc %s\n' "$(cat "$d/rc")"
+else
+  read -r wpid pgid < "$d/pid"
+  if alive "$wpid"; then echo running
+  elif [ -r "$d/rc" ]; then printf 'rc %s\n' "$(cat "$d/rc")"
+  else echo lost
+  fi
+fi
+if [ -r "$d/watchdog" ]; then printf 'watchdog %s\n' "$(cat "$d/watchdog")"; fi
 """
 
 #: Exit status of FOLLOW when its ``tail`` ended while the run still lives: follow again.
@@ -119,7 +133,7 @@ FOLLOW_AGAIN = 75
 #: ``tail --pid`` ends by itself within 0.2 s of the wrapper; the 1 s guard loop is the safety
 #: net (measured: 128 followers cost 18% of a core this way, 129% with a 0.2 s loop that forked
 #: ``cat`` and ``sleep``; docs/benchmarks/fleet_scale.md).
-FOLLOW = _ALIVE + r"""
+FOLLOW = ALIVE + r"""
 d=$1 offset=$2 wpid=$3
 [ -r "$d/out" ] || { echo "no output file $d/out" >&2; exit 2; }
 tail -c "+$((offset + 1))" -s 0.2 -F --pid="$wpid" "$d/out" 2>/dev/null &
@@ -167,15 +181,18 @@ def bounded_argv(command: Sequence[str] | str, timeout: float) -> list[str]:
     return ["timeout", "--kill-after=2", _seconds(timeout), *command_argv(command)]
 
 
-def start_argv(run: RemoteRun, *, runs_dir: str, session_id: str, tag: str) -> list[str]:
-    """The argv of START for ``run``; it prints what ``parse_started`` reads."""
+def start_argv(run: RemoteRun, *, runs_dir: str, session_id: str, tag: str,
+               watch: watchdog.Watch) -> list[str]:
+    """The argv of START for ``run`` watched as ``watch`` says; it prints what
+    ``parse_started`` reads."""
     env_pairs = [f"{name}={value}" for name, value in run.env.items()]
     if isinstance(run.command, str):
         tail = ["sh", "-c", run.command]
     else:
         tail = ["sh", "-c", 'exec "$@"', "sh", *run.command]
     return script_argv(START, runs_dir, session_id, run.run_id, _seconds(run.deadline),
-                       _seconds(KILL_AFTER), tag, run.cwd or "", WRAPPER, *env_pairs, *tail)
+                       _seconds(KILL_AFTER), tag, run.cwd or "", WRAPPER,
+                       *watch.start_args(), str(watchdog.STOP_TICKS), *env_pairs, *tail)
 
 
 def parse_started(stdout: str) -> tuple[str, int, int]:
@@ -198,15 +215,26 @@ def status_argv(handle: RunHandle) -> list[str]:
 
 def parse_status(stdout: str) -> int | None:
     """The exit status STATUS printed: ``None`` while running, ``EXIT_UNKNOWN`` if lost."""
-    text = stdout.strip()
+    return parse_outcome(stdout).status
+
+
+def parse_outcome(stdout: str) -> RunOutcome:
+    """What STATUS printed: the exit status, and the watchdog's stop if there was one."""
+    lines = stdout.strip().splitlines() or [""]
+    text = lines[0].strip()
+    status: int | None = EXIT_UNKNOWN
     if text == "running":
-        return None
-    if text.startswith("rc "):
+        status = None
+    elif text.startswith("rc "):
         try:
-            return int(text[3:])
+            status = int(text[3:])
         except ValueError:
-            return EXIT_UNKNOWN
-    return EXIT_UNKNOWN
+            status = EXIT_UNKNOWN
+    stop = None
+    for line in lines[1:]:
+        if line.startswith("watchdog "):
+            stop = watchdog.parse_watchdog_stop(line.removeprefix("watchdog "))
+    return RunOutcome(status, stop)
 
 
 def follow_argv(handle: RunHandle, offset: int) -> list[str]:

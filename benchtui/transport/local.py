@@ -3,7 +3,8 @@
 A run starts through the same host scripts as over SSH (``hostscripts``), so it lives in its
 own session under ``timeout``, writes to ``~/.cache/benchtui/runs/SESSION/RUN/out`` and is
 stopped by process group and tag. Following reads that file directly, polling every
-``poll_interval`` seconds.
+``poll_interval`` seconds. The run's watchdog watches this process: once it is gone for
+``controller_grace`` seconds, the run is stopped (``watchdog``).
 """
 
 from __future__ import annotations
@@ -18,32 +19,40 @@ from pathlib import Path
 
 from benchtui.transport import hostscripts
 from benchtui.transport.base import (
+    DEFAULT_CONTROLLER_GRACE,
     EXIT_UNKNOWN,
     Chunk,
     CommandResult,
+    Leftover,
     LinkState,
     RemoteRun,
     RunHandle,
+    RunOutcome,
     StateCallback,
     check_id,
     new_session_id,
 )
 from benchtui.transport.errors import HostCommandError
+from benchtui.transport.watchdog import leftovers_argv, local_watch, parse_leftovers
 
 #: Bytes read from the output file at most per chunk.
 READ_SIZE = 1 << 16
 
 
 class LocalTransport:
-    """The machine benchtui runs on, reached without SSH."""
+    """The machine benchtui runs on, reached without SSH. ``controller_grace``: seconds the
+    runs go on once this process is gone (``math.inf``: until their deadline); ``label``
+    names the plan in the runs' files, for a later session's preflight."""
 
     def __init__(self, name: str = "local", *, session_id: str | None = None,
                  runs_dir: str = hostscripts.DEFAULT_RUNS_DIR, poll_interval: float = 0.1,
-                 on_state: StateCallback | None = None) -> None:
+                 on_state: StateCallback | None = None,
+                 controller_grace: float = DEFAULT_CONTROLLER_GRACE, label: str = "") -> None:
         self._name = name
         self.session_id = check_id("session id", session_id or new_session_id())
         self.runs_dir = runs_dir
         self.poll_interval = poll_interval
+        self.watch = local_watch(label, controller_grace)
         self._on_state = on_state
         self._state = LinkState.DOWN
 
@@ -108,7 +117,7 @@ class LocalTransport:
     async def start(self, run: RemoteRun) -> RunHandle:
         tag = f"{self.session_id}/{run.run_id}"
         argv = hostscripts.start_argv(run, runs_dir=self._runs_base(),
-                                      session_id=self.session_id, tag=tag)
+                                      session_id=self.session_id, tag=tag, watch=self.watch)
         result = await self.run(argv, timeout=15.0)
         if not result.ok:
             raise HostCommandError(self._name, f"cannot start run {run.run_id}: "
@@ -145,11 +154,22 @@ class LocalTransport:
                                    f"{result.stderr.strip() or f'exit {result.exit_status}'}")
 
     async def exit_status(self, handle: RunHandle) -> int | None:
+        return (await self.outcome(handle)).status
+
+    async def outcome(self, handle: RunHandle) -> RunOutcome:
         result = await self.run(hostscripts.status_argv(handle), timeout=10.0)
         if not result.ok:
             raise HostCommandError(self._name, f"cannot read the state of run "
                                    f"{handle.run_id}: {result.stderr.strip()}")
-        return hostscripts.parse_status(result.stdout)
+        return hostscripts.parse_outcome(result.stdout)
+
+    async def leftovers(self) -> list[Leftover]:
+        result = await self.run(leftovers_argv(self._runs_base(), self.session_id),
+                                timeout=30.0)
+        if not result.ok:
+            raise HostCommandError(self._name, "cannot look for the runs of earlier "
+                                   f"sessions: {result.stderr.strip()}")
+        return parse_leftovers(self._name, result.stdout)
 
     async def put_file(self, local_path: str, remote_path: str) -> None:
         data = await asyncio.to_thread(Path(local_path).read_bytes)

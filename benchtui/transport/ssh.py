@@ -3,7 +3,9 @@
 Runs follow the detached-file design of ``base``: the host scripts in ``hostscripts`` start,
 follow, stop and inspect a run; every command line is ``shlex.join`` of an argv. The link is
 kept alive with keepalives; when it drops, ``follow`` reconnects with exponential backoff and
-resumes at the byte offset it had reached, so no byte is lost or repeated. Host keys are
+resumes at the byte offset it had reached, so no byte is lost or repeated. Once a run was
+started, the transport feeds a keeper on the host one line a second through the link, so
+that the runs' watchdogs can tell when this controller is gone (``watchdog``). Host keys are
 checked against known_hosts (``sshtarget``); errors become ``HostError`` with one sentence.
 """
 
@@ -24,12 +26,15 @@ import asyncssh
 from benchtui.errors import HostError
 from benchtui.transport import hostscripts
 from benchtui.transport.base import (
+    DEFAULT_CONTROLLER_GRACE,
     EXIT_UNKNOWN,
     Chunk,
     CommandResult,
+    Leftover,
     LinkState,
     RemoteRun,
     RunHandle,
+    RunOutcome,
     StateCallback,
     check_id,
     new_session_id,
@@ -49,6 +54,13 @@ from benchtui.transport.sshtarget import (
     changed_key_hint,
     host_pattern,
     unknown_key_hint,
+)
+from benchtui.transport.watchdog import (
+    BEAT_INTERVAL,
+    beat_watch,
+    keeper_argv,
+    leftovers_argv,
+    parse_leftovers,
 )
 
 #: Bytes read from a follow channel at most per chunk.
@@ -102,17 +114,24 @@ class _Client(asyncssh.SSHClient):
 
 class SshTransport:
     """One host over SSH. ``reconnect_timeout`` bounds how long the transport keeps trying
-    to get a lost link back before the host is ``down``."""
+    to get a lost link back before the host is ``down``. ``controller_grace``: seconds the
+    host lets the runs go on once this controller is gone (its connection closed, or silent
+    for ``watchdog.BEAT_SILENCE`` s; ``math.inf``: until their deadline); ``label`` names
+    the plan in the runs' files, for a later session's preflight."""
 
     def __init__(self, name: str, target: SshTarget, *, session_id: str | None = None,
                  runs_dir: str = hostscripts.DEFAULT_RUNS_DIR,
                  on_state: StateCallback | None = None,
-                 reconnect_timeout: float = 120.0) -> None:
+                 reconnect_timeout: float = 120.0,
+                 controller_grace: float = DEFAULT_CONTROLLER_GRACE, label: str = "") -> None:
         self._name = name
         self.target = target
         self.session_id = check_id("session id", session_id or new_session_id())
         self.runs_dir = runs_dir
         self.reconnect_timeout = reconnect_timeout
+        self.watch = beat_watch(label, controller_grace, name)
+        self._beating: asyncio.Task[None] | None = None
+        self._watched = False  # a watched run was started: keep the keeper fed
         self._on_state = on_state
         self._state = LinkState.DOWN
         self._conn: asyncssh.SSHClientConnection | None = None
@@ -162,11 +181,19 @@ class SshTransport:
             except HostError:
                 self._set_state(LinkState.DOWN)
                 raise
+        if self._watched:
+            self._beat()
 
     async def close(self) -> None:
         """Close the link at once (a reconnect in progress gives up); followers end with
-        ``HostCommandError``. Detached runs go on on the host."""
+        ``HostCommandError``. Detached runs go on on the host, until their watchdog sees
+        this controller gone for ``controller_grace`` seconds."""
         self._wanted = False
+        beating, self._beating = self._beating, None
+        if beating is not None:
+            beating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beating
         self._drop()
         self._set_state(LinkState.DOWN)
 
@@ -307,13 +334,41 @@ class SshTransport:
     async def start(self, run: RemoteRun) -> RunHandle:
         tag = f"{self.session_id}/{run.run_id}"
         argv = hostscripts.start_argv(run, runs_dir=self.runs_dir,
-                                      session_id=self.session_id, tag=tag)
+                                      session_id=self.session_id, tag=tag, watch=self.watch)
         result = await self.run(argv, timeout=15.0)
         if not result.ok:
             raise HostCommandError(self._name, f"cannot start run {run.run_id}: "
                                    f"{result.stderr.strip() or f'exit {result.exit_status}'}")
         directory, wrapper_pid, pgid = hostscripts.parse_started(result.stdout)
+        if self.watch.watched:
+            self._watched = True
+            self._beat()
         return RunHandle(self._name, run.run_id, directory, wrapper_pid, pgid, tag)
+
+    def _beat(self) -> None:
+        """Start feeding the host's keeper, unless that is already going on."""
+        if self._beating is None or self._beating.done():
+            self._beating = asyncio.create_task(self._heartbeat(),
+                                                name=f"benchtui-heartbeat-{self._name}")
+
+    async def _heartbeat(self) -> None:
+        """While the transport is open: a keeper on the host (``watchdog.KEEPER``), fed one
+        line every ``BEAT_INTERVAL`` seconds; started again on every new link."""
+        line = hostscripts.shell_line(keeper_argv(self.runs_dir, self.session_id, self._name))
+        while self._is_wanted():
+            try:
+                conn, _ = await self._link()
+                proc = await conn.create_process(line, encoding=None, stdout=asyncssh.DEVNULL,
+                                                 stderr=asyncssh.DEVNULL)
+                try:
+                    while self._conn is conn and not proc.is_closing():
+                        proc.stdin.write(b"\n")
+                        await asyncio.sleep(BEAT_INTERVAL)
+                finally:
+                    proc.close()
+            except (HostError, *_LINK_ERRORS):
+                pass
+            await asyncio.sleep(BEAT_INTERVAL)
 
     async def follow(self, handle: RunHandle, offset: int = 0) -> AsyncGenerator[Chunk, None]:
         """Stream the run's output from ``offset``; across link losses, resume at the byte
@@ -364,11 +419,21 @@ class SshTransport:
                                    f"{result.stderr.strip() or f'exit {result.exit_status}'}")
 
     async def exit_status(self, handle: RunHandle) -> int | None:
+        return (await self.outcome(handle)).status
+
+    async def outcome(self, handle: RunHandle) -> RunOutcome:
         result = await self._retrying(hostscripts.status_argv(handle), 15.0)
         if not result.ok:
             raise HostCommandError(self._name, f"cannot read the state of run "
                                    f"{handle.run_id}: {result.stderr.strip()}")
-        return hostscripts.parse_status(result.stdout)
+        return hostscripts.parse_outcome(result.stdout)
+
+    async def leftovers(self) -> list[Leftover]:
+        result = await self._retrying(leftovers_argv(self.runs_dir, self.session_id), 30.0)
+        if not result.ok:
+            raise HostCommandError(self._name, "cannot look for the runs of earlier "
+                                   f"sessions: {result.stderr.strip()}")
+        return parse_leftovers(self._name, result.stdout)
 
     async def put_file(self, local_path: str, remote_path: str) -> None:
         data = await asyncio.to_thread(Path(local_path).read_bytes)

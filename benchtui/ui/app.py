@@ -18,6 +18,10 @@ Extension points, for a front end built on this one (replay, ``benchtui.ui.repla
     ``before_refresh()``                      called on every tick before the state is read;
     ``help_rows()``                           more keys for the help screen (add BINDINGS too);
     ``palette_commands()``                    more command palette entries.
+With ``ghost`` (``benchtui.ui.ghost.Ghost``: ``--baseline OLD.btr``), the panes, the header
+and the detail view draw the baseline's figures beside the live ones; ``notices`` are
+sentences said once the console is up (why there is no baseline, a damaged baseline file).
+
 Exit code (``app.run()`` returns it): the source's (live: 0 ok, 1 a host or step failed),
 130 when the user stopped a session that was running.
 """
@@ -29,8 +33,8 @@ import contextlib
 import gc
 import os
 import signal
-from collections.abc import Iterable, Iterator
-from typing import ClassVar
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -53,6 +57,9 @@ from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, Sessi
 from benchtui.ui.source import EXIT_INTERRUPTED, EXIT_OK, ConsoleSource
 from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_theme
 
+if TYPE_CHECKING:
+    from benchtui.ui.ghost import Ghost
+
 REFRESH_HZ = 8.0
 #: Chart time windows (seconds) that + and - step through.
 WINDOWS = (30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0,
@@ -71,7 +78,10 @@ Header: session, current step with progress and ETA, elapsed time, hosts up/tota
 IOPS and bandwidth (summed over hosts), fleet latency p50/p99/p99.9 (quantiles of the merged
 histograms of every host, never an average of percentiles).
 Panes: r = read, w = write; charts end now and cover the time window; a gap at the right of
-a chart means the host stopped reporting. Numbers are current values (the last 5 s)."""
+a chart means the host stopped reporting. Numbers are current values (the last 5 s).
+Baseline (--baseline OLD.btr): dotted lines are the baseline's figures at the same second
+of the step; a percentage after a number is its share of the baseline's, coloured outside
+the tolerance (latency: p99, higher is worse)."""
 
 
 class ConsoleApp(App[int]):
@@ -101,9 +111,14 @@ class ConsoleApp(App[int]):
     """
 
     def __init__(self, source: ConsoleSource, *, theme: str = DEFAULT_THEME,
-                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ) -> None:
+                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ,
+                 ghost: Ghost | None = None, notices: Sequence[str] = ()) -> None:
         super().__init__()
         self.source = source
+        #: The baseline drawn beside the session (``--baseline``), and what to say at start.
+        self.ghost = ghost
+        self._notices = list(notices)
+        self._ghost_generation = -1
         self.title = f"benchtui · {source.name}" if source.name else "benchtui"
         self.window = window
         self.refresh_hz = refresh_hz
@@ -139,6 +154,8 @@ class ConsoleApp(App[int]):
     def header_badges(self) -> tuple[str, ...]:
         """Words shown on the header's first line."""
         badges = [f"window {format_duration(self.window)}"]
+        if self.ghost is not None:
+            badges.insert(0, f"vs {self.ghost.name}")
         if self.paused:
             badges.insert(0, "PAUSED")
         if self._stopping:
@@ -192,6 +209,8 @@ class ConsoleApp(App[int]):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().add_signal_handler(sig, self._on_stop_signal, sig)
         self.call_after_refresh(self.refresh_display)
+        for notice in self._notices:
+            self.notify(notice, title="baseline", severity="warning", timeout=20)
         # What exists now (imports, styles, widgets) lives as long as the console: out of the
         # collector's way, full collections no longer walk it (benchmarks/ui_render.py);
         # handed back on unmount (another app in the same process, tests)
@@ -419,27 +438,48 @@ class ConsoleApp(App[int]):
         if self.paused:
             return
         now = self.source.now()
+        ghost = self.ghost
+        if ghost is not None:
+            self._follow_ghost(ghost, state, now)
         screen = self.screen
         if isinstance(screen, HostDetailScreen):
-            self._guard(screen.host, screen.update_from, state, now, now, self.window)
+            self._guard(screen.host, screen.update_from, state, now, now, self.window, ghost)
             return
         if isinstance(screen, SessionLogScreen):
             screen.update_from(state)
             return
-        self.header.update_from(state, now, self.generation)
+        self.header.update_from(state, now, self.generation, ghost=ghost)
         self.grid.sync_hosts(state)
         visible = self.grid.visible_panes()
         if self.focused is None and visible and screen is self.screen_stack[0]:
             visible[0].focus()  # Enter works at once; arrows and Tab move on
         for pane in visible:
             self._guard(pane.host, pane.update_from, state, now, now, self.window,
-                        self.generation)
+                        self.generation, ghost=ghost)
 
-    def _guard(self, host: str, update: object, *args: object) -> None:
+    def _follow_ghost(self, ghost: Ghost, state: FleetState, now: float) -> None:
+        """The baseline follows the step on screen; what it says is said, quietly for a
+        step or hosts it does not have; views redraw when its lines start over."""
+        try:
+            notices = ghost.update(state, now, self.window)
+        except Exception as error:  # noqa: BLE001 - the session goes on without the ghost
+            self.ghost = None
+            self.notify(f"the baseline stopped: {type(error).__name__}: {error}",
+                        title="baseline", severity="error", timeout=20)
+            return
+        for severity, text in notices:
+            loud = severity != "information"
+            self.notify(text, title="baseline", severity="warning" if loud else "information",
+                        timeout=15 if loud else 5)
+        if ghost.generation != self._ghost_generation:
+            self._ghost_generation = ghost.generation
+            self.generation += 1
+
+    def _guard(self, host: str, update: object, *args: object, **kwargs: object) -> None:
         """Run one host's redraw; a bug drawing one host must not stop the others (or the
         session): it is reported once and that host's view keeps its last content."""
         try:
-            update(*args)  # type: ignore[operator]
+            update(*args, **kwargs)  # type: ignore[operator]
         except Exception as error:  # noqa: BLE001 - contained, reported below
             key = f"{host}:{type(error).__name__}"
             if key not in self._reported:

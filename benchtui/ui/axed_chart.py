@@ -29,13 +29,18 @@ in them) and a legend naming the three in their bands' colours::
                -40s  -20s   now
     █ p50 150 µs  █ p99 1.20 ms  █ p99.9 2.90 ms
 
+A baseline's ghosts (``--baseline``) are drawn over either as dotted lines
+(``charts.overlay_ghost``), on the same scale, and named in the legend after the lines
+("⠒ base read 45.6k").
+
 Public API::
 
     ChartLine(label, points)                      # one series and its legend name
     axed_rows(lines, *, end, width, height, formatter, seconds_per_column=1.0,
-              include_zero=True, styles=DEFAULT_STYLES) -> list[list[Segment]]
+              include_zero=True, styles=DEFAULT_STYLES, ghosts=()) -> list[list[Segment]]
     axed_band_rows(lines, *, end, width, height, formatter, seconds_per_column=1.0,
-                   styles=DEFAULT_BAND_STYLES) -> list[list[Segment]]   # lowest first
+                   styles=DEFAULT_BAND_STYLES, ghosts=()) -> list[list[Segment]]  # lowest first
+    # ghosts: (ChartLine, Style) pairs
     log_labels(lo, hi, plot_height) -> dict[int, float]   # row -> value, log scale
 """
 
@@ -48,14 +53,23 @@ from rich.segment import Segment
 from rich.style import Style
 
 from benchtui.model.format import format_duration
-from benchtui.ui.band_chart import DEFAULT_BAND_STYLES, BandStyles, band_rows, log_range
+from benchtui.ui.band_chart import (
+    DEFAULT_BAND_STYLES,
+    BandStyles,
+    band_levels,
+    band_rows,
+    log_range,
+)
 from benchtui.ui.charts import (
     DEFAULT_STYLES,
+    GHOST_MARKS,
     ChartStyles,
     Column,
     Points,
     chart_rows,
     columns,
+    levels,
+    overlay_ghost,
     value_range,
 )
 
@@ -64,6 +78,10 @@ NICE_SECONDS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 2
                 86400)
 MIN_TICK_GAP = 8  # columns between ticks, at least
 AXIS_STYLE = Style(dim=True)
+#: A ghost's mark in a legend.
+GHOST_MARK = GHOST_MARKS[4] + " "
+#: A baseline's line: what it plots, and how.
+Ghost = tuple["ChartLine", Style]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +106,12 @@ def _last_value(points: Points | None) -> float | None:
 
 def axed_rows(lines: Sequence[ChartLine], *, end: float, width: int, height: int,
               formatter: Callable[[float | None], str], seconds_per_column: float = 1.0,
-              include_zero: bool = True,
-              styles: ChartStyles = DEFAULT_STYLES) -> list[list[Segment]]:
+              include_zero: bool = True, styles: ChartStyles = DEFAULT_STYLES,
+              ghosts: Sequence[Ghost] = ()) -> list[list[Segment]]:
     """``height`` rows of segments, each ``width`` cells or fewer. The first line is drawn in
     the primary style, the second (if any) overlaid in the secondary style; further lines only
-    appear in the legend (with their current value)."""
+    appear in the legend (with their current value). ``ghosts`` are drawn over them as dotted
+    lines, each in its style, and named in the legend after the lines."""
     if width <= 0 or height <= 0:
         return []
     plot_height = max(height - 3, 1)
@@ -104,29 +123,34 @@ def axed_rows(lines: Sequence[ChartLine], *, end: float, width: int, height: int
             values[(plot_height - 1) // 2] = (lo + hi) / 2
         return lo, hi, values
 
+    drawn = list(lines[:2])
     label_width, plot_width, cols, lo, hi, labels = _fit(
-        lines[:2], linear, end=end, width=width, formatter=formatter,
+        [*drawn, *(g for g, _s in ghosts)], linear, end=end, width=width, formatter=formatter,
         seconds_per_column=seconds_per_column)
-    primary = cols[0] if cols else [None] * plot_width
-    secondary = cols[1] if len(cols) > 1 else None
+    primary = cols[0] if drawn else [None] * plot_width
+    secondary = cols[1] if len(drawn) > 1 else None
     plot = chart_rows(primary, secondary, height=plot_height, lo=lo, hi=hi, styles=styles)
+    for (_g, style), g_cols in zip(ghosts, cols[len(drawn):], strict=True):
+        plot = overlay_ghost(plot, levels(g_cols, plot_height, lo, hi), style)
     marks = (styles.primary, styles.secondary)
     legend = _legend([(line, marks[i] if i < len(marks) else None, None)
                       for i, line in enumerate(lines)], formatter, width)
     if len(lines) > 1 and sum(len(seg.text) for seg in legend) + 7 <= width:
         legend += [Segment("█ ", styles.both), Segment("both")]
+    legend = _ghost_legend(legend, ghosts, formatter, width)
     return _frame(plot, labels, label_width=label_width, plot_width=plot_width,
                   seconds_per_column=seconds_per_column, height=height, legend=legend)
 
 
 def axed_band_rows(lines: Sequence[ChartLine], *, end: float, width: int, height: int,
                    formatter: Callable[[float | None], str], seconds_per_column: float = 1.0,
-                   styles: BandStyles = DEFAULT_BAND_STYLES) -> list[list[Segment]]:
+                   styles: BandStyles = DEFAULT_BAND_STYLES,
+                   ghosts: Sequence[Ghost] = ()) -> list[list[Segment]]:
     """Percentiles, lowest first (p50, p99, p99.9), as nested bands on a log scale
     (``band_chart.band_rows``, the panes' latency chart): ``height`` rows of segments, each
     ``width`` cells or fewer, with value labels from ``log_labels``, the time axis and a
     legend naming each line in its band's colour with its current value. Lines past the
-    third appear in the legend only."""
+    third appear in the legend only; ``ghosts`` as in ``axed_rows``, on the same scale."""
     if width <= 0 or height <= 0:
         return []
     plot_height = max(height - 3, 1)
@@ -137,16 +161,34 @@ def axed_band_rows(lines: Sequence[ChartLine], *, end: float, width: int, height
             return lo, hi, {}
         return lo, hi, log_labels(lo, hi, plot_height)
 
+    drawn = list(lines[:3])
     label_width, plot_width, cols, lo, hi, labels = _fit(
-        lines[:3], logarithmic, end=end, width=width, formatter=formatter,
-        seconds_per_column=seconds_per_column)
-    plot = band_rows(cols or [[None] * plot_width], height=plot_height, lo=lo, hi=hi,
-                     styles=styles)
+        [*drawn, *(g for g, _s in ghosts)], logarithmic, end=end, width=width,
+        formatter=formatter, seconds_per_column=seconds_per_column)
+    plot = band_rows(cols[:len(drawn)] or [[None] * plot_width], height=plot_height, lo=lo,
+                     hi=hi, styles=styles)
+    for (_g, style), g_cols in zip(ghosts, cols[len(drawn):], strict=True):
+        plot = overlay_ghost(plot, band_levels([g_cols], plot_height, lo, hi)[0], style)
     marks = (styles.low, styles.mid, styles.high)
     legend = _legend([(line, marks[i], marks[i]) if i < len(marks) else (line, None, None)
                       for i, line in enumerate(lines)], formatter, width)
+    legend = _ghost_legend(legend, ghosts, formatter, width)
     return _frame(plot, labels, label_width=label_width, plot_width=plot_width,
                   seconds_per_column=seconds_per_column, height=height, legend=legend)
+
+
+def _ghost_legend(legend: list[Segment], ghosts: Sequence[Ghost],
+                  formatter: Callable[[float | None], str], width: int) -> list[Segment]:
+    """``legend`` and the ghosts' entries after it, as many as fit."""
+    if not ghosts:
+        return legend
+    used = sum(len(seg.text) for seg in legend)
+    if legend and not legend[-1].text.endswith("  "):
+        legend = [*legend, Segment("  ")]
+        used += 2
+    rest = _legend([(line, style, None) for line, style in ghosts], formatter, width - used,
+                   sign=GHOST_MARK)
+    return [*legend, *rest]
 
 
 def log_labels(lo: float, hi: float, plot_height: int) -> dict[int, float]:
@@ -243,14 +285,15 @@ def _age_label(age: float) -> str:
 
 
 def _legend(entries: Sequence[tuple[ChartLine, Style | None, Style | None]],
-            formatter: Callable[[float | None], str], width: int) -> list[Segment]:
+            formatter: Callable[[float | None], str], width: int, *,
+            sign: str = "█ ") -> list[Segment]:
     """Each line's mark (in its style; none without), label (in the label style given, else
     plain) and current value, as many as fit in ``width``."""
     segments: list[Segment] = []
     used = 0
     for line, mark_style, label_style in entries:
         value = formatter(_last_value(line.points))
-        mark = Segment("█ ", mark_style) if mark_style is not None else Segment("")
+        mark = Segment(sign, mark_style) if mark_style is not None else Segment("")
         if label_style is None:
             text = [Segment(f"{line.label} {value}  ")]
         else:

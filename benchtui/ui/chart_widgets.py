@@ -26,7 +26,12 @@ Public API::
     SparkChart(*, include_zero=True, id=None, classes=None)
         .set_data(primary, secondary=None, *, end, seconds_per_column=1.0) -> None
     AxedChart(formatter=format_count, *, include_zero=True, id=None, classes=None)
-        .set_data(lines: Sequence[ChartLine], *, end, seconds_per_column=1.0) -> None
+        .set_data(lines: Sequence[ChartLine], *, end, seconds_per_column=1.0,
+                  ghosts: Sequence[ChartLine] = ()) -> None
+
+A baseline's ghost lines (``ghosts``) take the colours of ``chart--ghost-primary`` (the
+first) and ``chart--ghost-secondary`` (the second); a latency chart's, ``chart--ghost-lat``
+(``latency_chart``); a theme without these rules gets plain faint colours.
 """
 
 from __future__ import annotations
@@ -183,6 +188,15 @@ class SparkChart(_CachedChart):
 class AxedChart(_CachedChart):
     """The detail view's chart: axes, value labels, time ticks and a legend."""
 
+    COMPONENT_CLASSES: ClassVar[set[str]] = {*_CachedChart.COMPONENT_CLASSES,
+                                             "chart--ghost-primary", "chart--ghost-secondary",
+                                             "chart--ghost-lat"}
+    #: The ghosts' component classes, in the order of ``set_data``'s ghosts.
+    GHOST_CLASSES: ClassVar[tuple[str, ...]] = ("chart--ghost-primary",
+                                                "chart--ghost-secondary")
+    #: Their colours when the theme has no rule for them.
+    GHOST_FALLBACK: ClassVar[tuple[str, ...]] = ("grey58", "light_salmon3")
+
     DEFAULT_CSS = """
     AxedChart { height: 12; width: 1fr; }
     AxedChart > .chart--primary { color: $primary; }
@@ -195,22 +209,46 @@ class AxedChart(_CachedChart):
         super().__init__(include_zero=include_zero, id=id, classes=classes)
         self.formatter = formatter
         self._lines: tuple[ChartLine, ...] = ()
+        self._ghosts: tuple[ChartLine, ...] = ()
+        self._ghost_styles: tuple[Style, ...] | None = None
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._ghost_styles = None
 
     def set_data(self, lines: Sequence[ChartLine], *, end: float,
-                 seconds_per_column: float = 1.0) -> None:
-        """What to draw: up to two plotted lines (more appear in the legend only)."""
+                 seconds_per_column: float = 1.0, ghosts: Sequence[ChartLine] = ()) -> None:
+        """What to draw: up to two plotted lines (more appear in the legend only), and a
+        baseline's lines as ghosts over them."""
         self._lines = tuple(lines)
+        self._ghosts = tuple(ghosts)
         self._end, self._seconds_per_column = end, seconds_per_column
+        every = (*self._lines, *self._ghosts)
         newest = [t for t in (_newest(line.points) for line in self._lines) if t is not None]
         self._newest_t = max(newest) if newest else None
-        self._changed((*(_points_signature(line.points) for line in self._lines),
-                       *(_shift(line.points, end, seconds_per_column) for line in self._lines),
-                       *(line.label for line in self._lines), seconds_per_column))
+        self._changed((*(_points_signature(line.points) for line in every),
+                       *(_shift(line.points, end, seconds_per_column) for line in every),
+                       *(line.label for line in every), seconds_per_column))
+
+    def ghost_styles(self) -> tuple[Style, ...]:
+        """The ghosts' colours (see the module docstring), read once per theme."""
+        if self._ghost_styles is None:
+            found = []
+            for name, fallback in zip(self.GHOST_CLASSES, self.GHOST_FALLBACK, strict=True):
+                rule = self.get_component_rich_style(name, partial=True, default=Style())
+                found.append(Style(color=rule.color if rule.color is not None else fallback))
+            self._ghost_styles = tuple(found)
+        return self._ghost_styles
+
+    def _ghost_pairs(self) -> list[tuple[ChartLine, Style]]:
+        styles = self.ghost_styles()
+        return [(g, styles[min(i, len(styles) - 1)]) for i, g in enumerate(self._ghosts)]
 
     def _compute(self, width: int, height: int, styles: ChartStyles) -> list[list[Segment]]:
         return axed_rows(self._lines, end=self._end, width=width, height=height,
                          formatter=self.formatter, seconds_per_column=self._seconds_per_column,
-                         include_zero=self.include_zero, styles=styles)
+                         include_zero=self.include_zero, styles=styles,
+                         ghosts=self._ghost_pairs())
 
 
 def _blend(first: Color | None, second: Color | None) -> Color | None:

@@ -23,6 +23,12 @@ under the smaller one in the ``both`` style, the rest in the style of the larger
 column: the top of the ``both`` part is the smaller value, the colour above it says which series
 is larger. A cell holding both tops keeps the larger one's outline (error below one row).
 
+A baseline's "ghost" (``--baseline``) is drawn over a chart as a dotted line (braille
+dots, four heights a cell) at each column's baseline value: in the blank above a bar in the
+ghost's own faint colour; through a bar as the ghost's colour on the bar's (the dots cut
+the bar there); hidden in the top cell of a bar that ends below it in the same cell, where
+a dot would hide the bar's top.
+
 Public API::
 
     Points                              # protocol: .times, .values (store Series fits)
@@ -30,6 +36,8 @@ Public API::
     columns(points, *, end, width, seconds_per_column=1.0) -> list[float | None]
     value_range(*cols, include_zero=True) -> tuple[float, float]
     chart_rows(primary, secondary=None, *, height, lo, hi, styles) -> list[list[Segment]]
+    levels(cols, height, lo, hi) -> list[int]   # eighths of the chart per column
+    overlay_ghost(rows, levels, style) -> rows   # a baseline's line over a drawn chart
     rows_text(rows) -> rich Text        # rows of segments as one multi-line Text
     spark_text(points, secondary=None, *, end, width, height=1, ...) -> rich Text
     (axes and legends: benchtui.ui.axed_chart; Textual widgets: benchtui.ui.chart_widgets)
@@ -45,6 +53,7 @@ from itertools import groupby
 from operator import add, itemgetter
 from typing import Protocol
 
+from rich.color import Color
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -124,6 +133,12 @@ def value_range(*cols: Sequence[Column], include_zero: bool = True) -> tuple[flo
     if hi <= lo:
         hi = lo + (abs(lo) if lo else 1.0)
     return lo, hi
+
+
+def levels(cols: Sequence[Column], height: int, lo: float, hi: float) -> list[int]:
+    """Eighths of the chart filled per column (0..8*height), on the linear scale
+    ``lo``..``hi``: where ``chart_rows`` draws each column's top, and a ghost its line."""
+    return _levels(cols, height, lo, hi)
 
 
 def _levels(cols: Sequence[Column], height: int, lo: float, hi: float) -> list[int]:
@@ -209,6 +224,86 @@ def _styles_by_code(styles: ChartStyles) -> tuple[Style | None, ...]:
 
 
 _char, _code = itemgetter(0), itemgetter(1)
+
+#: The ghost's dots by the eighth of a cell its value reaches (1..8): four heights.
+GHOST_MARKS = "⣀⣀⠤⠤⠒⠒⠉⠉"
+_FILL = {ch: i for i, ch in enumerate(BLOCKS)}
+
+
+def overlay_ghost(rows: list[list[Segment]], levels: Sequence[int], style: Style
+                  ) -> list[list[Segment]]:
+    """``rows`` (top row first, one cell per column) with a ghost's line drawn over them at
+    ``levels`` (eighths of the chart per column, 0: none there): see the module docstring.
+    Rows the line does not cross are returned as they are; in the others only the cells of
+    the line are cut out of their segments."""
+    height = len(rows)
+    marks: dict[int, dict[int, int]] = {}
+    for col, level in enumerate(levels):
+        if level > 0:
+            r = min((level - 1) // 8, height - 1)  # 0 = the bottom row
+            marks.setdefault(height - 1 - r, {})[col] = min(level - 8 * r, 8)
+    if not marks:
+        return rows
+    out: list[list[Segment]] = []
+    for y, row in enumerate(rows):
+        here = marks.get(y)
+        out.append(_ghost_row(row, here, style) if here else row)
+    return out
+
+
+def _ghost_row(row: list[Segment], here: dict[int, int], style: Style) -> list[Segment]:
+    """One row with the ghost's dots at the columns of ``here`` (column -> eighth)."""
+    cols = sorted(here)
+    new: list[Segment] = []
+    col = ci = 0
+    for seg in row:
+        text, seg_style = seg.text, seg.style
+        end = col + len(text)
+        if ci >= len(cols) or cols[ci] >= end:
+            new.append(seg)
+            col = end
+            continue
+        start = 0
+        while ci < len(cols) and cols[ci] < end:
+            i = cols[ci] - col
+            cell = _ghost_cell(text[i], seg_style, here[cols[ci]], style)
+            ci += 1
+            if cell is None:
+                continue
+            if i > start:
+                new.append(Segment(text[start:i], seg_style))
+            last = new[-1] if new and start == i else None
+            if last is not None and last.style is cell[1] and last.text[-1] in GHOST_MARKS:
+                new[-1] = Segment(last.text + cell[0], cell[1])
+            else:
+                new.append(Segment(*cell))
+            start = i + 1
+        if start < len(text):
+            new.append(Segment(text[start:], seg_style) if start else seg)
+        col = end
+    return new
+
+
+def _ghost_cell(ch: str, cell_style: Style | None, eighth: int, style: Style
+                ) -> tuple[str, Style] | None:
+    """The ghost's dot in a cell holding ``ch`` (None: the cell is kept)."""
+    fill = _FILL.get(ch)
+    if fill is None:
+        return None  # another ghost's dots are there
+    mark = GHOST_MARKS[eighth - 1]
+    if fill == 0:
+        return mark, style
+    bg = cell_style.bgcolor if cell_style is not None else None
+    if fill < 8 and bg is None:
+        return None  # the top of a bar ending in this cell: the bar is kept
+    under = cell_style.color if cell_style is not None and eighth <= fill else bg
+    return mark, _through(style, under)
+
+
+@lru_cache(maxsize=256)
+def _through(style: Style, under: Color | None) -> Style:
+    """The ghost's colour on a bar's (its dots cutting through the bar)."""
+    return Style(color=style.color, bgcolor=under)
 
 
 def rows_text(rows: list[list[Segment]]) -> Text:

@@ -3,6 +3,8 @@
 Opened with Enter or a click on a pane; Esc goes back. Tabs (keys 1-4): charts, devices, jobs,
 output. The app calls ``update_from`` on its refresh tick; charts redraw only when their data
 moved, tables when the host has new samples, and the output log appends only the new lines.
+With a baseline (``--baseline``), the IOPS, bandwidth and latency charts plot its lines too
+(dotted, "base read", "base p99" in the legend), on the same axes.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from functools import cached_property
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -33,6 +35,9 @@ from benchtui.ui.axed_chart import ChartLine
 from benchtui.ui.chart_widgets import AxedChart
 from benchtui.ui.latency_chart import BandAxedChart
 from benchtui.ui.pane_rows import LATENCY_NAMES, LATENCY_QUANTILES
+
+if TYPE_CHECKING:
+    from benchtui.ui.ghost import Ghost
 
 MAX_LOG_LINES = 5000
 
@@ -57,12 +62,15 @@ class ChartSlot:
 
     def __init__(self, title: str, formatter: Callable[[float | None], str],
                  lines: list[tuple[str, str, dict[str, str], bool]], *,
-                 bands: bool = False) -> None:
+                 bands: bool = False,
+                 ghosts: list[tuple[str, str, dict[str, str]]] | None = None) -> None:
         #: (legend label, metric, labels, worst-not-sum)
         self.title = title
         self.lines = lines
         self.formatter = formatter
         self.bands = bands
+        #: A baseline's lines drawn as ghosts: (legend label, metric, labels).
+        self.ghosts = ghosts or []
 
     @cached_property
     def widget(self) -> AxedChart:
@@ -72,7 +80,8 @@ class ChartSlot:
         widget.border_title = self.title
         return widget
 
-    def update(self, state: FleetState, host: str, end: float, window: float) -> None:
+    def update(self, state: FleetState, host: str, end: float, window: float,
+               ghost: Ghost | None = None) -> None:
         plot_width = max(self.widget.size.width - 10, 10)
         spc = max(1.0, window / plot_width)
         start = end - plot_width * spc
@@ -80,7 +89,13 @@ class ChartSlot:
         lines = [ChartLine(label, fig.combined(index.find(metric, host, **labels), start,
                                                worst=worst))
                  for label, metric, labels, worst in self.lines]
-        self.widget.set_data(lines, end=end, seconds_per_column=spc)
+        ghosts: list[ChartLine] = []
+        if ghost is not None:
+            for label, metric, labels in self.ghosts:
+                series = ghost.series(host, metric, labels)
+                if series is not None:
+                    ghosts.append(ChartLine(label, series))
+        self.widget.set_data(lines, end=end, seconds_per_column=spc, ghosts=ghosts)
 
 
 def chart_slots(f: fig.HostFigures) -> list[ChartSlot]:
@@ -89,19 +104,24 @@ def chart_slots(f: fig.HostFigures) -> list[ChartSlot]:
     ops = ["total"] if "total" in f.iops and "read" not in f.iops else ["read", "write"]
     if f.iops:
         slots.append(ChartSlot("IOPS", format_count,
-                               [(op, "iops", {"op": op}, False) for op in ops]))
+                               [(op, "iops", {"op": op}, False) for op in ops],
+                               ghosts=[(f"base {op}", "iops", {"op": op}) for op in ops]))
     if f.bandwidth:
         slots.append(ChartSlot("bandwidth", format_byte_rate,
-                               [(op, "bandwidth_bytes", {"op": op}, False) for op in ops]))
+                               [(op, "bandwidth_bytes", {"op": op}, False) for op in ops],
+                               ghosts=[(f"base {op}", "bandwidth_bytes", {"op": op})
+                                       for op in ops]))
     for op in ops:
         if op in f.latency and f.latency[op].source != "mean":
             slots.append(ChartSlot(f"latency {op} (worst job, log scale)", format_latency, [
                 (name, "latency_seconds", {"op": op, "quantile": q}, True)
                 for name, q in zip(LATENCY_NAMES, LATENCY_QUANTILES, strict=True)],
-                bands=True))
+                bands=True, ghosts=[("base p99", "latency_seconds",
+                                     {"op": op, "quantile": "0.99"})]))
         elif op in f.latency:
             slots.append(ChartSlot(f"mean latency {op}", format_latency, [
-                ("mean", "latency_mean_seconds", {"op": op}, True)]))
+                ("mean", "latency_mean_seconds", {"op": op}, True)],
+                ghosts=[("base mean", "latency_mean_seconds", {"op": op})]))
     for d in f.devices:
         slots.append(ChartSlot(f"{d.name} utilisation", format_ratio,
                                [("util", "disk_util_ratio", {"device": d.name}, True)]))
@@ -221,7 +241,8 @@ class HostDetailScreen(Screen[None]):
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"{name}-tab"
 
-    def update_from(self, state: FleetState, now: float, end: float, window: float) -> None:
+    def update_from(self, state: FleetState, now: float, end: float, window: float,
+                    ghost: Ghost | None = None) -> None:
         view = state.hosts.get(self.host)
         if view is None or not self.is_mounted:  # pushed, not composed yet: next tick
             return
@@ -231,7 +252,7 @@ class HostDetailScreen(Screen[None]):
         tools = ", ".join(view.tools)
         self.query_one("#detail-title", Static).update(
             title + "\n" + " · ".join(p for p in (facts, tools and f"tools: {tools}") if p))
-        self._update_charts(state, f, end, window)
+        self._update_charts(state, f, end, window, ghost)
         key = (view.samples, view.state)
         devices = self.query_one("#devices", DataTable)
         if key != self._table_key and devices.columns:  # columns come with on_mount
@@ -241,7 +262,7 @@ class HostDetailScreen(Screen[None]):
         self._append_output(view.output)
 
     def _update_charts(self, state: FleetState, f: fig.HostFigures, end: float,
-                       window: float) -> None:
+                       window: float, ghost: Ghost | None) -> None:
         slots = chart_slots(f)
         key = tuple(s.title for s in slots)
         grid = self.query_one("#charts", Grid)
@@ -253,7 +274,7 @@ class HostDetailScreen(Screen[None]):
             self._slot_key = tuple(s.title for s in self._slots)
             grid.mount_all([s.widget for s in added])
         for slot in self._slots:
-            slot.update(state, self.host, end, window)
+            slot.update(state, self.host, end, window, ghost)
 
     @staticmethod
     def _fill(table: DataTable[str], rows: list[tuple[str, ...]]) -> None:

@@ -66,6 +66,26 @@ class DeviceFigures:
         return bool(self.util) or bool(self.iops_read) or bool(self.iops_write)
 
 
+@dataclass(frozen=True, slots=True)
+class Versus:
+    """Current figures as shares of a baseline's at the same step-elapsed second (1.0: the
+    same; ``benchtui.ui.ghost``), per op; an op is absent where either has no current value.
+    ``latency`` compares p99 (or the mean, for tools that give only a mean)."""
+
+    iops: dict[str, float] = field(default_factory=dict)
+    bandwidth: dict[str, float] = field(default_factory=dict)
+    latency: dict[str, float] = field(default_factory=dict)
+    #: Shares within this of 1.0 count as the same (``--tolerance``, 0.05 by default).
+    tolerance: float = 0.05
+
+    def judge(self, share: float, *, lower_is_better: bool = False) -> int:
+        """1 when ``share`` is better than the baseline by more than the tolerance, -1 when
+        worse, 0 within it (for latency, higher is worse)."""
+        if abs(share - 1.0) <= self.tolerance:
+            return 0
+        return 1 if (share < 1.0) == lower_is_better else -1
+
+
 @dataclass(slots=True)
 class HostFigures:
     """Everything a host pane shows, current values only."""
@@ -99,6 +119,8 @@ class HostFigures:
     metrics: frozenset[str] = frozenset()
     #: The numbers are the last run's end-of-run summary (the host is not running now).
     final: bool = False
+    #: Against the baseline's figures at the same step-elapsed second (``--baseline``).
+    versus: Versus | None = None
 
     @property
     def has_io(self) -> bool:
@@ -126,6 +148,8 @@ class FleetFigures:
     errors: int
     #: The last step (when none runs now), to say what just finished.
     last_step: StepView | None = None
+    #: Against the baseline's fleet at the same step-elapsed second (``--baseline``).
+    versus: Versus | None = None
 
 
 class SeriesIndex:
@@ -239,10 +263,12 @@ def _ops(values: dict[str, float]) -> dict[str, float]:
     return {op: values[op] for op in OPS if op in values}
 
 
-def latency(store: LiveStore, now: float, op: str, host: str | None = None) -> Latency:
-    """p50/p99/p99.9 of ``op`` for one host or (``host=None``) the whole fleet."""
+def latency(store: LiveStore, now: float, op: str, host: str | None = None, *,
+            quantiles: tuple[float, ...] = QUANTILES) -> Latency:
+    """p50/p99/p99.9 of ``op`` for one host or (``host=None``) the whole fleet (those of
+    ``quantiles`` only: the others are None when they come from histograms)."""
     hosts = None if host is None else (host,)
-    merged = store.fleet_latency(QUANTILES, since=since(now), hosts=hosts, op=op)
+    merged = store.fleet_latency(quantiles, since=since(now), hosts=hosts, op=op)
     if merged:
         return Latency(merged.get(0.5), merged.get(0.99), merged.get(0.999), "histogram")
     worst: dict[str, float] = {}
@@ -260,12 +286,22 @@ def latency(store: LiveStore, now: float, op: str, host: str | None = None) -> L
     return Latency()
 
 
+def io_figures(store: LiveStore, host: str | None, now: float, *,
+               quantiles: tuple[float, ...] = QUANTILES
+               ) -> tuple[dict[str, float], dict[str, float], dict[str, Latency]]:
+    """IOPS and bandwidth per op (summed over jobs, and for the fleet over hosts) and
+    latency percentiles per op (``latency``) of one host or (``host=None``) the fleet, as
+    current at ``now``: what a pane's and the header's numbers are, and what a baseline's
+    ghost computes from the baseline's samples (``benchtui.ui.ghost``, p99 only)."""
+    iops = _ops(sum_by(fresh(store, "iops", host, now), "op"))
+    bandwidth = _ops(sum_by(fresh(store, "bandwidth_bytes", host, now), "op"))
+    lat = {op: latency(store, now, op, host, quantiles=quantiles)
+           for op in OPS if op in iops or op in bandwidth}
+    return iops, bandwidth, {op: v for op, v in lat.items() if not v.empty}
+
+
 def fleet_figures(state: FleetState, now: float) -> FleetFigures:
-    store = state.store
-    iops = _ops(sum_by(fresh(store, "iops", None, now), "op"))
-    bandwidth = _ops(sum_by(fresh(store, "bandwidth_bytes", None, now), "op"))
-    lat = {op: latency(store, now, op) for op in OPS if op in iops or op in bandwidth}
-    lat = {op: v for op, v in lat.items() if not v.empty}
+    iops, bandwidth, lat = io_figures(state.store, None, now)
     step = state.current_step
     return FleetFigures(
         name=state.name, step=step,
@@ -330,9 +366,7 @@ def _net(store: LiveStore, host: str, now: float) -> tuple[float | None, float |
 def host_figures(state: FleetState, host: str, now: float) -> HostFigures:
     store = state.store
     view = state.host(host)
-    iops = _ops(sum_by(fresh(store, "iops", host, now), "op"))
-    bandwidth = _ops(sum_by(fresh(store, "bandwidth_bytes", host, now), "op"))
-    lat = {op: latency(store, now, op, host) for op in OPS if op in iops or op in bandwidth}
+    iops, bandwidth, lat = io_figures(store, host, now)
     send, receive, retr = _net(store, host, now)
     memory = latest_by(fresh(store, "mem_bandwidth_bytes", host, now), "method")
     memory.update(_summary_latest(state, host, "mem_bandwidth_bytes", "method"))

@@ -5,11 +5,14 @@ of the total, and the display's own state (paused, chart window, anything a subc
 Line 2: fleet IOPS and bandwidth, reads and writes summed over every host and job.
 Line 3: fleet latency p50/p99/p99.9 per direction, quantiles of the merged per-interval
 histograms of every host (never an average of percentiles).
+With a baseline (``--baseline``), the fleet's IOPS and p99 are followed by their shares of the
+baseline fleet's at the same step-elapsed second ("r 44.2k 97%", "p99 104%"), coloured
+outside the tolerance.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -19,10 +22,14 @@ from benchtui.model.format import (
     format_count,
     format_duration,
     format_latency,
+    format_share,
 )
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
 from benchtui.ui.reused_lines import ReusedLines
+
+if TYPE_CHECKING:
+    from benchtui.ui.ghost import Ghost
 
 BAR_WIDTH = 10
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
@@ -64,15 +71,19 @@ class FleetHeader(ReusedLines):
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"header--{name}")
 
-    def update_from(self, state: FleetState, now: float, generation: int) -> bool:
+    def update_from(self, state: FleetState, now: float, generation: int, *,
+                    ghost: Ghost | None = None) -> bool:
         """Recompute at most once a second of the clock (fleet figures merge every host's
-        histograms), or when the display itself changed."""
+        histograms), or when the display itself changed; ``ghost``: a baseline to compare
+        the fleet with."""
         key = (id(state), int(now), self.badges, generation, self.size.width,
                state.started is None, state.ended is None, len(state.steps))
         if key == self._key:
             return False
         self._key = key
         f = self.figures = fig.fleet_figures(state, now)
+        if ghost is not None:
+            f.versus = ghost.fleet_versus(f, now)
         width = max(self.content_region.width or self.size.width, 1)
         try:
             lines = [self._line1(f), _right(self._line2(f), self._counts(f), width),
@@ -143,17 +154,33 @@ class FleetHeader(ReusedLines):
             line.append(f" {badge} ", self._style("badge"))
         return line
 
+    def _share(self, line: Text, f: fig.FleetFigures, figures: str, op: str, *,
+               lower_is_better: bool = False, label: str = "") -> None:
+        """" 97%" after a number: its share of the baseline's, coloured outside the
+        tolerance (nothing without a baseline figure)."""
+        vs = f.versus
+        share = getattr(vs, figures).get(op) if vs is not None else None
+        if vs is None or share is None:
+            return
+        verdict = vs.judge(share, lower_is_better=lower_is_better)
+        line.append(f" {label}", self._style("muted"))
+        line.append(format_share(share), self._style(
+            "muted" if verdict == 0 else "ok" if verdict > 0 else "bad"))
+
     def _line2(self, f: fig.FleetFigures) -> Text:
         muted, read, write = self._style("muted"), self._style("read"), self._style("write")
         line = Text()
         line.append("fleet IOPS ", muted)
         if "total" in f.iops and "read" not in f.iops:
             line.append(format_count(f.iops.get("total")), read)
+            self._share(line, f, "iops", "total")
         else:
             line.append("r ", muted)
             line.append(format_count(f.iops.get("read")), read)
+            self._share(line, f, "iops", "read")
             line.append(" w ", muted)
             line.append(format_count(f.iops.get("write")), write)
+            self._share(line, f, "iops", "write")
         line.append("   BW ", muted)
         if "total" in f.bandwidth and "read" not in f.bandwidth:
             line.append(format_byte_rate(f.bandwidth.get("total")), read)
@@ -183,9 +210,11 @@ class FleetHeader(ReusedLines):
             if lat.source == "mean":
                 line.append("mean ", muted)
                 line.append(format_latency(lat.p50), style)
+                self._share(line, f, "latency", op, lower_is_better=True)
                 continue
             line.append("/".join(format_latency(v) for v in (lat.p50, lat.p99, lat.p999)),
                         style)
             if lat.source == "percentiles":
                 line.append(" (worst)", muted)
+            self._share(line, f, "latency", op, lower_is_better=True, label="p99 ")
         return line

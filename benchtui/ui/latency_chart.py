@@ -65,6 +65,8 @@ class BandAxedChart(AxedChart):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {*AxedChart.COMPONENT_CLASSES,
                                              *(f"chart--{name}" for name in BANDS)}
+    GHOST_CLASSES: ClassVar[tuple[str, ...]] = ("chart--ghost-lat",)
+    GHOST_FALLBACK: ClassVar[tuple[str, ...]] = ("plum3",)
 
     def __init__(self, formatter: Callable[[float | None], str] = format_latency, *,
                  id: str | None = None, classes: str | None = None) -> None:
@@ -94,4 +96,4 @@ class BandAxedChart(AxedChart):
         return axed_band_rows(self._lines, end=self._end, width=width, height=height,
                               formatter=self.formatter,
                               seconds_per_column=self._seconds_per_column,
-                              styles=self.band_styles())
+                              styles=self.band_styles(), ghosts=self._ghost_pairs())

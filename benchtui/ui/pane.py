@@ -13,7 +13,7 @@ inside the border it drew last rather than having Textual draw each line whole
 from __future__ import annotations
 
 from operator import itemgetter
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
@@ -39,6 +39,9 @@ from benchtui.ui.pane_content import (
 )
 from benchtui.ui.reused_lines import ReusedFrame
 
+if TYPE_CHECKING:
+    from benchtui.ui.ghost import Ghost
+
 __all__ = ["COMPACT_HEADER", "IDLE_REDRAW", "HostPane"]
 
 #: Seconds between redraws of a pane whose host sends nothing (its charts move on).
@@ -51,7 +54,9 @@ class HostPane(ReusedFrame, can_focus=True):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"pane--label", "pane--read", "pane--write",
                                              "pane--both", "pane--muted", "pane--warn",
-                                             "pane--p50", "pane--p99", "pane--p999"}
+                                             "pane--p50", "pane--p99", "pane--p999",
+                                             "pane--better", "pane--ghost-read",
+                                             "pane--ghost-write", "pane--ghost-lat"}
     BINDINGS: ClassVar[list[BindingType]] = [("enter", "open", "Details")]
 
     DEFAULT_CSS = """
@@ -89,7 +94,7 @@ class HostPane(ReusedFrame, can_focus=True):
         self._blank = Strip.blank(0)
         self._generation = 0
         self._styles: tuple[int, PaneStyles] | None = None
-        self._draw_args: tuple[FleetState, float, float] | None = None
+        self._draw_args: tuple[FleetState, float, float, Ghost | None] | None = None
         self._border_words: tuple[str, str] | None = None
         #: Newest sample time drawn (for the render-latency benchmark's paint hook).
         self.newest_t: float | None = None
@@ -104,7 +109,7 @@ class HostPane(ReusedFrame, can_focus=True):
         plain = PaneStyles.plain()
 
         def get(name: str, coloured: bool = False) -> Style:
-            fallback: Style = getattr(plain, name.removeprefix("pane--"))
+            fallback: Style = getattr(plain, name.removeprefix("pane--").replace("-", "_"))
             style = self.get_component_rich_style(name, partial=True, default=fallback)
             # a theme made before the percentile bands had colours: the plain ones
             return fallback if coloured and style.color is None else style
@@ -112,17 +117,21 @@ class HostPane(ReusedFrame, can_focus=True):
         styles = PaneStyles(get("pane--label"), get("pane--read"), get("pane--write"),
                             get("pane--both"), get("pane--muted"), get("pane--warn"),
                             get("pane--p50", True), get("pane--p99", True),
-                            get("pane--p999", True))
+                            get("pane--p999", True), get("pane--better", True),
+                            get("pane--ghost-read", True), get("pane--ghost-write", True),
+                            get("pane--ghost-lat", True))
         self._styles = (self._generation, styles)
         return styles
 
     def update_from(self, state: FleetState, now: float, end: float, window: float,
-                    generation: int) -> bool:
+                    generation: int, *, ghost: Ghost | None = None) -> bool:
         """Take new figures when the host's data changed, and redraw when the figures or
         the display did (True then). A host that reports redraws with each new sample; one
         that does not still has its charts move on every ``IDLE_REDRAW`` seconds. The lines
         are drawn at the next render, at the pane's size then. ``generation`` changes with
-        the theme and other display settings."""
+        the theme and other display settings (and a baseline's ghost starting over).
+        ``ghost``: the baseline, drawn with the host's own data (its shares of the
+        baseline's taken with the figures)."""
         view = state.hosts.get(self.host)
         if view is None:
             return False
@@ -137,6 +146,8 @@ class HostPane(ReusedFrame, can_focus=True):
             self._data_key = data
             self._state_seen = state
             f = self.figures = fig.host_figures(state, self.host, now)
+            if ghost is not None:
+                f.versus = ghost.host_versus(f, now)
             self.newest_t = view.last_sample_t
             self._set_border(title_of(f), subtitle_of(f))
             # Textual restyles the pane (and its 9 component classes: ~1 ms) on every class
@@ -153,7 +164,7 @@ class HostPane(ReusedFrame, can_focus=True):
                 self.update_node_styles()
         self._key = key
         self._generation = generation
-        self._draw_args = (state, end, window)
+        self._draw_args = (state, end, window, ghost)
         self._stale = True
         size = self.content_size
         if size.width and size.height:
@@ -175,7 +186,7 @@ class HostPane(ReusedFrame, can_focus=True):
         f, args = self.figures, self._draw_args
         if f is None or args is None:
             return [[Segment(self.host)]]
-        state, end, window = args
+        state, end, window, ghost = args
         styles = self.styles_for_pane()
         if state is not self._cached_for:  # a new state (replay seek): new series
             self._chart_caches = {}
@@ -185,7 +196,7 @@ class HostPane(ReusedFrame, can_focus=True):
             return [compact_line(state, f, width=width, end=end, window=window, styles=styles,
                                  caches=caches)]
         return pane_lines(state, f, width=width, height=height, end=end, window=window,
-                          styles=styles, caches=caches)
+                          styles=styles, caches=caches, ghost=ghost)
 
     def render_line(self, y: int) -> Strip:
         """Line ``y`` of the content, from the cache (rebuilt after a change or a resize)."""

@@ -10,9 +10,16 @@ the numbers, or under them in narrow panes; spare lines make the first charts ta
 that do not fit are left out, the last ones first) and draws the charts. A compact pane is
 one row: the figures that matter most and an IOPS sparkline (``COMPACT_HEADER`` names its
 columns).
+
+With a baseline (``ghost``: ``benchtui.ui.ghost.Ghost``), the IOPS, bandwidth and latency
+charts carry the baseline's line (``charts.overlay_ghost``; latency: its p99), on a scale
+that holds both, and the numbers' column is a little wider for the shares of the baseline's
+when the chart beside it keeps its minimum width.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from rich.segment import Segment
 from rich.style import Style
@@ -26,16 +33,22 @@ from benchtui.model.format import (
 )
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
-from benchtui.ui.band_chart import band_rows, log_range
+from benchtui.ui.band_chart import band_levels, band_rows, log_range
 from benchtui.ui.chart_cache import ColumnCache
 from benchtui.ui.charts import (
     Column,
     chart_rows,
     columns,
+    levels,
+    overlay_ghost,
     rows_text,
     value_range,
 )
 from benchtui.ui.pane_rows import Cells, ChartSpec, PaneStyles, Row, host_rows
+
+if TYPE_CHECKING:
+    from benchtui.store.live import Series
+    from benchtui.ui.ghost import Ghost
 
 __all__ = ["COMPACT_HEADER", "Cells", "ChartCaches", "ChartSpec", "PaneStyles", "Row",
            "chart_cells", "compact_line", "host_rows", "lines_text", "pane_lines",
@@ -44,6 +57,8 @@ __all__ = ["COMPACT_HEADER", "Cells", "ChartCaches", "ChartSpec", "PaneStyles", 
 LABEL_WIDTH = 8
 #: The same in every pane, so that same-size panes' charts cover the same time.
 NUMBERS_WIDTH = 26
+#: With a baseline: the numbers and their shares of the baseline's ("r 44.2k 97%").
+NUMBERS_WIDTH_VERSUS = 28
 #: Charts narrower than this are left out (the numbers say more).
 MIN_CHART = 6
 #: A chart beside the numbers narrower than this goes under them instead (narrow panes).
@@ -90,8 +105,8 @@ def seconds_per_column(window: float, chart_width: int) -> float:
 
 
 def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int, end: float,
-               window: float, styles: PaneStyles, caches: ChartCaches | None = None
-               ) -> list[Cells]:
+               window: float, styles: PaneStyles, caches: ChartCaches | None = None,
+               ghost: Ghost | None = None) -> list[Cells]:
     """The content of a full pane: at most ``height`` lines of exactly ``width`` cells."""
     rows = host_rows(f, styles)
     if not rows:
@@ -102,6 +117,9 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
                     width)]
     height = max(height, 1)
     numbers_width = min(NUMBERS_WIDTH, max(width - LABEL_WIDTH, 0))
+    if ghost is not None \
+            and width - LABEL_WIDTH - NUMBERS_WIDTH_VERSUS - 1 >= MIN_SIDE_CHART:
+        numbers_width = NUMBERS_WIDTH_VERSUS
     chart_width = width - LABEL_WIDTH - numbers_width - 1
     stacked = chart_width < MIN_SIDE_CHART and width - STACK_INDENT >= MIN_CHART
     if len(rows) + (sum(r.chart is not None for r in rows) if stacked else 0) > height:
@@ -109,7 +127,7 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
     rows = rows[:height]
     if stacked:
         return _stacked(state, f, rows, width=width, height=height, end=end, window=window,
-                        styles=styles, caches=caches)
+                        styles=styles, caches=caches, ghost=ghost)
     charting = chart_width >= MIN_CHART
     spc = seconds_per_column(window, chart_width)
     heights = _chart_heights(rows, height - len(rows), charting, first=1)
@@ -117,12 +135,13 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
     lines: list[Cells] = []
     for row, rows_high in zip(rows, heights, strict=True):
         line = [Segment(row.label[:LABEL_WIDTH - 1].ljust(LABEL_WIDTH), styles.label),
-                *fit(row.numbers, numbers_width)]
+                *fit(_numbers(row, numbers_width), numbers_width)]
         if row.chart is None or not charting:
             lines.append(fit(line, width))
             continue
         chart = chart_cells(state, f.name, row.chart, width=chart_width, height=rows_high,
-                            end=end, seconds_per_column=spc, styles=styles, caches=caches)
+                            end=end, seconds_per_column=spc, styles=styles, caches=caches,
+                            ghost=ghost)
         lines.append([*line, Segment(" "), *chart[0]])
         for i, extra in enumerate(chart[1:]):
             if i == 0 and row.legend is not None:
@@ -131,6 +150,13 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
             else:
                 lines.append([blank, *extra])
     return lines
+
+
+def _numbers(row: Row, width: int) -> Cells:
+    """The row's numbers, or their shorter form when they do not fit ``width``."""
+    if row.short is not None and cell_len(row.numbers) > width:
+        return row.short
+    return row.numbers
 
 
 def _folded(rows: list[Row]) -> list[Row]:
@@ -147,7 +173,7 @@ def _folded(rows: list[Row]) -> list[Row]:
 
 def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: int,
              height: int, end: float, window: float, styles: PaneStyles,
-             caches: ChartCaches | None = None) -> list[Cells]:
+             caches: ChartCaches | None = None, ghost: Ghost | None = None) -> list[Cells]:
     """A narrow pane: each row's chart under its numbers, as wide as the pane allows; the
     spare lines go to the first rows' charts."""
     chart_width = width - STACK_INDENT
@@ -157,11 +183,11 @@ def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: i
     lines: list[Cells] = []
     for row, rows_high in zip(rows, heights, strict=True):
         lines.append(fit([Segment(row.label[:LABEL_WIDTH - 1].ljust(LABEL_WIDTH),
-                                  styles.label), *row.numbers], width))
+                                  styles.label), *_numbers(row, width - LABEL_WIDTH)], width))
         if row.chart is not None and rows_high:
             chart = chart_cells(state, f.name, row.chart, width=chart_width,
                                 height=rows_high, end=end, seconds_per_column=spc,
-                                styles=styles, caches=caches)
+                                styles=styles, caches=caches, ghost=ghost)
             lines.extend([indent, *extra] for extra in chart)
     return lines[:height]
 
@@ -185,10 +211,12 @@ def _chart_heights(rows: list[Row], spare: int, charting: bool, *, first: int) -
 
 def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, height: int,
                 end: float, seconds_per_column: float, styles: PaneStyles,
-                caches: ChartCaches | None = None) -> list[Cells]:
+                caches: ChartCaches | None = None, ghost: Ghost | None = None
+                ) -> list[Cells]:
     """A chart of ``spec``'s series of ``host``: ``height`` rows of ``width`` cells. With
     ``caches`` (a pane's, kept between drawings), the columns are kept up to date from the
-    new points only (``chart_cache``)."""
+    new points only (``chart_cache``). With ``ghost``, the baseline's line of the IOPS,
+    bandwidth and latency charts over it."""
     busy = spec.metric == "cpu_ratio"  # drawn as busy = 1 - idle
 
     def cols(labels: dict[str, str]) -> list[Column]:
@@ -196,14 +224,52 @@ def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, he
                         width=width, end=end, seconds_per_column=seconds_per_column,
                         caches=caches)
 
+    def ghost_cols(labels: dict[str, str]) -> list[Column] | None:
+        if ghost is None or spec.metric not in GHOSTED:
+            return None
+        series = ghost.series(host, spec.metric, labels)
+        if series is None:
+            return None
+        return _ghost_columns(series, spec.metric, labels, width=width, end=end,
+                              seconds_per_column=seconds_per_column, caches=caches)
+
     if spec.quantiles:
         bands = [cols({**spec.labels, "quantile": q}) for q in spec.quantiles]
-        lo, hi = log_range(*bands)
-        return band_rows(bands, height=height, lo=lo, hi=hi, styles=styles.bands)
+        tail = ghost_cols({**spec.labels, "quantile": GHOST_QUANTILE})
+        lo, hi = log_range(*bands, tail or [])
+        rows = band_rows(bands, height=height, lo=lo, hi=hi, styles=styles.bands)
+        if tail is not None:
+            rows = overlay_ghost(rows, band_levels([tail], height, lo, hi)[0], styles.ghost_lat)
+        return rows
     first = cols(spec.labels)
     second = cols(spec.secondary) if spec.secondary is not None else None
-    lo, hi = value_range(first, second or [])
-    return chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
+    ghosts = [(g, style) for g, style in (
+        (ghost_cols(spec.labels), styles.ghost_lat if spec.worst else styles.ghost_read),
+        (ghost_cols(spec.secondary) if spec.secondary is not None else None,
+         styles.ghost_write)) if g is not None]
+    lo, hi = value_range(first, second or [], *(g for g, _s in ghosts))
+    rows = chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
+    for g, style in ghosts:
+        rows = overlay_ghost(rows, levels(g, height, lo, hi), style)
+    return rows
+
+
+#: The charts a baseline's ghost is drawn on, and the latency charts' ghost percentile.
+GHOSTED = frozenset({"iops", "bandwidth_bytes", "latency_seconds", "latency_mean_seconds"})
+GHOST_QUANTILE = "0.99"
+
+
+def _ghost_columns(series: Series, metric: str, labels: dict[str, str], *, width: int,
+                   end: float, seconds_per_column: float, caches: ChartCaches | None
+                   ) -> list[Column]:
+    if caches is None:
+        return columns(series, end=end, width=width, seconds_per_column=seconds_per_column)
+    key = ("ghost", metric, *labels.items())
+    cache = caches.get(key)
+    if cache is None:
+        cache = caches[key] = ColumnCache()
+    return cache.columns((series,), end=end, width=width,
+                         seconds_per_column=seconds_per_column)
 
 
 def _columns(state: FleetState, host: str, metric: str, labels: dict[str, str], *,

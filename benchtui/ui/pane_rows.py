@@ -6,11 +6,17 @@ Rows, most important first: IOPS r/w, bandwidth r/w, latency p50/p99/p99.9 per d
 their names as a legend), then per device its utilisation (chart) and its await r/w (a row of
 its own with a chart of both, folded into the device's row when the pane is short of lines),
 network send/receive and retransmits, memory copy rates, benchmark scores, CPU.
+
+Against a baseline (``--baseline``, ``HostFigures.versus``), each IOPS, bandwidth and latency
+number is followed by its share of the baseline's ("r 44.2k 97%"; latency: p99's), muted
+within the tolerance, in the better or the warning colour outside it (for latency, higher
+is worse); a bandwidth row that no longer fits its column gives its rates shorter
+(``Row.short``: "412M/s").
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.segment import Segment
 from rich.style import Style
@@ -21,6 +27,7 @@ from benchtui.model.format import (
     format_count,
     format_latency,
     format_ratio,
+    format_share,
 )
 from benchtui.ui import figures as fig
 from benchtui.ui.band_chart import BandStyles
@@ -48,6 +55,12 @@ class PaneStyles:
     p50: Style
     p99: Style
     p999: Style
+    #: A share of the baseline's that is better than it (worse ones take ``warn``).
+    better: Style = field(default_factory=lambda: Style(color="green"))
+    #: The baseline's ghost lines: over reads (and the first series), writes, latency.
+    ghost_read: Style = field(default_factory=lambda: Style(color="grey58"))
+    ghost_write: Style = field(default_factory=lambda: Style(color="light_salmon3"))
+    ghost_lat: Style = field(default_factory=lambda: Style(color="plum3"))
 
     @property
     def chart(self) -> ChartStyles:
@@ -88,19 +101,44 @@ class Row:
     #: A row that is left out when the pane is short of lines (every row would not get a
     #: line of chart): these cells are added to the previous row's numbers instead.
     fold: Cells | None = None
+    #: The numbers written shorter, for when ``numbers`` do not fit their column.
+    short: Cells | None = None
 
 
 
-def _rw(read: str, write: str, styles: PaneStyles) -> Cells:
-    return [Segment("r ", styles.muted), Segment(read, styles.read),
-            Segment("  w ", styles.muted), Segment(write, styles.write)]
+def _rw(read: str, write: str, styles: PaneStyles, shares: tuple[Cells, Cells] = ([], [])
+        ) -> Cells:
+    return [Segment("r ", styles.muted), Segment(read, styles.read), *shares[0],
+            Segment("  w ", styles.muted), Segment(write, styles.write), *shares[1]]
 
 
-def _lat(lat: fig.Latency, styles: PaneStyles, style: Style) -> tuple[Cells, Cells | None]:
+def _share(versus: fig.Versus | None, figures: dict[str, float], op: str, styles: PaneStyles,
+           *, lower_is_better: bool = False) -> Cells:
+    """" 97%": the op's share of the baseline's, styled by how it compares (nothing without
+    a baseline figure)."""
+    if versus is None:
+        return []
+    share = figures.get(op)
+    if share is None:
+        return []
+    verdict = versus.judge(share, lower_is_better=lower_is_better)
+    style = styles.muted if verdict == 0 else styles.better if verdict > 0 else styles.warn
+    return [Segment(" "), Segment(format_share(share), style)]
+
+
+def _short_rate(value: float | None) -> str:
+    """A byte rate in fewer cells: "412M/s" for "412 MiB/s"."""
+    return format_byte_rate(value).replace(" ", "").replace("iB/s", "/s")
+
+
+def _lat(lat: fig.Latency, styles: PaneStyles, style: Style, share: Cells | None = None
+         ) -> tuple[Cells, Cells | None]:
     """The numbers of a latency row and their legend: p50/p99/p99.9 each in its band's
-    colour, and the names under them ("p50    p99     p99.9"); a mean in the row's colour."""
+    colour, and the names under them ("p50    p99     p99.9"); a mean in the row's colour;
+    then the share of the baseline's, when there is one."""
     if lat.source == "mean":
-        return [Segment("mean ", styles.muted), Segment(format_latency(lat.p50), style)], None
+        return [Segment("mean ", styles.muted), Segment(format_latency(lat.p50), style),
+                *(share or [])], None
     out: Cells = []
     legend: Cells = []
     band_styles = (styles.p50, styles.p99, styles.p999)
@@ -111,26 +149,36 @@ def _lat(lat: fig.Latency, styles: PaneStyles, style: Style) -> tuple[Cells, Cel
         out.append(Segment(text, band_styles[i]))
         name = LATENCY_NAMES[i]
         legend.append(Segment(name.ljust(len(text) + (i < 2)), band_styles[i]))
-    return out, legend
+    return [*out, *(share or [])], legend
 
 
 def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
     """The rows of a full pane, most important first. Rows stay once a host has reported
     their metric; values that are not current show as "–"."""
     rows: list[Row] = []
+    vs = f.versus
     if f.io_ops == ("total",):
-        rows.append(Row("IOPS", [Segment(format_count(f.iops.get("total")), styles.read)],
+        rows.append(Row("IOPS", [Segment(format_count(f.iops.get("total")), styles.read),
+                                 *_share(vs, vs.iops if vs else {}, "total", styles)],
                         ChartSpec("iops", {"op": "total"})))
         rows.append(Row("BW", [Segment(format_byte_rate(f.bandwidth.get("total")),
-                                       styles.read)],
+                                       styles.read),
+                               *_share(vs, vs.bandwidth if vs else {}, "total", styles)],
                         ChartSpec("bandwidth_bytes", {"op": "total"})))
     elif f.io_ops:
+        iops_shares = (_share(vs, vs.iops, "read", styles), _share(vs, vs.iops, "write", styles)
+                       ) if vs else ([], [])
         rows.append(Row("IOPS", _rw(format_count(f.iops.get("read")),
-                                    format_count(f.iops.get("write")), styles),
+                                    format_count(f.iops.get("write")), styles, iops_shares),
                         ChartSpec("iops", {"op": "read"}, {"op": "write"})))
-        rows.append(Row("BW", _rw(format_byte_rate(f.bandwidth.get("read")),
-                                  format_byte_rate(f.bandwidth.get("write")), styles),
-                        ChartSpec("bandwidth_bytes", {"op": "read"}, {"op": "write"})))
+        bw_shares = (_share(vs, vs.bandwidth, "read", styles),
+                     _share(vs, vs.bandwidth, "write", styles)) if vs else ([], [])
+        bw_read, bw_write = f.bandwidth.get("read"), f.bandwidth.get("write")
+        rows.append(Row("BW", _rw(format_byte_rate(bw_read), format_byte_rate(bw_write),
+                                  styles, bw_shares),
+                        ChartSpec("bandwidth_bytes", {"op": "read"}, {"op": "write"}),
+                        short=_rw(_short_rate(bw_read), _short_rate(bw_write), styles,
+                                  bw_shares) if vs else None))
     percentiles = "latency_seconds" in f.metrics
     for op in f.latency_ops:
         style = styles.write if op == "write" else styles.read
@@ -139,7 +187,8 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
         chart = (ChartSpec("latency_seconds", {"op": op}, worst=True,
                            quantiles=LATENCY_QUANTILES)
                  if percentiles else ChartSpec("latency_mean_seconds", {"op": op}, worst=True))
-        numbers, legend = _lat(lat, styles, style)
+        share = _share(vs, vs.latency, op, styles, lower_is_better=True) if vs else []
+        numbers, legend = _lat(lat, styles, style, share)
         rows.append(Row(label, numbers, chart, legend if percentiles else None))
     awaits = "disk_await_seconds" in f.metrics
     for d in [d for d in f.devices if d.busy] or f.devices[:1]:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-from collections.abc import Callable, Iterable, Iterator
-from typing import ClassVar
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
@@ -31,6 +31,9 @@ from benchtui.ui.app import DEFAULT_WINDOW, REFRESH_HZ, ConsoleApp
 from benchtui.ui.replay_timeline import TimelineBar
 from benchtui.ui.screens import PromptScreen
 from benchtui.ui.themes import DEFAULT_THEME
+
+if TYPE_CHECKING:
+    from benchtui.ui.ghost import Ghost
 
 #: How often the source moves the player on (seconds of wall time).
 TICK = 0.1
@@ -134,8 +137,10 @@ class ReplayApp(ConsoleApp):
     ]
 
     def __init__(self, source: ReplaySource, *, theme: str = DEFAULT_THEME,
-                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ) -> None:
-        super().__init__(source, theme=theme, window=window, refresh_hz=refresh_hz)
+                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ,
+                 ghost: Ghost | None = None, notices: Sequence[str] = ()) -> None:
+        super().__init__(source, theme=theme, window=window, refresh_hz=refresh_hz,
+                         ghost=ghost, notices=notices)
         self.player = source.player
         self.timeline_bar = TimelineBar(self.player.timeline())
         self._follow_window()

@@ -20,7 +20,8 @@ it: ``RecordedHistogram`` keeps the encoded bytes and builds its ``counts`` on f
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import lt, sub
+from itertools import accumulate, repeat
+from operator import and_, lt, neg, rshift, sub, xor
 from typing import Final
 
 from benchtui.model.fio_buckets import (
@@ -30,7 +31,7 @@ from benchtui.model.fio_buckets import (
     bucket_index,
     bucket_values,
 )
-from benchtui.model.histogram import LatencyHistogram, LazyHistogram
+from benchtui.model.histogram import LatencyHistogram, LazyHistogram, RunningSumsHistogram
 from benchtui.store.recording.lanes import LANES_32, LANES_64, MAX_LANES, LaneWidth
 from benchtui.store.recording.varint import (
     CodecError,
@@ -231,6 +232,38 @@ def decode_histogram(buf: bytes, pos: int = 0) -> tuple[dict[int, int], int]:
     return dict(zip(keys, values, strict=True)), pos
 
 
+def decode_running_sums(buf: bytes, pos: int = 0) -> tuple[list[int], list[int], int]:
+    """(bucket ns ascending, running sums of their counts, position after it): what
+    ``decode_histogram`` decodes, as the parsers hold a histogram, in C-level passes."""
+    n, pos = get_uvarint(buf, pos)
+    if n == 0:
+        return [], [], pos
+    if pos >= len(buf):
+        raise CodecError("truncated histogram")
+    mode = buf[pos]
+    pos += 1
+    buckets = FIO_BUCKETS
+    if mode == MODE_FIO_BITS:
+        if pos >= len(buf) or not MIN_BITS <= buf[pos] < FIO_PLAT_BITS:
+            raise CodecError("histogram resolution out of range")
+        buckets = bucket_values(buf[pos])
+        pos += 1
+    gaps, pos = get_uvarints(buf, pos, n)
+    diffs, pos = get_uvarints(buf, pos, n)
+    if mode in (MODE_FIO, MODE_FIO_BITS):
+        try:
+            keys = list(map(buckets.__getitem__, accumulate(gaps)))
+        except IndexError:
+            raise CodecError("histogram bucket out of range") from None
+    elif mode == MODE_KEYS:
+        keys = list(accumulate(unzigzags(gaps)))
+    else:
+        raise CodecError(f"unknown histogram mode {mode}")
+    # zigzag undone in C-level passes: (z >> 1) ^ -(z & 1)
+    counts = map(xor, map(rshift, diffs, repeat(1)), map(neg, map(and_, diffs, repeat(1))))
+    return keys, list(accumulate(accumulate(counts))), pos
+
+
 class RecordedHistogram(LazyHistogram):
     """A ``LatencyHistogram`` read from a recording; ``counts`` is decoded on first use."""
 
@@ -241,3 +274,13 @@ class RecordedHistogram(LazyHistogram):
 
     def _make(self, pending: bytes) -> dict[int, int]:
         return decode_histogram(pending)[0]
+
+    def with_running_sums(self) -> LatencyHistogram:
+        """The histogram as one holding running sums (``RunningSumsHistogram``, what the
+        parsers give): quantiles of merged histograms take a binary search over them
+        instead of merging (``model.histogram.merged_quantiles``). Itself once decoded."""
+        pending = self._pending
+        if not isinstance(pending, bytes):
+            return self
+        keys, cum, _pos = decode_running_sums(pending)
+        return RunningSumsHistogram(keys, cum)

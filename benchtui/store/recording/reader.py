@@ -480,6 +480,19 @@ class SessionReader:
         near = [c for c in found if lo <= c <= hi]
         return min(near, key=lambda c: (abs(c - t), c)) if near else t
 
+    def sample_batches(self, t0: float, t1: float, wanted: SeriesFilter | None = None
+                       ) -> Iterator[tuple[float, list[Sample]]]:
+        """The batches of samples that reached the sinks in ``[t0, t1)``, with their times,
+        in order, each holding only the series ``wanted`` accepts (all when None; a batch
+        left empty is skipped): frames before ``t0`` are skipped, not decoded, and the
+        samples of other series are not made (a baseline's ghost reads a few hosts' few
+        metrics of one step this way)."""
+        for seg in self._overlapping(t0, t1):
+            for t, r in self._decode(seg, t0, t1, events=False, output=False,
+                                     series_filter=wanted):
+                if isinstance(r, list) and r:
+                    yield t, r
+
     def gaps(self) -> list[Gap]:
         """Where a host that had been sending samples sent nothing for more than 2 s (up to
         the end of the recording, for a host that never sent again). None in an imported

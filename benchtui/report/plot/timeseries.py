@@ -1,0 +1,111 @@
+"""A step's per-second IOPS, bandwidth or latency, every host over its run.
+
+One panel per op (read, write, ...), sharing the x axis (seconds since the run started); a
+colour per host (the same in every plot of a report); for latency a line per percentile
+(p50 solid, p99 dashed, p99.9 dotted) on a log scale. The ramp-up the tables leave out
+(``--skip``) is shaded. Every line is an SVG group with id ``line-N``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import LogLocator
+
+from benchtui.report.plot.style import new_figure, value_axis
+from benchtui.report.series import Points, RunSeries
+
+if TYPE_CHECKING:
+    from matplotlib.typing import LineStyleType
+
+METRICS = ("iops", "bandwidth", "latency")
+_OPS = ("read", "write", "trim", "total")
+_LABELS = {"iops": "IOPS", "bandwidth": "bandwidth", "latency": "latency"}
+#: What a plot of each metric shows, for titles.
+TITLES = {"iops": "IOPS per second", "bandwidth": "bandwidth per second",
+          "latency": "latency percentiles per second"}
+_STYLES: dict[str, LineStyleType] = {"p50": "-", "p99": "--", "p999": ":", "mean": "-."}
+_QUANTILE_NAMES = {"p50": "p50", "p99": "p99", "p999": "p99.9", "mean": "mean"}
+_RAMP = "#000000"
+#: Points per line from which lines are drawn thin (a long run's second-by-second noise).
+_DENSE = 400
+
+
+def _lines(rs: RunSeries, metric: str, op: str) -> dict[str, Points]:
+    """name -> points of one run's op: {"": ...} for IOPS and bandwidth."""
+    if metric == "latency":
+        return rs.latency.get(op, {})
+    found = (rs.iops if metric == "iops" else rs.bandwidth).get(op)
+    return {"": found} if found else {}
+
+
+def legend_name(rs: RunSeries) -> str:
+    """A line's host, and its run when hosts' selected runs differ (the title names a run
+    plotted for every host)."""
+    row = rs.row
+    return f"{row.host} (run {row.repeat})" if row.selected_from > 1 else row.host
+
+
+def has_data(series: Sequence[RunSeries], metric: str) -> bool:
+    return any(_lines(rs, metric, op) for rs in series for op in _OPS)
+
+
+def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
+                colours: Mapping[str, str]) -> Figure | None:
+    """The figure of ``metric`` ("iops", "bandwidth" or "latency") for these runs; None when
+    none of them has a point of it."""
+    if metric not in METRICS:
+        raise ValueError(f"no metric {metric!r}")
+    ops = [op for op in _OPS if any(_lines(rs, metric, op) for rs in series)]
+    if not ops:
+        return None
+    fig = new_figure(6.4, 1.1 + 1.8 * len(ops))
+    axes = fig.subplots(len(ops), 1, sharex=True, squeeze=False)[:, 0]
+    n = 0
+    names: dict[str, str] = {}
+    percentiles: list[str] = []
+    ramp = max((rs.window_start for rs in series), default=0.0)
+    for ax, op in zip(axes, ops, strict=True):
+        for rs in series:
+            name = legend_name(rs)
+            colour = colours.get(rs.host, "#333333")
+            for q, points in _lines(rs, metric, op).items():
+                ax.plot(points.times, points.values, color=colour,
+                        linestyle=_STYLES.get(q, "-"), gid=f"line-{n}",
+                        linewidth=1.3 if len(points) < _DENSE else 0.7,
+                        marker="o" if len(points) < 3 else None, markersize=3,
+                        label=f"{name} {_QUANTILE_NAMES.get(q, q)}".strip())
+                n += 1
+                names.setdefault(name, colour)
+                if q and q not in percentiles:
+                    percentiles.append(q)
+        if ramp > 0:
+            ax.axvspan(0, ramp, color=_RAMP, alpha=0.06, linewidth=0)
+        ax.set_title(op, loc="left")
+        ax.set_ylabel(_LABELS[metric] + (" (log)" if metric == "latency" else ""))
+        if metric == "latency":
+            ax.set_yscale("log")
+            low, high = ax.dataLim.intervaly
+            wide = low > 0 and high / low > 300  # ticks at 1-2-5 would crowd the axis
+            ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0,) if wide
+                                                  else (1.0, 2.0, 5.0)))
+        else:
+            ax.set_ylim(bottom=0)
+        value_axis(ax.yaxis, metric)
+        ax.set_xlim(left=0)
+    axes[-1].set_xlabel("seconds since the run started")
+    fig.suptitle(title)
+    handles: list[Line2D | Patch] = [Line2D([], [], color=c, label=name)
+                                     for name, c in names.items()]
+    if metric == "latency":
+        handles += [Line2D([], [], color="#555555", linestyle=_STYLES[q],
+                           label=_QUANTILE_NAMES[q]) for q in percentiles]
+    if ramp > 0:
+        handles.append(Patch(color=_RAMP, alpha=0.12,
+                             label=f"first {ramp:.0f} s: ramp-up, not in the tables"))
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4))
+    return fig

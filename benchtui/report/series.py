@@ -1,0 +1,268 @@
+"""The per-second series of a report's runs, for plots: IOPS, bandwidth and latency
+percentiles of each host over its run, x in seconds since the run started on that host.
+
+They are decoded from the session's samples of the run (``SessionReader.samples`` by host,
+metric and the run's window, keeping the samples labelled with the run's step label), and
+follow the console's rules (``ui/figures.py``) point by point, as the report's tables follow
+them over a window (``figures.py``):
+
+- IOPS and bandwidth per op: the jobs' values of one interval added up (fio's whole-run
+  ``job="all"`` lines only when there is no per-job series; ``group N`` lines never);
+- latency per op: p50, p99 and p99.9 of the interval's histograms merged across the jobs
+  (clat, fio's own measure, where a tool gives several); without histograms, the tool's own
+  percentile series, the worst job's; without those, the worst job's mean.
+
+A line longer than ``MAX_POINTS`` is shortened by averaging consecutive points in equal
+buckets (a 55-minute step at one point a second is 3300 points: about two per bucket).
+
+Which runs are plotted (``plot_groups``): the runs the report's tables show. A step run
+once is one plot; a repeated step under ``select = "all"`` is one plot per run; under
+``median`` or ``best`` one plot of each host's selected run (hosts may differ in which run
+that is: the legend says it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from benchtui.model.histogram import LatencyHistogram, merged_quantiles
+from benchtui.model.sample import Sample
+from benchtui.report.figures import QUANTILES
+from benchtui.report.model import Report, Row
+from benchtui.session.compare import FLEET, RunWindow, SessionLayout
+from benchtui.store.recording import SessionReader
+
+#: Points per line above which a line is averaged down to about this many.
+MAX_POINTS = 2000
+#: The sample metrics a plot reads.
+METRICS = ("iops", "bandwidth_bytes", "latency_histogram", "latency_seconds",
+           "latency_mean_seconds")
+#: Seconds a run's last samples may arrive after its run_end event (as the tables' summary).
+_SLACK = 1.0
+#: An interval's histograms are merged once samples this much newer have arrived (jobs of
+#: one interval arrive together; this only bounds what is held).
+_LAG = 2.0
+_OPS = ("read", "write", "trim", "total")
+_QUANTILE_NAMES = {str(q): name for q, name in QUANTILES}
+
+
+@dataclass(frozen=True, slots=True)
+class Points:
+    """One line: seconds since the run started, and values in base units."""
+
+    times: tuple[float, ...]
+    values: tuple[float, ...]
+
+    def __len__(self) -> int:
+        return len(self.times)
+
+
+@dataclass(slots=True)
+class RunSeries:
+    """One host's run of a step, per second."""
+
+    row: Row
+    run: RunWindow
+    #: op -> IOPS (ops/s), and bandwidth (bytes/s)
+    iops: dict[str, Points] = field(default_factory=dict)
+    bandwidth: dict[str, Points] = field(default_factory=dict)
+    #: op -> {"p50", "p99", "p999"} (or {"mean"}) -> seconds
+    latency: dict[str, dict[str, Points]] = field(default_factory=dict)
+    #: op -> "histogram" | "percentiles" | "mean"
+    latency_source: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def host(self) -> str:
+        return self.row.host
+
+    @property
+    def window_start(self) -> float:
+        """Where the tables' window begins, in seconds since the run started (the end of
+        the ramp-up left out of the tables)."""
+        return max(0.0, self.row.t0 - self.run.t0)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.iops or self.bandwidth or self.latency)
+
+
+def downsample(times: Sequence[float], values: Sequence[float], limit: int = MAX_POINTS
+               ) -> Points:
+    """At most about ``limit`` points: consecutive points averaged in buckets of equal size."""
+    n = len(times)
+    if n <= limit:
+        return Points(tuple(times), tuple(values))
+    k = math.ceil(n / limit)
+    out_t: list[float] = []
+    out_v: list[float] = []
+    for i in range(0, n, k):
+        part_t, part_v = times[i:i + k], values[i:i + k]
+        out_t.append(sum(part_t) / len(part_t))
+        out_v.append(sum(part_v) / len(part_v))
+    return Points(tuple(out_t), tuple(out_v))
+
+
+def _points(by_t: dict[float, float], t0: float) -> Points:
+    keys = sorted(by_t)
+    return downsample([t - t0 for t in keys], [by_t[t] for t in keys])
+
+
+class _Accumulator:
+    """One run's samples, reduced interval by interval as they are read."""
+
+    def __init__(self) -> None:
+        #: (metric, op, whole) -> t -> sum over jobs (whole: fio's job="all" lines)
+        self.sums: dict[tuple[str, str, bool], dict[float, float]] = defaultdict(dict)
+        #: (op, measure) -> t -> the jobs' histograms of that interval, not merged yet
+        self.open: dict[tuple[str, str], dict[float, list[LatencyHistogram]]] = \
+            defaultdict(dict)
+        #: (op, measure) -> name -> t -> seconds
+        self.quantiles: dict[tuple[str, str], dict[str, dict[float, float]]] = \
+            defaultdict(lambda: defaultdict(dict))
+        #: (op, name) -> t -> the worst job's percentile; op -> t -> the worst job's mean
+        self.percentiles: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
+        self.means: dict[str, dict[float, float]] = defaultdict(dict)
+        self.newest = -math.inf
+
+    def feed(self, s: Sample) -> None:
+        t = s.t
+        if t is None or s.kind != "interval":
+            return
+        labels = s.labels
+        op = labels.get("op", "total")
+        metric = s.metric
+        if metric in ("iops", "bandwidth_bytes"):
+            job = labels.get("job", "")
+            if job.startswith("group "):
+                return
+            acc = self.sums[(metric, op, job == "all")]
+            acc[t] = acc.get(t, 0.0) + s.value
+        elif metric == "latency_histogram":
+            if s.histogram is not None:
+                key = (op, labels.get("measure", "clat"))
+                self.open[key].setdefault(t, []).append(s.histogram)
+                if t > self.newest:
+                    self.newest = t
+                    self._merge_older_than(t - _LAG)
+        elif metric == "latency_seconds":
+            name = _QUANTILE_NAMES.get(labels.get("quantile", ""))
+            if name is not None and labels.get("measure", "clat") in ("clat", "lat"):
+                acc = self.percentiles[(op, name)]
+                acc[t] = max(acc.get(t, 0.0), s.value)
+        elif metric == "latency_mean_seconds" and labels.get("measure", "lat") in ("clat", "lat"):
+            acc = self.means[op]
+            acc[t] = max(acc.get(t, 0.0), s.value)
+
+    def _merge_older_than(self, limit: float) -> None:
+        qs = [q for q, _ in QUANTILES]
+        for key, by_t in self.open.items():
+            for t in [t for t in by_t if t < limit]:
+                found = merged_quantiles(by_t.pop(t), qs)
+                for q, name in QUANTILES:
+                    if q in found:
+                        self.quantiles[key][name][t] = found[q]
+
+    def series(self, row: Row, run: RunWindow) -> RunSeries:
+        self._merge_older_than(math.inf)
+        out = RunSeries(row, run)
+        t0 = run.t0
+        for metric, into in (("iops", out.iops), ("bandwidth_bytes", out.bandwidth)):
+            for op in _OPS:
+                by_t = self.sums.get((metric, op, False)) or self.sums.get((metric, op, True))
+                if by_t:
+                    into[op] = _points(by_t, t0)
+        for op in _OPS:
+            measures = sorted((m for o, m in self.quantiles if o == op),
+                              key=lambda m: m != "clat")
+            if measures:
+                found = self.quantiles[(op, measures[0])]
+                out.latency[op] = {name: _points(found[name], t0)
+                                   for _q, name in QUANTILES if found.get(name)}
+                out.latency_source[op] = "histogram"
+            elif any((op, name) in self.percentiles for _q, name in QUANTILES):
+                out.latency[op] = {name: _points(self.percentiles[(op, name)], t0)
+                                   for _q, name in QUANTILES if (op, name) in self.percentiles}
+                out.latency_source[op] = "percentiles"
+            elif self.means.get(op):
+                out.latency[op] = {"mean": _points(self.means[op], t0)}
+                out.latency_source[op] = "mean"
+        return out
+
+
+def run_series(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]]
+               ) -> list[RunSeries]:
+    """The series of each (row, run), decoding the runs' samples once."""
+    if not pairs:
+        return []
+    accs = {(run.host, run.label): _Accumulator() for _row, run in pairs}
+    t0 = min(run.t0 for _row, run in pairs)
+    t1 = max(reader.end if run.t1 is None else run.t1 for _row, run in pairs) + _SLACK
+    for s in reader.samples(hosts={run.host for _row, run in pairs}, metrics=METRICS,
+                            t0=t0, t1=t1):
+        acc = accs.get((s.host, s.labels.get("step", "")))
+        if acc is not None:
+            acc.feed(s)
+    return [accs[(run.host, run.label)].series(row, run) for row, run in pairs]
+
+
+@dataclass(frozen=True)
+class PlotGroup:
+    """Runs drawn in one plot: one step of one session (one run of it, or the selected runs)."""
+
+    session: str
+    step: str
+    title: str
+    rows: tuple[Row, ...]
+
+
+def _group_title(step: str, rows: Sequence[Row]) -> str:
+    first = rows[0]
+    if first.selected_from > 1:
+        chosen = first.selected_by or "selected"
+        return f"{step}: each host's {chosen} run of {first.selected_from}"
+    if first.label != step:
+        return f"{step}, run {first.repeat}"
+    return step
+
+
+def plot_groups(report: Report) -> list[PlotGroup]:
+    """The plots a report's step sections hold, in the tables' order (module doc)."""
+    groups: list[PlotGroup] = []
+    for session in report.sessions:
+        for step in report.steps():
+            by_key: dict[str, list[Row]] = {}
+            for r in report.rows:
+                if r.session == session and r.step == step and r.host != FLEET:
+                    by_key.setdefault(r.label if r.selected_from == 1 else "", []).append(r)
+            for rows in by_key.values():
+                groups.append(PlotGroup(session, step, _group_title(step, rows), tuple(rows)))
+    return groups
+
+
+class SeriesSource:
+    """One session file, open, to read the series of its rows' runs."""
+
+    def __init__(self, path: str) -> None:
+        self.reader = SessionReader.open(path)
+        self.layout = SessionLayout.from_events(self.reader.events())
+
+    def close(self) -> None:
+        self.reader.close()
+
+    def __enter__(self) -> SeriesSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run_of(self, row: Row) -> RunWindow | None:
+        return next((r for r in self.layout.runs if r.label == row.label
+                     and r.host == row.host), None)
+
+    def series(self, rows: Iterable[Row]) -> list[RunSeries]:
+        """The series of each row's run (rows with no run in the file are left out)."""
+        pairs = [(row, run) for row in rows for run in (self.run_of(row),) if run is not None]
+        return run_series(self.reader, pairs)

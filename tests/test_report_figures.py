@@ -1,0 +1,92 @@
+"""The report's arithmetic on per-series statistics: jobs summed, fleet percentiles from
+merged histograms (not averaged), the steadiness verdict, and the gate's thresholds."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchtui.errors import UsageError
+from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.sample import Sample
+from benchtui.report import figures
+from benchtui.report.gate import ABOVE, BELOW, parse_threshold, regressions
+from benchtui.report.model import Report, Row, Value
+from benchtui.report.steady import steadiness
+from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
+
+
+def _stats(points: dict[tuple[str, tuple[tuple[str, str], ...]], list[float]],
+           hist: dict[int, int] | None = None) -> dict[SeriesDef, SeriesStats]:
+    batches = []
+    for (metric, labels), values in points.items():
+        for i, v in enumerate(values):
+            s = Sample(t=float(i), tool="fio", kind="interval", metric=metric, value=v,
+                       labels=dict(labels), host="h")
+            if metric == "latency_histogram" and hist is not None:
+                s.histogram = LatencyHistogram(dict(hist))
+            batches.append((float(i), [s]))
+    return accumulate_stats(batches)
+
+
+def _job(n: int, op: str = "read") -> tuple[tuple[str, str], ...]:
+    return (("job", f"j{n}"), ("op", op))
+
+
+def test_jobs_add_up_and_status_lines_do_not_double() -> None:
+    stats = _stats({("iops", _job(1)): [100, 200], ("iops", _job(2)): [300, 300],
+                    ("iops", (("job", "all"), ("op", "read"))): [999, 999]})
+    assert figures.summed(stats, "iops", "interval") == {"read": 450.0}
+    only_all = _stats({("iops", (("job", "all"), ("op", "write"))): [10, 30]})
+    assert figures.summed(only_all, "iops", "interval") == {"write": 20.0}
+
+
+def test_fleet_percentiles_are_quantiles_of_merged_histograms() -> None:
+    fast = _stats({("iops", _job(1)): [1000], ("latency_histogram",
+                   (*_job(1), ("measure", "clat"))): [99]}, hist={100_000: 99, 200_000: 1})
+    slow = _stats({("iops", _job(1)): [10], ("latency_histogram",
+                   (*_job(1), ("measure", "clat"))): [1]}, hist={50_000_000: 1})
+    a = figures.io_figures(fast, None, prefer_summary=False)
+    b = figures.io_figures(slow, None, prefer_summary=False)
+    fleet = figures.fleet_io([a, b])
+    assert fleet.iops == {"read": 1010.0}
+    merged = LatencyHistogram({100_000: 99, 200_000: 1, 50_000_000: 1})
+    assert fleet.quantiles["read"]["p99"] == merged.quantile(0.99)
+    # an average of the hosts' p99 would say 25 ms; the fleet's p99 is 0.2 ms
+    assert fleet.quantiles["read"]["p99"] == pytest.approx(200e-6)
+    assert fleet.latency_source["read"] == "histogram"
+
+
+def _iops(values: list[float]) -> dict[SeriesDef, SeriesStats]:
+    return _stats({("iops", _job(1)): values})
+
+
+def test_steadiness() -> None:
+    flat = steadiness(_iops([1000, 1010, 990, 1000]), _iops([1005, 995, 1000, 1000]))
+    assert flat is not None and flat.steady and flat.cv < 0.02
+    noisy = steadiness(_iops([500, 1500, 400, 1600]), _iops([1500, 500, 1400, 600]))
+    assert noisy is not None and not noisy.steady and "varies" in noisy.describe()
+    falling = steadiness(_iops([1000, 1000, 1000, 1000]), _iops([850, 850, 850, 850]))
+    assert falling is not None and not falling.steady and falling.trend == pytest.approx(-0.15)
+    assert steadiness(_iops([1000]), _iops([1000])) is None  # too few points to tell
+
+
+def _report(*values: Value) -> Report:
+    row = Row("s", "randread", "h", "randread", 1, 0.0, 1.0, list(values))
+    return Report(["s"], [row])
+
+
+def test_thresholds() -> None:
+    below = parse_threshold("95%", BELOW)
+    p99 = parse_threshold("p99=110%", ABOVE)
+    assert below.metrics[0] == "iops" and p99.metrics == ("latency_p99_seconds",)
+    report = _report(Value("iops", "read", 90, "ops/s", baseline=100),
+                     Value("latency_p99_seconds", "read", 1.2, "s", baseline=1.0),
+                     Value("latency_p50_seconds", "read", 5.0, "s", baseline=1.0))
+    found = regressions(report, [below, p99])
+    assert [(r.value.metric, r.threshold.direction) for r in found] == [
+        ("iops", BELOW), ("latency_p99_seconds", ABOVE)]
+    assert not regressions(report, [parse_threshold("iops=90", BELOW)])
+    for bad in ("ninety", "p42=10%", "=5%"):
+        with pytest.raises(UsageError):
+            parse_threshold(bad, ABOVE)
