@@ -19,7 +19,7 @@ it: ``RecordedHistogram`` keeps the encoded bytes and builds its ``counts`` on f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import accumulate, repeat
 from operator import and_, lt, neg, rshift, sub, xor
 from typing import Final
@@ -190,51 +190,9 @@ class HistogramEncoder:
         return True
 
 
-def decode_histogram(buf: bytes, pos: int = 0) -> tuple[dict[int, int], int]:
-    """(bucket ns -> count, position after it)."""
-    n, pos = get_uvarint(buf, pos)
-    if n == 0:
-        return {}, pos
-    if pos >= len(buf):
-        raise CodecError("truncated histogram")
-    mode = buf[pos]
-    pos += 1
-    buckets = FIO_BUCKETS
-    if mode == MODE_FIO_BITS:
-        if pos >= len(buf) or not MIN_BITS <= buf[pos] < FIO_PLAT_BITS:
-            raise CodecError("histogram resolution out of range")
-        buckets = bucket_values(buf[pos])
-        pos += 1
-    gaps, pos = get_uvarints(buf, pos, n)
-    diffs, pos = get_uvarints(buf, pos, n)
-    if mode in (MODE_FIO, MODE_FIO_BITS):
-        idx = 0
-        keys = []
-        try:
-            for g in gaps:
-                idx += g
-                keys.append(buckets[idx])
-        except IndexError:
-            raise CodecError("histogram bucket out of range") from None
-    elif mode == MODE_KEYS:
-        keys = []
-        k = 0
-        for d in unzigzags(gaps):
-            k += d
-            keys.append(k)
-    else:
-        raise CodecError(f"unknown histogram mode {mode}")
-    values = []
-    c = 0
-    for d in unzigzags(diffs):
-        c += d
-        values.append(c)
-    return dict(zip(keys, values, strict=True)), pos
-
-
-def decode_running_sums(buf: bytes, pos: int = 0) -> tuple[list[int], list[int], int]:
-    """(bucket ns ascending, running sums of their counts, position after it): what
-    ``decode_histogram`` decodes, as the parsers hold a histogram, in C-level passes."""
+def _decode_keys(buf: bytes, pos: int) -> tuple[list[int], list[int], int]:
+    """A histogram's bucket keys (ns, ascending) and its zigzagged count deltas, and the
+    position after them: what ``decode_histogram`` and ``decode_running_sums`` share."""
     n, pos = get_uvarint(buf, pos)
     if n == 0:
         return [], [], pos
@@ -259,9 +217,25 @@ def decode_running_sums(buf: bytes, pos: int = 0) -> tuple[list[int], list[int],
         keys = list(accumulate(unzigzags(gaps)))
     else:
         raise CodecError(f"unknown histogram mode {mode}")
-    # zigzag undone in C-level passes: (z >> 1) ^ -(z & 1)
-    counts = map(xor, map(rshift, diffs, repeat(1)), map(neg, map(and_, diffs, repeat(1))))
-    return keys, list(accumulate(accumulate(counts))), pos
+    return keys, list(diffs), pos
+
+
+def _unzigzagged(diffs: list[int]) -> Iterator[int]:
+    """The zigzag undone in C-level passes: (z >> 1) ^ -(z & 1)."""
+    return map(xor, map(rshift, diffs, repeat(1)), map(neg, map(and_, diffs, repeat(1))))
+
+
+def decode_histogram(buf: bytes, pos: int = 0) -> tuple[dict[int, int], int]:
+    """(bucket ns -> count, position after it)."""
+    keys, diffs, pos = _decode_keys(buf, pos)
+    return dict(zip(keys, accumulate(_unzigzagged(diffs)), strict=True)), pos
+
+
+def decode_running_sums(buf: bytes, pos: int = 0) -> tuple[list[int], list[int], int]:
+    """(bucket ns ascending, running sums of their counts, position after it): what
+    ``decode_histogram`` decodes, as the parsers hold a histogram, in C-level passes."""
+    keys, diffs, pos = _decode_keys(buf, pos)
+    return keys, list(accumulate(accumulate(_unzigzagged(diffs)))), pos
 
 
 class RecordedHistogram(LazyHistogram):

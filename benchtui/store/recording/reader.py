@@ -41,7 +41,7 @@ from benchtui.store.recording.blockread import (
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SegmentDecoder, SeriesFilter
 from benchtui.store.recording.model import Gap, Record, SessionMeta
-from benchtui.store.recording.series_stats import SeriesStats, series_def
+from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
 from benchtui.store.recording.statsframe import StatsFrame, Table
 from benchtui.store.recording.varint import CodecError
@@ -425,19 +425,14 @@ class SessionReader:
         if sieve is not None:
             lo, hi = max(t0, sieve.t0), min(t1, math.nextafter(sieve.t1, math.inf))
             series_filter = sieve.series_filter(wanted)
-        for t, batch in self._decode(seg, lo, hi, events=False, output=False,
-                                     series_filter=series_filter, to_end=True):
-            if not isinstance(batch, list):
-                continue
-            for s in batch:
-                if sieve is not None and not sieve.keeps(s.host, t):
-                    continue
-                key = series_def(s)
-                st = out.get(key)
-                if st is None:
-                    out[key] = SeriesStats.of(t, s)
-                else:
-                    st.add(t, s)
+        def batches() -> Iterator[tuple[float, list[Sample]]]:
+            for t, batch in self._decode(seg, lo, hi, events=False, output=False,
+                                         series_filter=series_filter, to_end=True):
+                if isinstance(batch, list):
+                    yield t, batch if sieve is None else [
+                        s for s in batch if sieve.keeps(s.host, t)]
+
+        accumulate_stats(batches(), into=out)
 
     def _stats_frame(self, at: int) -> StatsFrame | None:
         """The STATS frame at file offset ``at`` (None: not one, or damaged)."""
