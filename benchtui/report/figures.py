@@ -13,7 +13,6 @@ Everything here is plain numbers in base units; formats turn them into words.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -107,9 +106,9 @@ def percentiles(stats: Stats, kind: str) -> dict[str, dict[str, float]]:
 def mean_latency(stats: Stats, kind: str) -> dict[str, float]:
     """op -> the mean latency (clat where the tool gives it, else lat), the jobs' means
     weighted by their IOPS over the window when known."""
-    iops = {(op, job): v for op, series in _job_series(stats, "iops", kind).items()
-            for d, st in series for job, v in ((_labels(d).get("job", ""), st.mean),)}
-    weighted: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    iops = {(op, _labels(d).get("job", "")): st.mean
+            for op, series in _job_series(stats, "iops", kind).items() for d, st in series}
+    weighted: dict[str, dict[str, list[float]]] = defaultdict(dict)
     for d, st in stats.items():
         if d.metric != "latency_mean_seconds" or d.kind != kind or not st.count:
             continue
@@ -322,7 +321,3 @@ def other_values(window: Stats, summary: Stats | None, *, prefer_summary: bool) 
             v, kind = found[key]
             out.append(Value(metric, "", v, unit or "score", item=key, source=kind))
     return out
-
-
-def finite(v: float) -> bool:
-    return not (math.isnan(v) or math.isinf(v))

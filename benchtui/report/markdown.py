@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from benchtui.model.format import MISSING, format_duration, format_metric
-from benchtui.report.model import Report, Row, Value
+from benchtui.report.model import Report, Row, Value, percent_of
 from benchtui.session.compare import FLEET
 
 _OP_SHORT = {"read": "r", "write": "w", "trim": "t", "total": "", "send": "send",
@@ -31,8 +31,7 @@ def _pct(p: float | None) -> str:
 def _cell(metric: str, value: float | None, baseline: float | None) -> str:
     if value is None:
         return MISSING
-    pct = None if baseline in (None, 0) or baseline is None else 100.0 * value / baseline
-    return format_metric(metric, value) + _pct(pct)
+    return format_metric(metric, value) + _pct(percent_of(value, baseline))
 
 
 def _value_cell(v: Value | None) -> str:

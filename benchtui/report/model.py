@@ -25,6 +25,13 @@ HIGHER_IS_WORSE = frozenset({
 })
 
 
+def percent_of(value: float, baseline: float | None) -> float | None:
+    """``value`` as a percentage of ``baseline`` (None without one, or against 0)."""
+    if baseline is None or baseline == 0:
+        return None
+    return 100.0 * value / baseline
+
+
 @dataclass(slots=True)
 class Value:
     metric: str
@@ -46,9 +53,7 @@ class Value:
     @property
     def percent(self) -> float | None:
         """The value as a percentage of its baseline (None without one, or against 0)."""
-        if self.baseline is None or self.baseline == 0:
-            return None
-        return 100.0 * self.value / self.baseline
+        return percent_of(self.value, self.baseline)
 
 
 @dataclass(slots=True)
