@@ -271,21 +271,28 @@ def child(mode: str, hosts: int, seconds: float, size: tuple[int, int], driver: 
     out.write_text(json.dumps(result))
 
 
-def write_baseline(path: Path, feed: Feed, seconds: float) -> None:
+def write_baseline(path: Path, feed: Feed, seconds: float, *, track: bool = True) -> None:
     """A baseline session of the feed's hosts and step, ``seconds`` long, written as the
-    recorder writes (half-second frames): the same captures, values 10% lower, another phase
-    of the wave, the latency histograms at the session's default precision (the engine
-    brings them to it before its sinks: a recording holds them so). Its clock is an hour
-    before now (only step-elapsed time matters)."""
+    recorder writes (half-second frames, and the figure track that ``recording()`` has its
+    ``FigureRecorder`` compute and the writer keep; ``track=False``: none, as older files):
+    the same captures, values 10% lower, another phase of the wave, the latency histograms
+    at the session's default precision (the engine brings them to it before its sinks: a
+    recording holds them so). Its clock is an hour before now (only step-elapsed time
+    matters)."""
     from benchtui import __version__
     from benchtui.model.fio_buckets import DEFAULT_BITS
+    from benchtui.session.figure_track import FigureRecorder
     from benchtui.store.recording import SCHEMA_VERSION, SessionMeta, SessionWriter
+    from benchtui.ui.ghost import GhostDigest
 
     t0 = math.floor(time.time()) - 3600.0
     hosts = feed.hosts
+    digest = GhostDigest()
     meta = SessionMeta(SCHEMA_VERSION, "ui-render-benchmark", "baseline", "", None, t0, None,
-                       hosts=list(hosts), writer=__version__, histogram_bits=DEFAULT_BITS)
+                       hosts=list(hosts), writer=__version__, histogram_bits=DEFAULT_BITS,
+                       figures=digest.name if track else None)
     writer = SessionWriter(str(path), meta)
+    figures = FigureRecorder(digest, writer.add_figures) if track else None
     pending: list[tuple[float, Any]] = []
     flush_at = t0 + 0.5
 
@@ -296,6 +303,11 @@ def write_baseline(path: Path, feed: Feed, seconds: float) -> None:
             pending.clear()
             flush_at += 0.5
         pending.append((t, record))
+        if figures is not None:  # the recorder's sinks: the samples, then their figures
+            if isinstance(record, Event):
+                figures.on_event(record)
+            else:
+                figures.on_samples(record, t)
 
     emit(t0, Event(t0, ev.SESSION_START, "session started"))
     emit(t0, Event(t0, ev.STEP_START, f"step {STEP} started", step=STEP,

@@ -23,6 +23,7 @@ from benchtui.errors import RecordingError, UsageError
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session
+from benchtui.session.figure_track import FigureRecorder
 from benchtui.store.fleet import FleetState
 from benchtui.store.recording import SCHEMA_VERSION, Recorder, SessionMeta, SessionReader
 
@@ -40,15 +41,23 @@ def recording(session: Session, path: str, *,
               on_close: Callable[[Recorder], None] | None = None) -> Iterator[None]:
     """Record ``session`` to ``path`` while inside: the recorder takes the session's three
     sinks, and the file is closed (segment, facts, end time, index) however the block ends.
-    ``on_close`` sees the recorder once it is closed (benchmarks read its numbers)."""
+    The console's figures go with the samples (the figure track: a baseline's ghost reads
+    them instead of computing them again, ``session.figure_track``). ``on_close`` sees the
+    recorder once it is closed (benchmarks read its numbers)."""
+    from benchtui.ui.ghost import GhostDigest  # (no Textual: the console's figure functions)
+
+    digest = GhostDigest()
     meta = SessionMeta(SCHEMA_VERSION, session.plan.name, session.session_id,
                        _plan_text(session), str(session.plan.path), time.time(), None,
                        hosts=list(session.transports), writer=__version__,
-                       histogram_bits=session.histogram_bits)
+                       histogram_bits=session.histogram_bits, figures=digest.name)
     recorder = Recorder(path, meta)
+    figures = FigureRecorder(digest, recorder.on_figures)
     session.add_sample_sink(recorder.on_samples)
     session.add_event_sink(recorder.on_event)
     session.add_output_sink(recorder.on_output)
+    session.add_sample_sink(figures.on_samples)
+    session.add_event_sink(figures.on_event)
     try:
         yield
     finally:

@@ -8,13 +8,15 @@ picks the baseline's run of it (``compare.counterpart_run``) and lays that run o
 clock: a baseline point ``e`` seconds into its step is shown ``e`` seconds into the step on
 screen (step-elapsed seconds).
 
-A worker thread reads the baseline run's samples of the few metrics the ghost needs, a stretch
-at a time a little ahead of the console's clock (``want``), feeds them to a scratch
-``FleetState`` as the live sinks would, and after each host's interval asks the ``Digest``
-(the console's own figure functions: ``benchtui.ui.ghost``) for that host's figures at that
-moment, and once a second for the fleet's. The figures are kept per (baseline host, figure) as
-append-only arrays of (step-elapsed seconds, value) that the UI thread reads without a lock
-(``GhostRun.points``): nothing is read, decoded or computed on the UI thread.
+A worker thread gets the baseline run's figures (the ``Digest``'s: the console's own figure
+functions, ``benchtui.ui.ghost``), a stretch at a time a little ahead of the console's clock
+(``want``): read from the file's figure track where it has one of this digest (written as the
+baseline was recorded: ``session.figure_track``, FIGS frames), computed otherwise (older
+files, imported sessions, past where a recording cut short ends) by a ``FigureTrack`` fed with
+the run's decoded samples of the few metrics the digest reads. The figures are kept per
+(baseline host, figure) as append-only arrays of (step-elapsed seconds, value) that the UI
+thread reads without a lock (``GhostRun.points``): nothing is read, decoded or computed on the
+UI thread.
 
 A problem (the file damaged where the run lies, a bug) ends the ghost with one sentence
 (``GhostRun.error``); the session on screen goes on. A step the baseline does not have, and
@@ -28,10 +30,9 @@ import os
 import threading
 import time
 from array import array
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Protocol
 
 from benchtui.errors import BenchtuiError, CompareError, RecordingError
 from benchtui.model.histogram import LatencyHistogram, RunningSumsHistogram
@@ -49,45 +50,25 @@ from benchtui.session.compare import (
     parse_baseline,
     split_label,
 )
-from benchtui.store.fleet import FleetState
+from benchtui.session.figure_track import Digest, FigureTrack, Key
 from benchtui.store.recording import SessionReader
 from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.figframe import FLEET_HOST
 from benchtui.store.recording.histcodec import RecordedHistogram
 
 __all__ = ["AHEAD", "FLEET", "BaselineSeries", "Digest", "GhostRun", "Key", "Points"]
 
-#: A figure's name in the digest's terms, e.g. ``("iops", "read")``.
-Key = tuple[str, ...]
 #: Seconds of the baseline the worker keeps computed ahead of the console's clock.
 AHEAD = 15.0
 #: A move of the console's clock further than this past what was computed (a replay seek)
 #: starts the computing over at the new place, rather than computing the stretch between.
 JUMP = 60.0
-#: The scratch state's points per series: figures use the newest few points only.
-SCRATCH_POINTS = 16
+#: The figure track of a file cut short is read up to this many seconds before its last
+#: tick (past it, the figures are computed from the samples).
+_TRACK_SLACK = 1.0
 #: Seconds before the first figure wanted whose samples are fed too, so that the first
 #: figures count what was current then (the console counts points of the last 5 s).
 LEAD = 6.0
-
-
-class Digest(Protocol):
-    """What the ghost computes from the baseline's samples (the console's figures)."""
-
-    #: The metrics it reads (the others are not decoded).
-    metrics: Collection[str]
-
-    def reads(self, metric: str, labels: Mapping[str, str]) -> bool:
-        """Whether a series of ``metrics`` is read (fio's percentiles it does not draw are
-        not)."""
-        ...
-
-    def host(self, state: FleetState, host: str, t: float) -> Iterable[tuple[Key, float]]:
-        """One host's figures at ``t``, the state having been fed up to ``t``."""
-        ...
-
-    def fleet(self, state: FleetState, t: float) -> Iterable[tuple[Key, float]]:
-        """The fleet's figures at ``t``."""
-        ...
 
 
 class Points:
@@ -119,8 +100,8 @@ class _Load:
     done_to: float = 0.0
     #: How far the worker was asked to go.
     asked_to: float = 0.0
-    state: FleetState | None = None
-    next_fleet: float = 0.0
+    #: Computing the figures from the samples (None: reading them, or not begun).
+    track: FigureTrack | None = None
 
 
 @dataclass(eq=False)
@@ -185,6 +166,10 @@ class BaselineSeries:
         self.closed = False
         #: CPU seconds spent computing (benchmarks/ui_render.py reports them).
         self.cpu_seconds = 0.0
+        #: Ticks of figures read from the file's figure track, and batches of samples
+        #: computed into figures (tests and benchmarks tell the two ways apart by them).
+        self.figures_read = 0
+        self.figures_computed = 0
 
     @classmethod
     def open(cls, text: str, digest: Digest, *, baseline_host: str | None = None,
@@ -291,8 +276,7 @@ class BaselineSeries:
         if first < load.start - 1.0 or e > load.asked_to + JUMP:
             # a seek back before what was computed (or a longer window), or far ahead
             run.generation += 1
-            load = run._load = _Load(start=first, done_to=first, asked_to=first,
-                                     next_fleet=math.floor(first))
+            load = run._load = _Load(start=first, done_to=first, asked_to=first)
         if load.asked_to >= min(e + AHEAD, run.length + 1.0):
             return  # asked for already (the worker may still be on it)
         if self._job is not None and not self._job.done():
@@ -329,48 +313,71 @@ class BaselineSeries:
                       "be read")
 
     def _extend(self, run: GhostRun, load: _Load, to: float) -> None:
-        digest, base0 = self.digest, run.base_started
-        if load.state is None:
-            load.state = FleetState("baseline", window=SCRATCH_POINTS)
-            read_from = max(load.start - LEAD, 0.0)
+        to = min(to, run.length + 1.0)
+        if load.track is None and self._read_track(run, load, to):
+            return
+        self._compute_track(run, load, to)
+
+    def _read_track(self, run: GhostRun, load: _Load, to: float) -> bool:
+        """Figures up to ``to`` from the file's figure track, as far as it goes: True when
+        all of them came from it."""
+        track = self.reader.figure_track
+        if track is None or track.digest != self.digest.name or track.until is None:
+            return False
+        base0 = run.base_started
+        # a closed file's track is whole; a file cut short may have lost the ticks of its
+        # last segment, a little earlier than those of the last one kept
+        upto = to if self.reader.complete else min(to, track.until - base0 - _TRACK_SLACK)
+        if upto <= load.done_to:
+            return False
+        ticks = track.ticks(base0 + load.done_to, base0 + upto)
+        if ticks is None:  # a damaged frame: computed from the samples instead
+            return False
+        points = load.points
+        for t, host, figures in ticks:
+            if run._load is not load or self.closed:
+                return True  # started over meanwhile
+            self._keep(points, FLEET if host == FLEET_HOST else host, t - base0, figures)
+        load.done_to = upto
+        self.figures_read += len(ticks)
+        return upto >= to
+
+    def _compute_track(self, run: GhostRun, load: _Load, to: float) -> None:
+        """Figures up to ``to`` computed from the run's samples (``FigureTrack``)."""
+        base0 = run.base_started
+        points = load.points
+
+        def keep(host: str | None, t: float, figures: Iterable[tuple[Key, float]]) -> None:
+            self._keep(points, FLEET if host is None else host, t - base0, figures)
+
+        if load.track is None:
+            load.track = FigureTrack(self.digest, base0, keep, start=base0 + load.done_to)
+            read_from = max(load.done_to - LEAD, 0.0)
         else:
             read_from = load.done_to
-        state = load.state
-        hosts, metrics = set(run.hosts), set(digest.metrics)
-
-        reads = digest.reads
+        track = load.track
+        hosts, metrics, reads = set(run.hosts), set(self.digest.metrics), track.reads
 
         def wanted(d: SeriesDef) -> bool:
             return d.kind == INTERVAL and d.host in hosts and d.metric in metrics \
                 and reads(d.metric, dict(d.labels))
 
-        points = load.points
-        t0, t1 = base0 + read_from, base0 + min(to, run.length + 1.0)
-        for t, batch in self.reader.sample_batches(t0, t1, wanted):
+        for t, batch in self.reader.sample_batches(base0 + read_from, base0 + to, wanted):
             if run._load is not load or self.closed:
                 return  # started over meanwhile
             groups: dict[str, list[Sample]] = {}
             newest: dict[str, float] = {}
             for s in batch:
-                s.t = (t if s.t is None else s.t) - base0
+                if s.t is None:
+                    s.t = t
                 if s.histogram is not None:
                     s.histogram = _with_running_sums(s.histogram)
                 groups.setdefault(s.host, []).append(s)
                 if s.t > newest.get(s.host, -math.inf):
                     newest[s.host] = s.t
             for host, samples in groups.items():
-                e = newest[host]
-                if e >= load.next_fleet:
-                    # once a second: the fleet as the samples fed so far make it, at the
-                    # newest of them (where a host's own figures would be taken)
-                    fed = state.latest_t
-                    if fed is not None and fed >= load.start:
-                        self._keep(points, FLEET, fed, digest.fleet(state, fed))
-                    load.next_fleet = math.floor(e) + 1.0
-                state.store.add(samples)  # the store is what the figures read
-                state.latest_t = e if state.latest_t is None else max(state.latest_t, e)
-                if e >= load.start:
-                    self._keep(points, host, e, digest.host(state, host, e))
+                track.add(host, samples, newest[host])
+            self.figures_computed += len(groups)
             load.done_to = max(load.done_to, min(t - base0, to))
         load.done_to = max(load.done_to, to)
 

@@ -80,6 +80,9 @@ class GhostDigest:
     """The baseline's figures, computed in the baseline's worker as the console computes
     the live ones (``session.baseline.Digest``)."""
 
+    #: The figures' name in a recording's figure track (``session.figure_track``): to be
+    #: changed whenever what they are changes (a track of other figures is then not read).
+    name = "ghost/1"
     metrics: Collection[str] = METRICS
 
     def reads(self, metric: str, labels: Mapping[str, str]) -> bool:

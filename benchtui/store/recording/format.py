@@ -46,6 +46,7 @@ DATA: Final = 2          # a piece of a segment's zstd stream: the records of ab
 SEGMENT_END: Final = 3   # JSON: summary of the segment just ended (time range, events, gaps)
 INDEX: Final = 4         # zstd JSON: every segment summary and the final metadata; at close
 STATS: Final = 5         # zstd: stats-block pieces written at a segment's end (statsframe.py)
+FIGS: Final = 6          # zstd: the figure track of a segment, written at its end (figframe.py)
 
 # Frame flags.
 ZSTD: Final = 1          # the payload is zstd (DATA: part of the segment's stream)

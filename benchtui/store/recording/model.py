@@ -52,6 +52,9 @@ class SessionMeta:
     #: The clock period (seconds) at which the writer cut stats blocks (``blocks.py``): a
     #: window split at a multiple of it is read from the blocks. None: the file has none.
     stats_seconds: float | None = None
+    #: The figure track's digest (``benchtui.session.figure_track``): the name of the
+    #: figures its FIGS frames hold, computed as the recording was made. None: no track.
+    figures: str | None = None
 
     @property
     def imported(self) -> bool:

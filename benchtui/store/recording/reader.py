@@ -40,6 +40,7 @@ from benchtui.store.recording.blockread import (
 )
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SegmentDecoder, SeriesFilter
+from benchtui.store.recording.figread import FigureTrackReader
 from benchtui.store.recording.model import Gap, Record, SessionMeta
 from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
@@ -80,6 +81,7 @@ class SessionReader:
         self._cache: OrderedDict[int, _Bodies] = OrderedDict()
         self._damaged: set[int] = set()
         self._block_index: BlockIndex | None = None
+        self._figure_track: FigureTrackReader | None = None
         self._stats_frames: OrderedDict[int, StatsFrame | None] = OrderedDict()
         self._tables: dict[bytes, Table] = {}
         self._masks = TableMasks(None)
@@ -452,6 +454,16 @@ class SessionReader:
         if len(self._stats_frames) > _CACHED_STATS_FRAMES:
             self._stats_frames.popitem(last=False)
         return frame
+
+    @property
+    def figure_track(self) -> FigureTrackReader | None:
+        """The file's figure track (FIGS frames: ``figread.py``), None when it has none."""
+        if self.meta.figures is None:
+            return None
+        if self._figure_track is None:
+            self._figure_track = FigureTrackReader(self._mm, self.size_bytes, self.meta.figures,
+                                                   self._segments)
+        return self._figure_track
 
     def stats_split_near(self, t: float, within: float, host: str | None = None) -> float:
         """The time nearest ``t``, at most ``within`` seconds from it, at which

@@ -57,6 +57,9 @@ class SegmentStats:
     blocks: list[Touched] | None = None
     #: The STATS frames written at this segment's end: (file offset, the pieces in it).
     stats: list[tuple[int, list[PieceInfo]]] = field(default_factory=list)
+    #: The FIGS frames written at this segment's end (its figure track, ``figframe.py``):
+    #: (file offset, first and last tick's time).
+    figures: list[tuple[int, float, float]] = field(default_factory=list)
 
     @classmethod
     def after(cls, number: int, previous: SegmentStats | None) -> SegmentStats:
@@ -107,7 +110,8 @@ class SegmentStats:
                 "gaps": [[g.host, g.t0, g.t1] for g in self.gaps], "last": self.last,
                 **({} if self.blocks is None else {"blocks": [list(b) for b in self.blocks]}),
                 **({"stats": [[at, [list(p) for p in pieces]] for at, pieces in self.stats]}
-                   if self.stats else {})}
+                   if self.stats else {}),
+                **({"figures": [list(f) for f in self.figures]} if self.figures else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, object]) -> SegmentStats:
@@ -131,7 +135,19 @@ class SegmentStats:
                    [event_from_dict(e) for e in events],
                    [Gap(str(h), float(a), float(b)) for h, a, b in gaps],
                    {str(k): float(v) for k, v in last.items()},
-                   *_blocks_from_json(d))
+                   *_blocks_from_json(d), _figures_from_json(d))
+
+
+def _figures_from_json(d: Mapping[str, object]) -> list[tuple[int, float, float]]:
+    """A summary's FIGS frames; none when the list is malformed (the ghost then computes
+    the figures from the samples)."""
+    figures = d.get("figures")
+    if not isinstance(figures, list):
+        return []
+    try:
+        return [(int(at), float(t0), float(t1)) for at, t0, t1 in figures]
+    except (TypeError, ValueError):
+        return []
 
 
 def _blocks_from_json(d: Mapping[str, object]

@@ -66,6 +66,9 @@ def meta_from_json(d: object, schema: int) -> SessionMeta:
     if isinstance(stats_seconds, int | float) and not isinstance(stats_seconds, bool) \
             and stats_seconds > 0:
         meta.stats_seconds = float(stats_seconds)
+    figures = kw.get("figures")
+    if isinstance(figures, str) and figures:
+        meta.figures = figures
     return meta
 
 

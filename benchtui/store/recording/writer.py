@@ -27,8 +27,8 @@ from benchtui.errors import RecordingError
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
+from benchtui.store.recording import figframe, statsframe
 from benchtui.store.recording import format as fmt
-from benchtui.store.recording import statsframe
 from benchtui.store.recording.blocks import STATS_SECONDS, BlockKeeper, Piece
 from benchtui.store.recording.codec import FrameBuilder, SegmentEncoder, TimedRecord
 from benchtui.store.recording.histcodec import HistogramEncoder
@@ -61,6 +61,8 @@ class SealedFrame:
     last: bool  # the segment's last piece: its summary follows
     #: stats-block pieces to write with the segment's end (``blocks.py``)
     pieces: list[Piece] | None = None
+    #: the segment's figure track, to write with its end (``figframe.py``)
+    ticks: list[figframe.Tick] | None = None
 
 
 class SessionWriter:
@@ -97,6 +99,7 @@ class SessionWriter:
         self._frame_times = (math.inf, -math.inf)
         self._stream: zstandard.ZstdCompressionObj | None = None
         self._seg_raw = 0
+        self._ticks: list[figframe.Tick] = []  # the figure track since the last segment
         # The writing side.
         self._offset = 0
         self._segments: list[SegmentStats] = []
@@ -171,6 +174,16 @@ class SessionWriter:
         if t < t_first or t > t_last:
             self._frame_times = (min(t, t_first), max(t, t_last))
 
+    def add_figures(self, t: float, host: str | None,
+                    figures: Sequence[tuple[figframe.Key, float]]) -> None:
+        """One tick of the figure track (``host`` None: the fleet's): the figures at ``t``,
+        written with the end of the segment open then (or of the next one; at close, of the
+        last one)."""
+        if self.closed:
+            raise RecordingError(self.path, "the recording is already closed")
+        if figures:
+            self._ticks.append((t, figframe.FLEET_HOST if host is None else host, figures))
+
     def seal_frame(self) -> SealedFrame | None:
         """The records added since the last frame, encoded and compressed (None: none); a
         segment that is long enough ends with it, and the next record starts a new one."""
@@ -186,8 +199,8 @@ class SessionWriter:
         last = seg.t1 - seg.t0 >= self.segment_seconds or self._seg_raw >= SEGMENT_RAW_BYTES
         piece = stream.compress(body) + stream.flush(
             zstandard.COMPRESSOBJ_FLUSH_FINISH if last else zstandard.COMPRESSOBJ_FLUSH_BLOCK)
-        pieces = self._seal_segment(closing=self._closing) if last else None
-        return SealedFrame(seg, piece, len(body), t_first, t_last, last, pieces)
+        pieces, ticks = self._seal_segment(closing=self._closing) if last else (None, None)
+        return SealedFrame(seg, piece, len(body), t_first, t_last, last, pieces, ticks)
 
     def seal_segment(self) -> SealedFrame | None:
         """End the open segment with an empty last piece (None: no segment is open). The
@@ -197,8 +210,8 @@ class SessionWriter:
             return None
         t = seg.t1 if seg.t1 is not None else time.time()
         piece = stream.flush(zstandard.COMPRESSOBJ_FLUSH_FINISH)
-        pieces = self._seal_segment(closing=self._closing)
-        return SealedFrame(seg, piece, 0, t, t, last=True, pieces=pieces)
+        pieces, ticks = self._seal_segment(closing=self._closing)
+        return SealedFrame(seg, piece, 0, t, t, last=True, pieces=pieces, ticks=ticks)
 
     def _start_segment(self) -> None:
         self._seg = SegmentStats.after(self._segments_started, self._previous)
@@ -209,15 +222,17 @@ class SessionWriter:
         self._stream = self._cctx.compressobj()
         self._seg_raw = 0
 
-    def _seal_segment(self, *, closing: bool = False) -> list[Piece]:
+    def _seal_segment(self, *, closing: bool = False
+                      ) -> tuple[list[Piece], list[figframe.Tick]]:
         """End the open segment on the encoding side: its block list, and the stats-block
-        pieces to write after it."""
+        pieces and the figure track to write after it."""
         assert self._seg is not None
         self._seg.blocks, pieces = self._blocks.end_segment(closing=closing)
         self._previous, self._seg = self._seg, None
         self._stream = None
         self._frame = None
-        return pieces
+        ticks, self._ticks = self._ticks, []
+        return pieces, ticks
 
     # --- the writing side ------------------------------------------------------------------
 
@@ -236,6 +251,8 @@ class SessionWriter:
         if sealed.last:  # (no record is added to a sealed segment: its summary is final)
             if sealed.pieces:
                 self._write_pieces(seg, sealed.pieces)
+            if sealed.ticks:
+                self._write_ticks(seg, sealed.ticks)
             summary = orjson.dumps(seg.to_json(), default=str, option=orjson.OPT_NON_STR_KEYS)
             self._write(fmt.frame(fmt.SEGMENT_END, summary, segment=seg.number,
                                   t_first=seg.t0 or 0.0, t_last=seg.t1 or 0.0))
@@ -250,6 +267,15 @@ class SessionWriter:
                               t_first=min(p.info.tmin for p in pieces),
                               t_last=max(p.info.tmax for p in pieces)))
         seg.stats.append((at, [p.info for p in pieces]))
+
+    def _write_ticks(self, seg: SegmentStats, ticks: list[figframe.Tick]) -> None:
+        """A FIGS frame with the segment's figure track, listed in ``seg``'s summary."""
+        payload = self._stats_cctx.compress(figframe.encode(ticks))
+        at = self._offset
+        t_first, t_last = min(t[0] for t in ticks), max(t[0] for t in ticks)
+        self._write(fmt.frame(fmt.FIGS, payload, flags=fmt.ZSTD, segment=seg.number,
+                              t_first=t_first, t_last=t_last))
+        seg.figures.append((at, t_first, t_last))
 
     def sync(self) -> None:
         """Make what was written survive a crash of the machine, not just of benchtui."""
@@ -268,6 +294,9 @@ class SessionWriter:
             rest = self._blocks.take_pieces(closing=True)
             if rest and self._segments:  # no segment was open: with the last one's, in the index
                 self._write_pieces(self._segments[-1], rest)
+            ticks, self._ticks = self._ticks, []
+            if ticks and self._segments:  # (the same)
+                self._write_ticks(self._segments[-1], ticks)
             self.meta.ended = time.time() if ended is None else ended
             index = {"meta": asdict(self.meta),
                      "segments": [s.to_json() for s in self._segments]}
@@ -352,6 +381,14 @@ class Recorder:
                 kept = self._filter(out)
                 if kept is not None:
                     self._add(kept.t, kept)
+
+    def on_figures(self, t: float, host: str | None,
+                   figures: Sequence[tuple[figframe.Key, float]]) -> None:
+        """A tick of the figure track (``SessionWriter.add_figures``; ``host`` None: the
+        fleet's): the session's ``session.figure_track.FigureRecorder`` calls this."""
+        if not self.closed and self.error is None:
+            with self._lock:
+                self._guard(self._writer.add_figures, t, host, figures)
 
     def _add(self, t: float, record: Record) -> None:
         self._guard(self._writer.add_record, t, record)

@@ -1,0 +1,158 @@
+"""The figure track: the console's figures written by the recorder (FIGS frames) so that a
+baseline's ghost reads them instead of computing them from the samples again
+(``session.figure_track``, ``store.recording.figframe``/``figread``).
+
+On the real sessions of tests/baseline_recording.py (recorded by the real engine, fio and
+iostat, through ``record_cmd.recording``): the track is there, and the ghost read from it is
+the ghost computed from the samples of the same records written without it, point for point;
+a recording cut short is read as far as its track goes and computed past it; a damaged FIGS
+frame, or a track of other figures, is computed instead."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from benchtui.model.events import Event
+from benchtui.session.baseline import BaselineSeries
+from benchtui.session.figure_track import FigureRecorder
+from benchtui.store.recording import SessionReader, SessionWriter
+from benchtui.store.recording import format as fmt
+from benchtui.store.recording.figframe import FLEET_HOST, Tick, decode, encode
+from benchtui.store.recording.varint import CodecError
+from benchtui.ui.ghost import GhostDigest
+from tests.baseline_recording import STEP, BaselinePair
+
+Points = dict[tuple[str, tuple[str, ...]], tuple[list[float], list[float]]]
+
+
+def rerecord(src: Path, dst: Path, *, track: bool, segment_seconds: float = 60.0,
+             cut_after: float | None = None, digest: str | None = None) -> None:
+    """The records of ``src`` written again to ``dst`` as the recorder writes them, with the
+    figure track computed as ``recording()`` computes it (``track``) or without one;
+    ``cut_after`` seconds: the writer abandoned there (what a kill -9 leaves)."""
+    with SessionReader.open(str(src)) as reader:
+        name = GhostDigest.name if track else None
+        meta = replace(reader.meta, figures=digest or name, ended=None,
+                       facts=dict(reader.meta.facts), hosts=list(reader.meta.hosts))
+        writer = SessionWriter(str(dst), meta, segment_seconds=segment_seconds)
+        figures = FigureRecorder(GhostDigest(), writer.add_figures) if track else None
+        for t, record in reader.timed_records(reader.start, reader.end + 1.0):
+            writer.append([(t, record)])
+            if figures is not None:
+                if isinstance(record, Event):
+                    figures.on_event(record)
+                elif isinstance(record, list):
+                    figures.on_samples(record, t)
+            if cut_after is not None and t > reader.start + cut_after:
+                writer.abandon()
+                return
+        writer.close(ended=reader.meta.ended)
+
+
+def ghost_points(path: Path) -> tuple[Points, BaselineSeries]:
+    """Every figure the ghost has of the step, as the worker gets them."""
+    baseline = BaselineSeries.open(str(path), GhostDigest(), threaded=False)
+    hosts = list(baseline.layout.hosts(STEP))
+    run = baseline.start_step(STEP, 1000.0, hosts, {"repeat": 1})
+    assert run is not None
+    baseline.want(1000.0 + 30.0, 60.0)  # past the 6-s step: all of it
+    points = {k: (list(p.elapsed), list(p.values)) for k, p in run._load.points.items()}
+    baseline.close()
+    return points, baseline
+
+
+def assert_same(read: Points, computed: Points) -> None:
+    assert read.keys() == computed.keys()
+    for key, (times, values) in computed.items():
+        assert read[key][0] == pytest.approx(times, abs=1e-9), key
+        # the track keeps f32 values
+        assert read[key][1] == pytest.approx(values, rel=1e-6, nan_ok=True), key
+
+
+def test_a_recording_holds_the_console_figures(baseline_pair: BaselinePair) -> None:
+    with SessionReader.open(str(baseline_pair.old)) as reader:
+        assert reader.meta.figures == GhostDigest.name
+        track = reader.figure_track
+        assert track is not None and track.until is not None
+        ticks = track.ticks(reader.start, reader.end + 1.0)
+        assert ticks is not None
+        hosts = {host for _t, host, _f in ticks}
+        assert hosts == {"here", FLEET_HOST}
+        keys = {key for _t, host, figures in ticks if host == "here" for key, _v in figures}
+        assert {("iops", "read"), ("bandwidth_bytes", "read"), ("lat", "read", "p99")} <= keys
+        # the baseline reads 400 IOPS
+        iops = [v for _t, host, figures in ticks if host == "here"
+                for key, v in figures if key == ("iops", "read")]
+        assert 300 < sorted(iops)[len(iops) // 2] < 500
+
+
+def test_the_ghost_read_from_the_track_is_the_one_computed(baseline_pair: BaselinePair,
+                                                          tmp_path: Path) -> None:
+    bare = tmp_path / "bare.btr"
+    rerecord(baseline_pair.old, bare, track=False)
+    read, reading = ghost_points(baseline_pair.old)
+    computed, computing = ghost_points(bare)
+    assert reading.figures_read > 0 and reading.figures_computed == 0
+    assert computing.figures_read == 0 and computing.figures_computed > 0
+    assert len(computed) >= 8
+    assert_same(read, computed)
+
+
+def test_a_recording_cut_short_is_computed_past_its_track(baseline_pair: BaselinePair,
+                                                          tmp_path: Path) -> None:
+    cut, bare = tmp_path / "cut.btr", tmp_path / "bare.btr"
+    # one-second segments; the writer dies 6 s in, with the step's last seconds unsealed
+    rerecord(baseline_pair.old, cut, track=True, segment_seconds=1.0, cut_after=6.0)
+    rerecord(baseline_pair.old, bare, track=False, segment_seconds=1.0, cut_after=6.0)
+    with SessionReader.open(str(cut)) as reader:
+        assert not reader.complete
+        track = reader.figure_track
+        assert track is not None and track.until is not None and track.until < reader.end
+    read, mixed = ghost_points(cut)
+    computed, _ = ghost_points(bare)
+    assert mixed.figures_read > 0 and mixed.figures_computed > 0
+    assert_same(read, computed)
+
+
+def test_a_damaged_track_or_another_digest_is_computed(baseline_pair: BaselinePair,
+                                                       tmp_path: Path) -> None:
+    computed, _ = ghost_points(baseline_pair.old)
+    other = tmp_path / "other.btr"
+    rerecord(baseline_pair.old, other, track=True, digest="ghost/0")
+    points, baseline = ghost_points(other)
+    assert baseline.figures_read == 0 and baseline.figures_computed > 0
+    assert_same(points, computed)
+
+    damaged = tmp_path / "damaged.btr"
+    damaged.write_bytes(baseline_pair.old.read_bytes())
+    with SessionReader.open(str(damaged)) as reader:
+        track = reader.figure_track
+        assert track is not None
+        at = track._frames[0][2]
+    data = bytearray(damaged.read_bytes())
+    data[at + fmt.FRAME_HEADER_SIZE + 3] ^= 0xFF  # the payload's CRC no longer holds
+    damaged.write_bytes(bytes(data))
+    points, baseline = ghost_points(damaged)
+    assert baseline.figures_read == 0 and baseline.figures_computed > 0
+    assert_same(points, computed)
+
+
+def test_figure_frames_round_trip_and_refuse_damage() -> None:
+    ticks: list[Tick] = [
+        (1000.25, "h1", [(("iops", "read"), 12345.5), (("lat", "read", "p99"), 2.5e-4)]),
+        (1000.5, FLEET_HOST, [(("fleet", "iops", "read"), 24691.0)]),
+        (1001.25, "h1", [(("iops", "read"), math.inf), (("iops", "write"), math.nan)])]
+    back = decode(encode(ticks))
+    assert [(t, h) for t, h, _f in back] == [(t, h) for t, h, _f in ticks]
+    assert back[0][2][0] == (("iops", "read"), 12345.5)
+    assert back[0][2][1][1] == pytest.approx(2.5e-4, rel=1e-7)
+    assert math.isinf(back[2][2][0][1]) and math.isnan(back[2][2][1][1])
+    assert decode(encode([])) == []
+    payload = encode(ticks)
+    for bad in (payload[:-3], payload + b"\x00", b"\x05{}" + payload[3:], b""):
+        with pytest.raises(CodecError):
+            decode(bad)
