@@ -42,6 +42,7 @@ def probe_main(argv: list[str]) -> int:
 
     from benchtui.cli.record_cmd import recording
     from benchtui.session.engine import Session, SessionResult
+    from benchtui.session.figure_track import FigureRecorder
     from benchtui.store.recording import Recorder
 
     record = argv[argv.index("--record") + 1] if "--record" in argv else None
@@ -63,11 +64,13 @@ def probe_main(argv: list[str]) -> int:
                 with recording(self, record, on_close=note_recorder):
                     return await super().run()
 
-        sinks_cpu = _time_the_sinks(Recorder)
+        sinks_cpu = _time_the_sinks(Recorder, ("on_samples", "on_event", "on_output"))
+        track_cpu = _time_the_sinks(FigureRecorder, ("on_samples", "on_event"))
 
         def note_recorder(recorder: Recorder) -> None:
             Path(record + ".cpu").write_text(json.dumps(
-                {"thread": recorder.thread_cpu, "sinks": sinks_cpu[0]}))
+                {"thread": recorder.thread_cpu, "sinks": sinks_cpu[0],
+                 "figures": track_cpu[0]}))
 
         fleet_probe.Session = RecordedSession  # type: ignore[misc]
     if "--profile-main" in argv:
@@ -78,10 +81,10 @@ def probe_main(argv: list[str]) -> int:
     return fleet_probe.main()
 
 
-def _time_the_sinks(recorder_class: Any) -> list[float]:
-    """Add up the CPU time (thread time) the recorder's three sinks take, on the event loop:
-    [seconds], updated as they run. A couple of hundred calls a second: the clock reads cost
-    ~0.05% of a core."""
+def _time_the_sinks(recorder_class: Any, names: tuple[str, ...]) -> list[float]:
+    """Add up the CPU time (thread time) the sinks ``names`` of ``recorder_class`` take (the
+    recorder's three, the figure track's two), on the event loop: [seconds], updated as they
+    run. A couple of hundred calls a second: the clock reads cost ~0.05% of a core."""
     spent = [0.0]
 
     def timed(sink: Any) -> Any:
@@ -91,7 +94,7 @@ def _time_the_sinks(recorder_class: Any) -> list[float]:
             spent[0] += time.thread_time() - t0
         return run
 
-    for name in ("on_samples", "on_event", "on_output"):
+    for name in names:
         setattr(recorder_class, name, timed(getattr(recorder_class, name)))
     return spent
 
@@ -235,7 +238,8 @@ def run_rounds(args: argparse.Namespace) -> list[dict[str, Any]]:
                 result.update(recorded=recorded, round=round_, busy_before_pct=busy,
                               loadavg=os.getloadavg()[0],
                               file_bytes=record_file.stat().st_size if recorded else None,
-                              recorder_cpu=cpu.get("thread"), sinks_cpu=cpu.get("sinks"))
+                              recorder_cpu=cpu.get("thread"), sinks_cpu=cpu.get("sinks"),
+                              figures_cpu=cpu.get("figures"))
                 results.append(result)
                 record_file.unlink(missing_ok=True)
     finally:
@@ -250,7 +254,8 @@ def report(results: list[dict[str, Any]], command: str, hosts: int, seconds: int
         return float((r.get("steady") or {}).get(key, float("nan")))
 
     rows = ["| round | recorder | controller CPU (% of 1 core) | whole run: controller CPU, of "
-            "which the recorder's sinks, its writer thread (% of 1 core) | samples/s "
+            "which the recorder's sinks, its writer thread, the figure track (% of 1 core) "
+            "| samples/s "
             "| e2e p99 (ms) | RSS MiB | machine busy during (% of 1 core; 200 = both) "
             "| load avg after | file |",
             "|---|---|---|---|---|---|---|---|---|---|"]
@@ -260,7 +265,8 @@ def report(results: list[dict[str, Any]], command: str, hosts: int, seconds: int
         whole = f"{100 * r['cpu_total'] / r['wall']:.1f}"
         if r.get("sinks_cpu") is not None:
             whole += (f", {100 * r['sinks_cpu'] / r['wall']:.1f}, "
-                      f"{100 * r['recorder_cpu'] / r['wall']:.1f}")
+                      f"{100 * r['recorder_cpu'] / r['wall']:.1f}, "
+                      f"{100 * (r.get('figures_cpu') or 0.0) / r['wall']:.1f}")
         rows.append(f"| {r['round'] + 1} | {'on' if r['recorded'] else 'off'} "
                     f"| {steady(r, 'cpu_pct'):.1f} | {whole} "
                     f"| {steady(r, 'samples_per_s'):.0f} "
@@ -283,9 +289,11 @@ def report(results: list[dict[str, Any]], command: str, hosts: int, seconds: int
         f"round by round {', '.join(per_round)}.",
         "- The controller's CPU is its process CPU time over the steady part, every thread "
         "included. The recorder encodes in its sinks, on the event loop (their thread time, "
-        "added up around each call); its writer thread only compresses and writes. Those two "
-        "are over the whole run (connect and teardown included), so they are set beside the "
-        "controller's CPU over the whole run.",
+        "added up around each call); its writer thread only compresses and writes; the "
+        "figure track (`session.figure_track.FigureRecorder`, a sink beside them) computes "
+        "the console's figures for a later run's ghost. Those three are over the whole run "
+        "(connect and teardown included), so they are set beside the controller's CPU over "
+        "the whole run.",
         "", "<!-- /cost -->"])
 
 

@@ -50,8 +50,10 @@ from benchtui.model.sample import Sample  # noqa: E402
 from benchtui.parsers.registry import all_parsers  # noqa: E402
 from benchtui.plan.loader import load_plan  # noqa: E402
 from benchtui.session.engine import Session, SessionOptions  # noqa: E402
+from benchtui.session.figure_track import FigureRecorder  # noqa: E402
 from benchtui.store.recording import Record, SessionReader, SessionWriter  # noqa: E402
 from benchtui.store.recording.writer import FLUSH_SECONDS  # noqa: E402
+from benchtui.ui.ghost import GhostDigest  # noqa: E402
 
 OUT_MD = ROOT / "docs" / "benchmarks" / "recording.md"
 BUDGET_MB_PER_HOST_HOUR = 4.0
@@ -148,10 +150,11 @@ def _shift(record: Record, dt: float, rng: random.Random, bits: int) -> Record:
 
 
 def extend(minute: Path, target: Path, seconds: float, *, bits: int = DEFAULT_BITS,
-           keep_histograms: bool = True, keep_output: bool = True,
+           keep_histograms: bool = True, keep_output: bool = True, keep_figures: bool = True,
            seed: int = 1) -> tuple[float, float]:
     """Write ``seconds`` of the minute's steady part, repeated and jittered, its histograms at
-    ``bits``: (file size in bytes, seconds covered)."""
+    ``bits``, with the figure track the recorder computes (``keep_figures``): (file size in
+    bytes, seconds covered)."""
     rng = random.Random(seed)
     with SessionReader.open(str(minute)) as r:
         meta = r.meta
@@ -160,8 +163,16 @@ def extend(minute: Path, target: Path, seconds: float, *, bits: int = DEFAULT_BI
         a, b = (step[0] + 2.0, step[-1] - 1.0) if len(step) >= 2 else (r.start, r.end)
         part = list(r.timed_records(a, b))
     cycle = b - a
+    digest = GhostDigest()
     writer = SessionWriter(str(target), replace(meta, facts=dict(meta.facts),
-                                                histogram_bits=bits))
+                                                histogram_bits=bits,
+                                                figures=digest.name if keep_figures else None))
+    figures = FigureRecorder(digest, writer.add_figures) if keep_figures else None
+    if figures is not None:  # the track of the step the hour stays in
+        for e in events:
+            if e.kind == "step_start":
+                figures.on_event(e)
+                break
     frame: list[Timed] = []
     frame_end = a + FLUSH_SECONDS
     k = 0
@@ -182,6 +193,8 @@ def extend(minute: Path, target: Path, seconds: float, *, bits: int = DEFAULT_BI
                 frame = []
                 frame_end += FLUSH_SECONDS
             frame.append((t + dt, shifted))
+            if figures is not None and isinstance(shifted, list):
+                figures.on_samples(shifted, t + dt)
         k += 1
         covered = k * cycle
     writer.append(frame)
@@ -258,9 +271,10 @@ def main() -> int:
     rows = [hour(f"{d} bits (the default), as recorded (histograms, iostat text)", bits=d),
             hour(f"{d} bits, without the histograms", bits=d, keep_histograms=False),
             hour(f"{d} bits, without the raw text", bits=d, keep_output=False),
+            hour(f"{d} bits, without the figure track", bits=d, keep_figures=False),
             hour(f"{FIO_PLAT_BITS} bits (fio's own, exact), as recorded", bits=FIO_PLAT_BITS),
             hour(f"{FALLBACK_BITS} bits, as recorded", bits=FALLBACK_BITS)]
-    full, no_hist, no_text, exact, coarser = (row[3] for row in rows)
+    full, no_hist, no_text, no_figures, exact, coarser = (row[3] for row in rows)
     tried = [FIO_PLAT_BITS, d, FALLBACK_BITS]
     path = work / "hour.btr"
     extend(minute, path, target, bits=d)
@@ -313,7 +327,8 @@ def main() -> int:
         f"- At {d} bits the latency histograms take {full - no_hist:.2f} MB/h "
         f"({(full - no_hist) / full:.0%}); everything else (all samples' values, the iostat "
         f"text, events, frame headers) {no_hist:.2f} MB/h, of which the raw text "
-        f"{full - no_text:.2f}.",
+        f"{full - no_text:.2f} and the figure track (the console's figures, for a later "
+        f"run's ghost) {full - no_figures:.2f}.",
         *(f"- Floor for the histograms at {b} bits: the order-0 entropy of their count "
           f"differences alone is {floors[b][0] * 3600 / 1e6:.2f} MB/h "
           f"({floors[b][0] * 8 / max(floors[b][1], 1):.1f} bits per bucket), before the "

@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from benchtui.cli.main import main
 from benchtui.model.events import Event
 from benchtui.session.baseline import BaselineSeries
 from benchtui.session.figure_track import FigureRecorder
+from benchtui.session.importer import import_outputs
 from benchtui.store.recording import SessionReader, SessionWriter
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording.figframe import FLEET_HOST, Tick, decode, encode
@@ -53,13 +55,15 @@ def rerecord(src: Path, dst: Path, *, track: bool, segment_seconds: float = 60.0
         writer.close(ended=reader.meta.ended)
 
 
-def ghost_points(path: Path) -> tuple[Points, BaselineSeries]:
-    """Every figure the ghost has of the step, as the worker gets them."""
+def ghost_points(path: Path, step: str = STEP, seconds: float = 30.0
+                 ) -> tuple[Points, BaselineSeries]:
+    """Every figure the ghost has of the step (shorter than ``seconds``), as the worker
+    gets them."""
     baseline = BaselineSeries.open(str(path), GhostDigest(), threaded=False)
-    hosts = list(baseline.layout.hosts(STEP))
-    run = baseline.start_step(STEP, 1000.0, hosts, {"repeat": 1})
+    hosts = list(baseline.layout.hosts(step))
+    run = baseline.start_step(step, 1000.0, hosts, {"repeat": 1})
     assert run is not None
-    baseline.want(1000.0 + 30.0, 60.0)  # past the 6-s step: all of it
+    baseline.want(1000.0 + seconds, 2 * seconds)  # past the step's end: all of it
     points = {k: (list(p.elapsed), list(p.values)) for k, p in run._load.points.items()}
     baseline.close()
     return points, baseline
@@ -139,6 +143,25 @@ def test_a_damaged_track_or_another_digest_is_computed(baseline_pair: BaselinePa
     points, baseline = ghost_points(damaged)
     assert baseline.figures_read == 0 and baseline.figures_computed > 0
     assert_same(points, computed)
+
+
+def test_an_imported_session_has_its_track_too(tmp_path: Path) -> None:
+    """``benchtui import`` writes the track as the recorder does (fio json+ with a status
+    interval: per-second figures)."""
+    capture = Path(__file__).resolve().parent.parent / "benchmarks/captures"
+    outputs = [str(capture / "fio-json-plus-2jobs.json")]
+    with_track, bare = tmp_path / "track.btr", tmp_path / "bare.btr"
+    assert main(["import", *outputs, "--host", "a", "--step", "randrw", "-o",
+                 str(with_track)]) == 0
+    import_outputs(outputs, str(bare), hosts=["a"], steps=["randrw"])
+    with SessionReader.open(str(with_track)) as reader:
+        assert reader.meta.figures == GhostDigest.name and reader.figure_track is not None
+    read, reading = ghost_points(with_track, "randrw", 600.0)
+    computed, computing = ghost_points(bare, "randrw", 600.0)
+    assert reading.figures_read > 0 and reading.figures_computed == 0
+    assert computing.figures_computed > 0
+    assert len(read[("a", ("iops", "read"))][0]) >= 3  # (the capture is 6 s long)
+    assert_same(read, computed)
 
 
 def test_figure_frames_round_trip_and_refuse_damage() -> None:

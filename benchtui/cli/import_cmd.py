@@ -15,6 +15,7 @@ import sys
 from benchtui.errors import UsageError
 from benchtui.session.import_map import load_map
 from benchtui.session.importer import import_outputs
+from benchtui.ui.ghost import GhostDigest
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -23,7 +24,7 @@ def run_import(args: argparse.Namespace) -> int:
     imap = load_map(args.map) if args.map is not None else None
     summary = import_outputs(args.outputs, args.output, import_map=imap,
                              hosts=args.host or (), steps=args.step or (), tool=args.tool,
-                             name=args.name)
+                             name=args.name, figures=GhostDigest())
     warned = f", {summary.warnings} parse warnings (benchtui info)" if summary.warnings else ""
     print(f"benchtui: imported {summary.path}: {len(summary.hosts)} host(s), "
           f"{len(summary.steps)} step(s), {summary.samples} samples{warned}; no live timing "

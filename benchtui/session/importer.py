@@ -45,6 +45,7 @@ from benchtui.parsers import registry
 from benchtui.parsers._flattened import restore_line_breaks
 from benchtui.parsers.base import decode_output
 from benchtui.plan.commands import STEP
+from benchtui.session.figure_track import Digest, FigureRecorder
 from benchtui.session.import_map import ImportMap, Piece, split_pieces
 from benchtui.session.import_parse import (
     ImportedRun,
@@ -88,10 +89,13 @@ class _Source:
 def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap | None = None,
                    hosts: Sequence[str] = (), steps: Sequence[str] = (),
                    tool: str | None = None, name: str | None = None,
-                   start: float | None = None) -> ImportSummary:
+                   start: float | None = None, figures: Digest | None = None
+                   ) -> ImportSummary:
     """Write the session file ``output`` from the tool outputs in ``paths``: cut by
     ``import_map``, or each file the output of ``hosts``/``steps`` (one for all files, or
-    one per file). ``start``: the session's start time (default: now)."""
+    one per file). ``start``: the session's start time (default: now). ``figures``: the
+    digest whose figure track to write with it, as the recorder does
+    (``session.figure_track``)."""
     if not paths:
         raise UsageError("import needs an OUTPUT file to read")
     _refuse_existing(output)
@@ -117,10 +121,11 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
         imported_from=[s.describe() for s in sources],
         import_map=None if import_map is None else {
             "path": import_map.path, "bytes": import_map.size, "sha256": import_map.sha256,
-            "text": import_map.text})
+            "text": import_map.text},
+        figures=None if figures is None else figures.name)
     files = ", ".join(os.path.basename(s.path) for s in sources)
     records = timeline.records(f"session {name} ({session_id}): imported from {files}")
-    _write(output, meta, records, timeline.end)
+    _write(output, meta, records, timeline.end, figures)
     return ImportSummary(output, timeline.hosts, timeline.steps,
                          sum(len(r.samples) for r in runs),
                          sum(len(r.warnings) for r in runs), timeline.end - t0)
@@ -259,8 +264,9 @@ def _place(samples: list[Sample]) -> tuple[list[float], float]:
 
 
 def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
-           ended: float) -> None:
-    """The session file at ``path``, whole or not at all."""
+           ended: float, figures: Digest | None = None) -> None:
+    """The session file at ``path``, whole or not at all (with the figure track of
+    ``figures``, when given)."""
     folder, base = os.path.split(os.path.abspath(path))
     part = os.path.join(folder, f".{base}.{secrets.token_hex(4)}.part")
     try:
@@ -268,6 +274,7 @@ def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
     except RecordingError as exc:
         raise InputError(path, exc.reason.replace("cannot create it", "cannot write it")) \
             from None
+    track = None if figures is None else FigureRecorder(figures, writer.add_figures)
     try:
         frame_end: float | None = None
         for t, record in records:
@@ -275,6 +282,11 @@ def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
                 writer.write_frame()
                 frame_end = None
             writer.add_record(t, record)
+            if track is not None:  # as the recorder's sinks: the record, then its figures
+                if isinstance(record, Event):
+                    track.on_event(record)
+                elif isinstance(record, list):
+                    track.on_samples(record, t)
             if frame_end is None:
                 frame_end = t + FRAME_SECONDS
         writer.close(ended=ended)
