@@ -73,8 +73,8 @@ def assert_same(read: Points, computed: Points) -> None:
     assert read.keys() == computed.keys()
     for key, (times, values) in computed.items():
         assert read[key][0] == pytest.approx(times, abs=1e-9), key
-        # the track keeps f32 values
-        assert read[key][1] == pytest.approx(values, rel=1e-6, nan_ok=True), key
+        # the track keeps values within 2**-16
+        assert read[key][1] == pytest.approx(values, rel=2**-16, nan_ok=True), key
 
 
 def test_a_recording_holds_the_console_figures(baseline_pair: BaselinePair) -> None:
@@ -172,7 +172,10 @@ def test_figure_frames_round_trip_and_refuse_damage() -> None:
     back = decode(encode(ticks))
     assert [(t, h) for t, h, _f in back] == [(t, h) for t, h, _f in ticks]
     assert back[0][2][0] == (("iops", "read"), 12345.5)
-    assert back[0][2][1][1] == pytest.approx(2.5e-4, rel=1e-7)
+    assert back[0][2][1][1] == pytest.approx(2.5e-4, rel=2**-16)
+    many = [(("v",), 1.0 + i / 7919.0) for i in range(5000)]
+    kept = decode(encode([(0.0, "h", many)]))[0][2]
+    assert max(abs(b - a) / a for (_k, a), (_k2, b) in zip(many, kept, strict=True)) <= 2**-16
     assert math.isinf(back[2][2][0][1]) and math.isnan(back[2][2][1][1])
     assert decode(encode([])) == []
     payload = encode(ticks)

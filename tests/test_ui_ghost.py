@@ -96,6 +96,26 @@ async def test_live_console_shows_the_ghost_and_the_shares(baseline_pair: Baseli
     reader.close()
 
 
+async def test_compact_rows_give_the_shares(baseline_pair: BaselinePair) -> None:
+    player, reader = played(baseline_pair.new, INTO)
+    ghost = ghost_of(baseline_pair, reader)
+    app = ConsoleApp(StaticSource(player.state, player.position), ghost=ghost)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        await pilot.press("c")
+        await settle(pilot, app)
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "r vs" in text and "p99 vs" in text, text
+        row = next(line for line in text.splitlines() if "here" in line and "%" in line)
+        # read IOPS half the baseline's; no writes; p99 a share too
+        assert re.search(r"\s(4[0-9]|5[0-9])%\s+-?\s+\d+%", row), row
+        f = app.grid.panes["here"].figures
+        assert f is not None and f.versus is not None
+    ghost.close()
+    reader.close()
+
+
 async def test_replay_shows_the_ghost_computed_in_the_worker(baseline_pair: BaselinePair
                                                              ) -> None:
     reader = SessionReader.open(str(baseline_pair.new))

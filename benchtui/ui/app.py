@@ -449,6 +449,7 @@ class ConsoleApp(App[int]):
             screen.update_from(state)
             return
         self.header.update_from(state, now, self.generation, ghost=ghost)
+        self.grid.show_versus(ghost is not None)
         self.grid.sync_hosts(state)
         visible = self.grid.visible_panes()
         if self.focused is None and visible and screen is self.screen_stack[0]:

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from benchtui.store.fleet import FleetState
 from benchtui.ui.layout import GridLayout, grid_layout
-from benchtui.ui.pane import COMPACT_HEADER, HostPane
+from benchtui.ui.pane import COMPACT_HEADER, COMPACT_HEADER_VERSUS, HostPane
 from benchtui.ui.reused_lines import ReusedLines
 
 
@@ -36,10 +36,18 @@ class HostGrid(ReusedLines, Container):
         self.layout_now = GridLayout(False, 1, 1, 1)
         self.page = 0
         self.compact: bool | None = None
+        self._versus = False
 
     def compose(self) -> ComposeResult:
         yield Static(COMPACT_HEADER, id="compact-titles")
         yield Static("", id="page-info")
+
+    def show_versus(self, on: bool) -> None:
+        """Compact rows' column titles with the baseline's shares (``on``) or without."""
+        if on != self._versus:
+            self._versus = on
+            self.query_one("#compact-titles", Static).update(
+                COMPACT_HEADER_VERSUS if on else COMPACT_HEADER)
 
     def sync_hosts(self, state: FleetState) -> bool:
         """Mount a pane for every host not shown yet; True when some were added."""

@@ -29,6 +29,7 @@ from benchtui.ui import figures as fig
 from benchtui.ui.chart_widgets import ChartPaintObserver
 from benchtui.ui.pane_content import (
     COMPACT_HEADER,
+    COMPACT_HEADER_VERSUS,
     Cells,
     ChartCaches,
     PaneStyles,
@@ -42,7 +43,7 @@ from benchtui.ui.reused_lines import ReusedFrame
 if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
-__all__ = ["COMPACT_HEADER", "IDLE_REDRAW", "HostPane"]
+__all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "IDLE_REDRAW", "HostPane"]
 
 #: Seconds between redraws of a pane whose host sends nothing (its charts move on).
 IDLE_REDRAW = 2.0
@@ -194,7 +195,7 @@ class HostPane(ReusedFrame, can_focus=True):
         caches = self._chart_caches
         if self.has_class("-compact"):
             return [compact_line(state, f, width=width, end=end, window=window, styles=styles,
-                                 caches=caches)]
+                                 caches=caches, versus=ghost is not None)]
         return pane_lines(state, f, width=width, height=height, end=end, window=window,
                           styles=styles, caches=caches, ghost=ghost)
 

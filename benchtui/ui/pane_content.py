@@ -14,7 +14,9 @@ columns).
 With a baseline (``ghost``: ``benchtui.ui.ghost.Ghost``), the IOPS, bandwidth and latency
 charts carry the baseline's line (``charts.overlay_ghost``; latency: its p99), on a scale
 that holds both, and the numbers' column is a little wider for the shares of the baseline's
-when the chart beside it keeps its minimum width.
+when the chart beside it keeps its minimum width. A compact row then gives its read and
+write IOPS and its p99 as shares of the baseline's too (``COMPACT_HEADER_VERSUS``), its
+sparkline without a ghost (one line of blocks has no room for a second line).
 """
 
 from __future__ import annotations
@@ -44,15 +46,15 @@ from benchtui.ui.charts import (
     rows_text,
     value_range,
 )
-from benchtui.ui.pane_rows import Cells, ChartSpec, PaneStyles, Row, host_rows
+from benchtui.ui.pane_rows import Cells, ChartSpec, PaneStyles, Row, host_rows, share_cells
 
 if TYPE_CHECKING:
     from benchtui.store.live import Series
     from benchtui.ui.ghost import Ghost
 
-__all__ = ["COMPACT_HEADER", "Cells", "ChartCaches", "ChartSpec", "PaneStyles", "Row",
-           "chart_cells", "compact_line", "host_rows", "lines_text", "pane_lines",
-           "subtitle_of", "title_of"]
+__all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "Cells", "ChartCaches", "ChartSpec",
+           "PaneStyles", "Row", "chart_cells", "compact_line", "host_rows", "lines_text",
+           "pane_lines", "subtitle_of", "title_of"]
 
 LABEL_WIDTH = 8
 #: The same in every pane, so that same-size panes' charts cover the same time.
@@ -68,9 +70,14 @@ MAX_CHART_HEIGHT = 4
 STATE_MARK = {"connecting": "◌", "up": "○", "running": "●", "reconnecting": "◍",
               "failed": "✖", "done": "✔"}
 #: Column titles above compact rows, aligned with ``compact_line``.
-COMPACT_HEADER = ("  host".ljust(18) + "r IOPS".rjust(7) + "w IOPS".rjust(7)
-                  + "r BW".rjust(11) + "w BW".rjust(11) + "p99".rjust(9) + "util".rjust(7)
-                  + "  IOPS r/w")
+_COMPACT_NUMBERS = ("  host".ljust(18) + "r IOPS".rjust(7) + "w IOPS".rjust(7)
+                    + "r BW".rjust(11) + "w BW".rjust(11) + "p99".rjust(9) + "util".rjust(7))
+COMPACT_HEADER = _COMPACT_NUMBERS + "  IOPS r/w"
+#: With a baseline, a compact row also gives its read and write IOPS and its p99 as shares of
+#: the baseline's (coloured as a pane's), before the sparkline.
+SHARE_WIDTH = 6
+COMPACT_HEADER_VERSUS = (_COMPACT_NUMBERS + "r vs".rjust(SHARE_WIDTH) + "w vs".rjust(SHARE_WIDTH)
+                         + "p99 vs".rjust(SHARE_WIDTH + 1) + "  IOPS r/w")
 
 
 def cell_len(cells: Cells) -> int:
@@ -305,11 +312,14 @@ def state_style(f: fig.HostFigures, styles: PaneStyles) -> Style:
 
 
 def compact_line(state: FleetState, f: fig.HostFigures, *, width: int, end: float,
-                 window: float, styles: PaneStyles, caches: ChartCaches | None = None
-                 ) -> Cells:
-    """One row for a host when many share the screen, exactly ``width`` cells."""
+                 window: float, styles: PaneStyles, caches: ChartCaches | None = None,
+                 versus: bool = False) -> Cells:
+    """One row for a host when many share the screen, exactly ``width`` cells; ``versus``
+    (a baseline is on): with the shares of ``COMPACT_HEADER_VERSUS`` (blank where the host
+    has none)."""
     read_op = "total" if "total" in f.iops and "read" not in f.iops else "read"
-    lat = f.latency.get(read_op) or f.latency.get("write")
+    lat_op = read_op if read_op in f.latency else "write"
+    lat = f.latency.get(lat_op)
     util = max((d.util for d in f.devices if d.util is not None), default=None)
     line = [
         Segment(f"{STATE_MARK.get(f.state, '?')} ", state_style(f, styles)),
@@ -320,6 +330,14 @@ def compact_line(state: FleetState, f: fig.HostFigures, *, width: int, end: floa
         Segment(format_byte_rate(f.bandwidth.get("write")).rjust(11), styles.write),
         Segment(format_latency(lat.p99 if lat else None).rjust(9), styles.label),
         Segment(format_ratio(util).rjust(7), styles.label)]
+    if versus:
+        vs = f.versus
+        for figures, op, lower, cells in (
+                (vs.iops if vs else {}, read_op, False, SHARE_WIDTH),
+                (vs.iops if vs else {}, "write", False, SHARE_WIDTH),
+                (vs.latency if vs else {}, lat_op, True, SHARE_WIDTH + 1)):
+            share = share_cells(vs, figures, op, styles, lower_is_better=lower)
+            line += [Segment(" " * max(cells - cell_len(share), 0)), *share]
     rest = width - cell_len(line) - 1
     if f.state == "failed" or f.stale:
         line.append(Segment(" " + (f.reason or ("no data" if f.stale else "failed")),

@@ -112,8 +112,8 @@ def _rw(read: str, write: str, styles: PaneStyles, shares: tuple[Cells, Cells] =
             Segment("  w ", styles.muted), Segment(write, styles.write), *shares[1]]
 
 
-def _share(versus: fig.Versus | None, figures: dict[str, float], op: str, styles: PaneStyles,
-           *, lower_is_better: bool = False) -> Cells:
+def share_cells(versus: fig.Versus | None, figures: dict[str, float], op: str,
+                styles: PaneStyles, *, lower_is_better: bool = False) -> Cells:
     """" 97%": the op's share of the baseline's, styled by how it compares (nothing without
     a baseline figure)."""
     if versus is None:
@@ -159,20 +159,20 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
     vs = f.versus
     if f.io_ops == ("total",):
         rows.append(Row("IOPS", [Segment(format_count(f.iops.get("total")), styles.read),
-                                 *_share(vs, vs.iops if vs else {}, "total", styles)],
+                                 *share_cells(vs, vs.iops if vs else {}, "total", styles)],
                         ChartSpec("iops", {"op": "total"})))
         rows.append(Row("BW", [Segment(format_byte_rate(f.bandwidth.get("total")),
                                        styles.read),
-                               *_share(vs, vs.bandwidth if vs else {}, "total", styles)],
+                               *share_cells(vs, vs.bandwidth if vs else {}, "total", styles)],
                         ChartSpec("bandwidth_bytes", {"op": "total"})))
     elif f.io_ops:
-        iops_shares = (_share(vs, vs.iops, "read", styles), _share(vs, vs.iops, "write", styles)
-                       ) if vs else ([], [])
+        iops_shares = (share_cells(vs, vs.iops, "read", styles),
+                       share_cells(vs, vs.iops, "write", styles)) if vs else ([], [])
         rows.append(Row("IOPS", _rw(format_count(f.iops.get("read")),
                                     format_count(f.iops.get("write")), styles, iops_shares),
                         ChartSpec("iops", {"op": "read"}, {"op": "write"})))
-        bw_shares = (_share(vs, vs.bandwidth, "read", styles),
-                     _share(vs, vs.bandwidth, "write", styles)) if vs else ([], [])
+        bw_shares = (share_cells(vs, vs.bandwidth, "read", styles),
+                     share_cells(vs, vs.bandwidth, "write", styles)) if vs else ([], [])
         bw_read, bw_write = f.bandwidth.get("read"), f.bandwidth.get("write")
         rows.append(Row("BW", _rw(format_byte_rate(bw_read), format_byte_rate(bw_write),
                                   styles, bw_shares),
@@ -187,7 +187,7 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
         chart = (ChartSpec("latency_seconds", {"op": op}, worst=True,
                            quantiles=LATENCY_QUANTILES)
                  if percentiles else ChartSpec("latency_mean_seconds", {"op": op}, worst=True))
-        share = _share(vs, vs.latency, op, styles, lower_is_better=True) if vs else []
+        share = share_cells(vs, vs.latency, op, styles, lower_is_better=True) if vs else []
         numbers, legend = _lat(lat, styles, style, share)
         rows.append(Row(label, numbers, chart, legend if percentiles else None))
     awaits = "disk_await_seconds" in f.metrics
