@@ -102,3 +102,7 @@ def test_baseline_ghost_replay_100x30(snap_compare: SnapCompare) -> None:
 
 def test_baseline_ghost_detail_view_120x40(snap_compare: SnapCompare) -> None:
     assert snap_compare(ghost_app(replay=False), press=["enter"], terminal_size=(120, 40))
+
+
+def test_baseline_ghost_compact_rows_120x40(snap_compare: SnapCompare) -> None:
+    assert snap_compare(ghost_app(replay=False), press=["c"], terminal_size=(120, 40))
