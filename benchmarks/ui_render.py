@@ -226,7 +226,7 @@ def child(mode: str, hosts: int, seconds: float, size: tuple[int, int], driver: 
         app = ConsoleApp(SyntheticSource(feed, seconds, lambda: app.exit(0)))
         _run_app(app, driver, size)
         result["pane_paints"] = len(paints)
-    elif mode == "ghost":
+    elif mode in ("ghost", "ghost-computed"):
         from benchtui.ui.app import ConsoleApp
         from benchtui.ui.chart_widgets import ChartPaintObserver
         from benchtui.ui.ghost import open_ghost
@@ -237,7 +237,7 @@ def child(mode: str, hosts: int, seconds: float, size: tuple[int, int], driver: 
 
         ChartPaintObserver.hook = ghost_hook
         path = Path(tempfile.mkdtemp(prefix="ui-ghost-")) / "baseline.btr"
-        write_baseline(path, feed, seconds + WARMUP + 30)
+        write_baseline(path, feed, seconds + WARMUP + 30, track=mode == "ghost")
         ghost, notes = open_ghost(str(path), check=lambda b: b.check_plan([(STEP, names)]))
         assert ghost is not None, notes
         app = ConsoleApp(SyntheticSource(feed, seconds, lambda: app.exit(0)), ghost=ghost)
@@ -246,6 +246,8 @@ def child(mode: str, hosts: int, seconds: float, size: tuple[int, int], driver: 
         result["pane_paints"] = len(paints)
         result["ghost_points"] = sum(len(p) for p in run._load.points.values()) if run else 0
         result["ghost_worker_cpu"] = ghost.baseline.cpu_seconds
+        result["ghost_figures_read"] = ghost.baseline.figures_read
+        result["ghost_figures_computed"] = ghost.baseline.figures_computed
         ghost.close()
         path.unlink()
         path.parent.rmdir()
@@ -627,14 +629,17 @@ def ghost_markdown(results: dict[str, Any]) -> list[str]:
     out: list[str] = []
     base = results.get("baseline32", {}).get("cpu_share")
     for driver in ("headless", "tmux"):
-        plain, ghost = results.get(f"console-{driver}"), results.get(f"ghost-{driver}")
-        if plain is None or ghost is None or base is None:
-            continue
-        ratio = (ghost["cpu_share"] - base) / max(plain["cpu_share"] - base, 1e-9)
-        out.append(f"\nWith a baseline ({driver}): {ghost['cpu_share'] * 100:.1f}% vs "
-                   f"{plain['cpu_share'] * 100:.1f}% of a core, net of the feed "
-                   f"{ratio:.2f}x the console without one (target <= 1.3x); "
-                   f"{ghost.get('ghost_points', 0)} baseline figures computed.")
+        for mode, how in (("ghost", "read from its figure track"),
+                          ("ghost-computed", "without a figure track: computed")):
+            plain, ghost = results.get(f"console-{driver}"), results.get(f"{mode}-{driver}")
+            if plain is None or ghost is None or base is None:
+                continue
+            ratio = (ghost["cpu_share"] - base) / max(plain["cpu_share"] - base, 1e-9)
+            out.append(f"\nWith a baseline, {how} ({driver}): "
+                       f"{ghost['cpu_share'] * 100:.1f}% vs {plain['cpu_share'] * 100:.1f}% "
+                       f"of a core, net of the feed {ratio:.2f}x the console without one "
+                       f"(target <= 1.3x); {ghost.get('ghost_points', 0)} baseline figures, "
+                       f"the worker's CPU {ghost.get('ghost_worker_cpu', 0.0):.2f} s.")
     opened = results.get("baseline-open")
     if opened:
         out += ["", "## Opening a baseline", "",
@@ -726,6 +731,8 @@ def markdown(results: dict[str, Any], seconds: float, load: str) -> str:
                 if res["mode"] == "console"
                 else "the same with a baseline's ghost (`--baseline`)"
                 if res["mode"] == "ghost"
+                else "the same, the baseline without a figure track (computed)"
+                if res["mode"] == "ghost-computed"
                 else f"{res['hosts']} SparkCharts 32x3, read/write overlaid, set at "
                      f"{res.get('poll_hz', 8):g} Hz")
         latency = (f"{lat['p50'] * 1000:.0f} / {lat['p99'] * 1000:.0f} / "
@@ -807,10 +814,11 @@ def main() -> int:
             results[f"console-{driver}"] = run_child("console", 32, args.seconds, (240, 80),
                                                      driver)
             print(results[f"console-{driver}"], file=sys.stderr)
-        if "ghost" in only:
-            results[f"ghost-{driver}"] = run_child("ghost", 32, args.seconds, (240, 80),
-                                                   driver)
-            print(results[f"ghost-{driver}"], file=sys.stderr)
+        for mode in ("ghost", "ghost-computed"):
+            if mode in only:
+                results[f"{mode}-{driver}"] = run_child(mode, 32, args.seconds, (240, 80),
+                                                        driver)
+                print(results[f"{mode}-{driver}"], file=sys.stderr)
         if "charts" in only:
             results[f"charts-{driver}"] = run_child("charts", 48, args.seconds, (200, 60),
                                                     driver, args.chart_poll_hz)
@@ -822,7 +830,8 @@ def main() -> int:
         results["baseline-open"] = open_baseline_times(Path(args.baseline_file))
         print(results["baseline-open"], file=sys.stderr)
     load_after = os.getloadavg()
-    ran = only & {"baseline", "console", "ghost", "charts", "startup", "baseline-open"}
+    ran = only & {"baseline", "console", "ghost", "ghost-computed", "charts", "startup",
+                  "baseline-open"}
     load = (f"load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "
             f"(2 cores shared with other work){'; ' + args.note if args.note else ''}"
             if ran or not args.note else f"{args.note} (2 cores shared with other work)")
