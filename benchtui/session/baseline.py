@@ -314,6 +314,8 @@ class BaselineSeries:
 
     def _extend(self, run: GhostRun, load: _Load, to: float) -> None:
         to = min(to, run.length + 1.0)
+        if to <= load.done_to:
+            return
         if load.track is None and self._read_track(run, load, to):
             return
         self._compute_track(run, load, to)

@@ -12,7 +12,6 @@ binary search (``bisect``) over the segments' time ranges.
 from __future__ import annotations
 
 import contextlib
-import math
 import mmap
 import os
 from bisect import bisect_left
@@ -30,26 +29,17 @@ from benchtui.model.events import Event
 from benchtui.model.sample import Sample
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording import newest
-from benchtui.store.recording.blockread import (
-    BlockIndex,
-    BlockSieve,
-    PieceRef,
-    PieceSums,
-    TableMasks,
-    in_groups,
-)
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SegmentDecoder, SeriesFilter
 from benchtui.store.recording.figread import FigureTrackReader
 from benchtui.store.recording.model import Gap, Record, SessionMeta
-from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
+from benchtui.store.recording.series_stats import SeriesStats
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
-from benchtui.store.recording.statsframe import StatsFrame, Table
+from benchtui.store.recording.statsread import StatsReader
 from benchtui.store.recording.varint import CodecError
 from benchtui.store.recording.walk import clock, meta_from_json, walk_frames
 
 _CACHED_SEGMENTS = 3
-_CACHED_STATS_FRAMES = 64
 Body = tuple[fmt.FrameHeader, bytes]
 
 
@@ -80,11 +70,7 @@ class SessionReader:
         self._segments: list[SegmentStats] = []
         self._cache: OrderedDict[int, _Bodies] = OrderedDict()
         self._damaged: set[int] = set()
-        self._block_index: BlockIndex | None = None
         self._figure_track: FigureTrackReader | None = None
-        self._stats_frames: OrderedDict[int, StatsFrame | None] = OrderedDict()
-        self._tables: dict[bytes, Table] = {}
-        self._masks = TableMasks(None)
         try:
             self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
         except FileNotFoundError:
@@ -111,7 +97,8 @@ class SessionReader:
 
     def close(self) -> None:
         self._cache.clear()
-        self._stats_frames.clear()
+        with contextlib.suppress(AttributeError):  # (not made when opening failed)
+            self._stats.close()
         if not self._mm.closed:
             self._mm.close()
         self._file.close()
@@ -148,6 +135,9 @@ class SessionReader:
         known = [s for s in self._segments if s.t0 is not None]
         self.start = min((s.t0 for s in known if s.t0 is not None), default=self.meta.started)
         self.end = max((s.t1 for s in known if s.t1 is not None), default=self.start)
+        self._stats = StatsReader(self._mm, self.size_bytes, self._segments,
+                                  self.meta.stats_seconds, overlapping=self._overlapping,
+                                  decode=self._decode)
 
     def _load_index(self, size: int) -> bool:
         found = fmt.read_trailer(self._mm[size - fmt.TRAILER_SIZE:size]) \
@@ -365,95 +355,10 @@ class SessionReader:
         """Per series (those ``wanted`` accepts, all when None): count, sum, min, max and the
         merged histogram of the samples that reached the sinks in ``[t0, t1)``
         (``series_stats.py``): what a report needs of a step's window. Read from the file's
-        stats blocks where they cover the window exactly (``blockread.py``), decoded where
-        they do not (a window that cuts through a block, an older file, a crash's last
-        minutes): the same figures either way."""
-        out: dict[SeriesDef, SeriesStats] = {}
-        segments = list(self._overlapping(t0, t1))
-        if not segments:
-            return out
-        plan = self._blocks().plan(segments, t0, t1)
-        if self._masks.wanted is not wanted:
-            self._masks = TableMasks(wanted)
-        numbers = {s.number for s in segments}
-        sums = PieceSums()
-        for at, refs in in_groups(plan.pieces):
-            frame = self._stats_frame(at)
-            for ref in refs:
-                found = None
-                if frame is not None and ref.slot < len(frame.heads) \
-                        and frame.heads[ref.slot][0] == ref.info:
-                    with contextlib.suppress(CodecError):
-                        found = frame.rows(ref.slot, self._masks)
-                if found is None:
-                    plan.fall_back(ref, numbers)
-                    continue
-                sums.add(found)
-        sums.into(out)
-        for seg in segments:
-            if seg.number not in plan.decode:
-                continue
-            blocks = plan.decode[seg.number]
-            if blocks is not None:
-                blocks = {key: ref for key, ref in blocks.items() if self._may_want(ref)}
-                if not blocks:
-                    continue
-            self._decode_stats(seg, blocks, (t0, t1), wanted, out)
-        return out
-
-    def _blocks(self) -> BlockIndex:
-        if self._block_index is None:
-            self._block_index = BlockIndex(self._segments)
-        return self._block_index
-
-    def _may_want(self, ref: PieceRef | None) -> bool:
-        """False when the piece that covers a block to decode says that the block has no
-        series ``series_stats`` wants (its table has all the block's series)."""
-        if ref is None:
-            return True
-        frame = self._stats_frame(ref.at)
-        if frame is None or ref.slot >= len(frame.heads) or frame.heads[ref.slot][0] != ref.info:
-            return True
-        return bool(self._masks(frame.tables[frame.heads[ref.slot][1]]))
-
-    def _decode_stats(self, seg: SegmentStats, blocks: Collection[tuple[str, float]] | None,
-                      window: tuple[float, float], wanted: SeriesFilter | None,
-                      out: dict[SeriesDef, SeriesStats]) -> None:
-        """Add the samples of ``seg`` in [t0, t1) to ``out``: those of ``blocks`` (all when
-        None)."""
-        sieve = None if blocks is None else BlockSieve(seg, blocks)
-        t0, t1 = window
-        lo, hi, series_filter = t0, t1, wanted
-        if sieve is not None:
-            lo, hi = max(t0, sieve.t0), min(t1, math.nextafter(sieve.t1, math.inf))
-            series_filter = sieve.series_filter(wanted)
-        def batches() -> Iterator[tuple[float, list[Sample]]]:
-            for t, batch in self._decode(seg, lo, hi, events=False, output=False,
-                                         series_filter=series_filter, to_end=True):
-                if isinstance(batch, list):
-                    yield t, batch if sieve is None else [
-                        s for s in batch if sieve.keeps(s.host, t)]
-
-        accumulate_stats(batches(), into=out)
-
-    def _stats_frame(self, at: int) -> StatsFrame | None:
-        """The STATS frame at file offset ``at`` (None: not one, or damaged)."""
-        if at in self._stats_frames:
-            self._stats_frames.move_to_end(at)
-            return self._stats_frames[at]
-        frame = None
-        h = fmt.read_frame_header(self._mm, at, at) if 0 <= at < self.size_bytes else None
-        if h is not None and h.type == fmt.STATS and h.end <= self.size_bytes:
-            payload = self._mm[h.payload_offset:h.end]
-            if fmt.payload_ok(h, payload):
-                with contextlib.suppress(zstandard.ZstdError, CodecError):
-                    body = zstandard.ZstdDecompressor().decompress(
-                        payload, max_output_size=fmt.MAX_PAYLOAD)
-                    frame = StatsFrame(body, self._tables)
-        self._stats_frames[at] = frame
-        if len(self._stats_frames) > _CACHED_STATS_FRAMES:
-            self._stats_frames.popitem(last=False)
-        return frame
+        stats blocks where they cover the window exactly, decoded where they do not (a
+        window that cuts through a block, an older file, a crash's last minutes): the same
+        figures either way (``statsread.py``)."""
+        return self._stats.series_stats(t0, t1, wanted)
 
     @property
     def figure_track(self) -> FigureTrackReader | None:
@@ -467,25 +372,9 @@ class SessionReader:
 
     def stats_split_near(self, t: float, within: float, host: str | None = None) -> float:
         """The time nearest ``t``, at most ``within`` seconds from it, at which
-        ``series_stats`` splits a window without decoding: where every host's stats blocks
-        start (the clock period they were cut at), or with ``host``, where one of that host's
-        does (after a run starts they are 5 s apart for a minute, then three per doubling of
-        the time since the start: ``blocks.py``). ``t`` itself when there is none (a file
-        without stats blocks)."""
-        if not math.isfinite(t) or not math.isfinite(within):
-            return t
-        lo, hi = t - within, t + within
-        found: list[float] = []
-        period = self.meta.stats_seconds
-        if period:
-            n = math.floor(t / period)
-            found += [i * period for i in (n - 1, n, n + 1, n + 2)]
-        if host is not None:
-            self._blocks()  # (checks the block lists)
-            found += [b[1] for seg in self._overlapping(lo, math.nextafter(hi, math.inf))
-                      for b in seg.blocks or () if b[0] == host]
-        near = [c for c in found if lo <= c <= hi]
-        return min(near, key=lambda c: (abs(c - t), c)) if near else t
+        ``series_stats`` splits a window without decoding (``StatsReader.split_near``);
+        ``t`` itself when there is none (a file without stats blocks)."""
+        return self._stats.split_near(t, within, host)
 
     def sample_batches(self, t0: float, t1: float, wanted: SeriesFilter | None = None
                        ) -> Iterator[tuple[float, list[Sample]]]:
