@@ -658,48 +658,64 @@ GHOST_NOTES = """
 ## With a baseline (`--baseline OLD.btr`, issue 12; measured 2026-11-25)
 
 Target: the console with a baseline on 32 panes costs at most 1.3x the CPU of the console
-without one; opening a 24 h baseline adds under 1 s to start-up. Made by the same script:
+without one; opening a 24 h baseline adds under 1 s to start-up. Made by the same script,
+each pair started together:
 
     .venv/bin/python benchmarks/ui_render.py --seconds 60 --only baseline,console \\
         --drivers headless --save a.json --out a.md &
     .venv/bin/python benchmarks/ui_render.py --seconds 60 --only baseline,ghost \\
         --drivers headless --save b.json --out b.md
+    # the same with --only baseline,ghost-computed, and with --drivers tmux
     .venv/bin/python benchmarks/ui_render.py --only baseline-open \\
         --baseline-file /var/tmp/benchtui-24h-16hosts.btr
 
 The `ghost` run is the `console` run with a baseline: a session file of the same 32 hosts and
 step, written first from the same captures (values 10% lower, another phase of the wave,
-histograms at the session's 4 bits as a recording holds them) with the real `SessionWriter`,
-opened with `--baseline`'s own code (`ui.ghost.open_ghost`, its worker thread computing the
-baseline's figures as the step goes). Both started together (2 cores shared with other
-helpers' work, load average 2.5-3.6), each net of its own feed baseline, headless, 240x80:
+histograms at the session's 4 bits as a recording holds them) with the real `SessionWriter`
+and, as `record`/`--record` write it, the figure track (`session.figure_track.FigureRecorder`
+computing the console's figures from the samples as they are written); opened with
+`--baseline`'s own code (`ui.ghost.open_ghost`, its worker thread reading the baseline's
+figures as the step goes). `ghost-computed` is the same baseline written without the track
+(a file recorded before it existed): the worker computes the figures from the samples.
+Each run net of its own feed baseline, 240x80, 2 cores:
 
-| run (UTC) | code | console | with a baseline | ratio | the worker's own CPU |
-|---|---|---|---|---|---|
-| 11:07-11:11 | first version | 4.7% | 8.5% | 1.80x | |
-| 11:15-11:19 | recorded histograms decoded to running sums; p99 only | 4.1% | 7.0% | 1.70x | |
-| 11:22-11:27 | + key lists shared, overlay cutting cells only | 3.7% | 5.6% | 1.51x | |
-| 11:30-11:35 | + C-level zigzag, store fed directly | 3.3% | 4.8% | **1.45x** | ~0.8% |
+| run (UTC) | baseline file | driver | console | with a baseline | ratio | worker CPU, run |
+|---|---|---|---|---|---|---|
+| 13:38-13:42 | with its figure track | headless | 3.8% | 4.3% | **1.13x** | 0.04 s |
+| 13:57-14:02 | with its figure track | headless | 3.6% | 4.3% | **1.20x** | 0.02 s |
+| 14:08-14:12 | with its figure track | tmux | 4.8% | 5.7% | **1.18x** | 0.08 s |
+| 14:02-14:06 | without a track (computed) | headless | 4.0% | 6.0% | 1.48x | 0.95 s |
+| 13:30-13:34, the code before the track | (computed) | headless | 3.9% | 6.1% | 1.56x | |
 
-Sample to screen with the ghost: p50 / p99 / max 66 / 110 / 117 ms (without: 77 / 118 / 124).
+Sample to screen with the ghost: p99 106-108 ms headless, 117 ms tmux (without: 107-113 ms).
 
-**1.3x: not met (1.45x).** Where the difference goes (py-spy `--gil`, 200 Hz, both children
-side by side, 40 s): the baseline's worker thread ~60% of it (decoding the recorded latency
-histograms, 4 per host-second of ~115-170 buckets each, ~45% of the worker; decoding the
-samples ~25%; the figures themselves ~20%), the ghost charts ~25% (their column caches,
-the overlay, the scale), the shares and the header the rest. The worker computes the same
-figures for the baseline as the console does for the live hosts (IOPS and bandwidth summed
-over jobs, p99 of merged histograms per host and for the fleet, once a second), so its cost
-is of the order of the console's own figure work plus decoding; what would close the gap is
-not computing them live: per-second host figures stored in the recording when it is made
-(the recorder has them at hand), or decoding histograms in fewer, larger passes.
+**1.3x: met, for baselines recorded with the figure track (1.13-1.20x headless, 1.18x in
+tmux).** The baseline's
+worker used to compute, for every second of the baseline, the figures the console computes
+for the live hosts (IOPS and bandwidth summed over jobs, p99 of merged histograms per host
+and for the fleet), after decoding the baseline's samples and latency histograms: ~9 ms of
+CPU per second of a 32-host baseline, two thirds of what the ghost added (py-spy, 2026-11-25
+morning: decoding histograms ~45% of the worker, samples ~25%, the figures ~20%). The
+recorder now computes those figures as the session is recorded, with the same functions,
+and writes them in FIGS frames (docs/session-format.md, "Figure track"); the worker reads
+them: 0.02-0.04 s of CPU over a 65-s run instead of ~0.95 s. What is left of the extra is
+the console's own: the ghost charts (their column caches, the overlay, the scale), the
+shares and the header. The figures read are the ones computed, point for point
+(`tests/test_figure_track.py`).
+
+The recorder pays for it instead: ~0.1 ms of CPU per host-second (0.6% of a core for 64
+hosts, alone; 1.3-1.5% in `recording_cost.py`'s busy controller, within its 1.5x target)
+and ~0.13 MB per host-hour (docs/benchmarks/recording.md).
+
+**Not met for baselines without a track (1.48x):** files recorded before the track existed
+are computed as before. `benchtui import` writes the track too.
 
 **Opening a baseline: met.** `open_ghost` (open, events, layout, the plan's steps and hosts
-checked) in a fresh process: the 24 h, 16-host file (1.3 GB, `make_session.py`) 55 ms
-first, 52 ms median of 5 (the page cache held the file, written minutes before: a read
-from disk was not measured); a 2 h one 4.5 ms; importing the ghost's modules 64 ms, which
-the console imports anyway. A step's figures are then computed in the worker, not at
-start-up: the first 30 s of a late step of the 24 h file for 16 hosts took 0.17 s of CPU.
+checked) in a fresh process: the 24 h, 16-host file (1.3 GB, `make_session.py`) 67 ms
+first, 61 ms median of 5 (14:13; the page cache held the file: a read from disk was not
+measured); a 2 h one 4.5 ms (earlier); importing the ghost's modules 79 ms, which the
+console imports anyway. A step's figures are then read (or computed) in the worker, not
+at start-up.
 """
 
 
