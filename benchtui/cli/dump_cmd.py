@@ -152,6 +152,11 @@ class SessionInfo:
     #: An imported session's files ({"path", "bytes", "sha256"}) and its map (with "text").
     imported_from: list[dict[str, object]] = field(default_factory=list)
     import_map: dict[str, object] | None = None
+    #: The figure track's figures ("ghost/1": the console's, per second, for a later run's
+    #: ghost); None: the file has none (a ghost computes them from the samples).
+    figures: str | None = None
+    #: The time of the figure track's last tick (None: it has none).
+    figures_until: float | None = None
 
     @property
     def duration_seconds(self) -> float:
@@ -184,7 +189,13 @@ def session_info(reader: SessionReader) -> SessionInfo:
         facts=meta.facts, steps=steps_from_events(events), gaps=reader.gaps(),
         warnings=list(reader.warnings),
         marks=[(e.t, str(e.data.get("note", ""))) for e in events if e.kind == ev.MARK],
-        source=meta.source, imported_from=meta.imported_from, import_map=meta.import_map)
+        source=meta.source, imported_from=meta.imported_from, import_map=meta.import_map,
+        figures=meta.figures, figures_until=_track_end(reader))
+
+
+def _track_end(reader: SessionReader) -> float | None:
+    track = reader.figure_track
+    return None if track is None else track.until
 
 
 def _host_line(facts: dict[str, object]) -> str:
@@ -210,6 +221,19 @@ def _precision(bits: int | None) -> str:
                 f"{1 << FIO_PLAT_BITS} buckets per power of two)")
     return (f"latency histograms at {bits} bits: {1 << bits} buckets per power of two, "
             f"percentiles within {relative_error(bits):.1%} of fio's")
+
+
+def _figures(info: SessionInfo) -> str:
+    """Whether the file holds the console's figures (its figure track), in words."""
+    if info.figures is None:
+        return ("no figure track: a --baseline ghost of this session computes its figures "
+                "from the samples")
+    if info.figures_until is None:
+        return f"figure track ({info.figures}), empty: no step had interval samples"
+    cut = "" if info.complete or info.figures_until >= info.end - 1.0 else \
+        f" up to +{_span(info.figures_until - info.start)} (computed past it)"
+    return (f"the console's figures per second ({info.figures}){cut}: a --baseline ghost of "
+            "this session reads them")
 
 
 def _clock(t: float) -> str:
@@ -252,6 +276,7 @@ def format_info(info: SessionInfo) -> str:
         f"plan      {info.plan_path or ('(none)' if imported else '(no path recorded)')}",
         *(_imported(info) if imported else []),
         f"precision {_precision(info.histogram_bits)}",
+        f"figures   {_figures(info)}",
         f"time      {_clock(start)} .. {_clock(info.end)} ({_span(info.duration_seconds)})",
         f"size      {_size(info.size_bytes)}, {info.sample_count} samples, "
         f"{info.event_count} events ({info.event_warnings} warnings, {info.event_errors} "
