@@ -194,3 +194,43 @@ def test_figure_frames_round_trip_and_refuse_damage() -> None:
     for bad in (payload[:-3], payload + b"\x00", b"\x05{}" + payload[3:], b""):
         with pytest.raises(CodecError):
             decode(bad)
+
+
+class _BrokenDigest(GhostDigest):
+    """The console's figures, until the third host's batch: then a bug."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def host(self, state, host, t):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        if self.calls == 3:
+            raise ZeroDivisionError("a bug")
+        return super().host(state, host, t)
+
+
+def test_a_track_that_fails_stops_and_the_file_says_it_has_none(
+        baseline_pair: BaselinePair, tmp_path: Path) -> None:
+    """A bug in the figures stops the track, not the recording: the file is written whole,
+    says it has no track, and its ghost is computed."""
+    out = tmp_path / "broken.btr"
+    with SessionReader.open(str(baseline_pair.old)) as reader:
+        meta = replace(reader.meta, figures=GhostDigest.name, ended=None,
+                       facts=dict(reader.meta.facts), hosts=list(reader.meta.hosts))
+        writer = SessionWriter(str(out), meta)
+        figures = FigureRecorder(_BrokenDigest(), writer.add_figures,
+                                 on_error=lambda: writer.set_meta(figures=None))
+        records = list(reader.timed_records(reader.start, reader.end + 1.0))
+        for t, record in records:
+            writer.append([(t, record)])
+            if isinstance(record, Event):
+                figures.on_event(record)
+            elif isinstance(record, list):
+                figures.on_samples(record, t)
+        writer.close(ended=reader.meta.ended)
+    assert figures.error is not None and "ZeroDivisionError: a bug" in figures.error
+    with SessionReader.open(str(out)) as reader:
+        assert reader.meta.figures is None and reader.figure_track is None
+        assert reader.sample_count == sum(len(r) for _t, r in records if isinstance(r, list))
+    computed, baseline = ghost_points(out)
+    assert baseline.figures_computed > 0 and computed

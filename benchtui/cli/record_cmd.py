@@ -52,7 +52,8 @@ def recording(session: Session, path: str, *,
                        hosts=list(session.transports), writer=__version__,
                        histogram_bits=session.histogram_bits, figures=digest.name)
     recorder = Recorder(path, meta)
-    figures = FigureRecorder(digest, recorder.on_figures)
+    figures = FigureRecorder(digest, recorder.on_figures,
+                             on_error=lambda: recorder.set_meta(figures=None))
     session.add_sample_sink(recorder.on_samples)
     session.add_event_sink(recorder.on_event)
     session.add_output_sink(recorder.on_output)

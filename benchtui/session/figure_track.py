@@ -11,8 +11,9 @@ computation, in one place for its two users:
   --record``): it computes the track as the samples arrive and the recorder writes it in
   FIGS frames (``store.recording.figframe``), so that a baseline made by benchtui is read,
   not recomputed, when a later run is compared with it;
-- the baseline's worker, for files without a track (older files, imported sessions) or past
-  where the track ends (a recording cut short): it feeds the track with the decoded samples.
+- the baseline's worker, for files without a track (older files, or one whose track stopped)
+  or past where the track ends (a recording cut short): it feeds the track with the decoded
+  samples.
 
 A track starts afresh at each step (its origin: the ``step_start`` event's time) and reads
 only the step's hosts: the same figures whichever of the two computed them.
@@ -103,12 +104,20 @@ class FigureTrack:
 
 class FigureRecorder:
     """A live session's figure track, handed to ``write`` (the recorder's ``on_figures``):
-    give ``on_samples`` and ``on_event`` to the session's sinks, after the recorder's."""
+    give ``on_samples`` and ``on_event`` to the session's sinks, after the recorder's.
+
+    The track is an extra: should computing it fail (a bug), it stops, ``error`` says why,
+    ``on_error`` is called once (the recorder then marks the file as having no track: its
+    ghost is computed from the samples), and the session and its recording go on."""
 
     def __init__(self, digest: Digest,
-                 write: Callable[[float, str | None, list[tuple[Key, float]]], None]) -> None:
+                 write: Callable[[float, str | None, list[tuple[Key, float]]], None], *,
+                 on_error: Callable[[], object] | None = None) -> None:
         self.digest = digest
         self._write = write
+        self._on_error = on_error
+        #: Why the track stopped (None: it did not).
+        self.error: str | None = None
         self._track: FigureTrack | None = None
         self._hosts: frozenset[str] = frozenset()
         self._metrics = frozenset(digest.metrics)
@@ -116,6 +125,8 @@ class FigureRecorder:
         self.cpu_seconds = 0.0
 
     def on_event(self, event: Event) -> None:
+        if self.error is not None:
+            return
         if event.kind == ev.STEP_START:
             hosts = event.data.get("hosts")
             self._hosts = frozenset(str(h) for h in hosts) if isinstance(hosts, list) \
@@ -136,6 +147,16 @@ class FigureRecorder:
         if track is None or not samples:
             return
         started = time.thread_time()
+        try:
+            self._add(track, samples, arrived)
+        except Exception as error:  # noqa: BLE001 - a bug must not stop the session
+            self.error = f"the figure track stopped: {type(error).__name__}: {error}"
+            self._track = None
+            if self._on_error is not None:
+                self._on_error()
+        self.cpu_seconds += time.thread_time() - started
+
+    def _add(self, track: FigureTrack, samples: list[Sample], arrived: float | None) -> None:
         groups: dict[str, list[Sample]] = {}
         newest: dict[str, float] = {}
         metrics, reads, hosts = self._metrics, self.digest.reads, self._hosts
@@ -155,4 +176,3 @@ class FigureRecorder:
                 newest[fed.host] = t
         for host, batch in groups.items():
             track.add(host, batch, newest[host])
-        self.cpu_seconds += time.thread_time() - started

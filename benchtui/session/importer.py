@@ -274,7 +274,8 @@ def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
     except RecordingError as exc:
         raise InputError(path, exc.reason.replace("cannot create it", "cannot write it")) \
             from None
-    track = None if figures is None else FigureRecorder(figures, writer.add_figures)
+    track = None if figures is None else FigureRecorder(
+        figures, writer.add_figures, on_error=lambda: writer.set_meta(figures=None))
     try:
         frame_end: float | None = None
         for t, record in records:
