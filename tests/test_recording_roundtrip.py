@@ -170,6 +170,25 @@ def test_file_round_trip_with_many_segments_and_windows(tmp_path: Path) -> None:
         assert r.host_sample_counts().keys() == {"db1", "db2"}
 
 
+def test_records_out_of_time_order_are_found_at_a_windows_edge(tmp_path: Path) -> None:
+    """An event stamped when it happened can reach the file after records of later times
+    (frames are sealed by arrival): a window that ends between them still holds it, and
+    so does the newest-records path replay seeks with."""
+    path = tmp_path / "late.btr"
+    writer = SessionWriter(str(path), meta())
+    early = Event(T0 + 10.0, ev.INFO, "early")
+    later = Event(T0 + 12.0, ev.INFO, "later")
+    late = Event(T0 + 11.0, ev.INFO, "stamped at 11 s, written after the 12-s frame")
+    for record in (early, later, late):
+        writer.append([(record.t, record)])
+    writer.close()
+    with SessionReader.open(str(path)) as reader:
+        found = [r for _t, r in reader.timed_records(T0, T0 + 11.5)]
+        assert found == [early, late]
+        assert [r for _t, r in reader.newest_records(T0, T0 + 11.5)] == [early, late]
+        assert [r for _t, r in reader.timed_records(T0 + 11.5, T0 + 20)] == [later]
+
+
 def test_gaps_are_silences_over_two_seconds(tmp_path: Path) -> None:
     def batch(host: str, t: float) -> Timed:
         return (t, [Sample(t, "iostat", "interval", "disk_util_ratio", 0.5, {"device": "sda"},

@@ -52,6 +52,13 @@ FIGS: Final = 6          # zstd: the figure track of a segment, written at its e
 ZSTD: Final = 1          # the payload is zstd (DATA: part of the segment's stream)
 LAST: Final = 2          # DATA: the last piece of its segment (the zstd frame ends in it)
 
+#: Records reach a file a little out of their time order (an event is stamped when it
+#: happened, a batch of samples when it arrived; frames are sealed by arrival): a frame that
+#: starts after a window's end may be followed by one with a record inside it. A reader
+#: looking for a window's records goes on through frames that start up to this many seconds
+#: past its end (skipping them: they are not decoded, only decompressed, which the next
+#: window needs anyway).
+LATE_SECONDS: Final = 5.0
 #: A frame payload larger than this is damage, not data (a reader must not allocate it).
 MAX_PAYLOAD: Final = 256 * 1024 * 1024
 

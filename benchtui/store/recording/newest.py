@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from benchtui.model.sample import SUMMARY
+from benchtui.store.recording import format as fmt
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import FrameScan, SegmentDecoder
 from benchtui.store.recording.varint import CodecError
@@ -56,10 +57,10 @@ def _scan(reader: SessionReader, t0: float, t1: float
     for seg in reader._overlapping(t0, t1):
         decoder = SegmentDecoder()
         for h, body in reader._bodies(seg):
-            if h.t_first >= t1:
+            if h.t_first >= t1 + fmt.LATE_SECONDS:
                 break
             try:
-                if h.t_last < t0:
+                if h.t_last < t0 or h.t_first >= t1:
                     decoder.skip(body)
                     continue
                 scans.append((decoder, decoder.scan(body)))

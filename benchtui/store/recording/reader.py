@@ -247,10 +247,11 @@ class SessionReader:
                 to_end: bool = False) -> Iterator[TimedRecord]:
         """The records of ``seg`` in [t0, t1). Records arrive slightly out of time order, so
         a frame after one that starts at or past t1 may still hold one before t1: with
-        ``to_end`` every frame is looked at, else the reading stops there."""
+        ``to_end`` every frame is looked at, else the reading stops at the first frame that
+        starts ``fmt.LATE_SECONDS`` past t1."""
         decoder = SegmentDecoder(series_filter)
         for h, body in self._bodies(seg):
-            if h.t_first >= t1 and not to_end:
+            if h.t_first >= t1 + fmt.LATE_SECONDS and not to_end:
                 return
             try:
                 if h.t_last < t0 or h.t_first >= t1:
