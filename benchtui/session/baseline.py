@@ -12,8 +12,8 @@ A worker thread gets the baseline run's figures (the ``Digest``'s: the console's
 functions, ``benchtui.ui.ghost``), a stretch at a time a little ahead of the console's clock
 (``want``): read from the file's figure track where it has one of this digest (written as the
 baseline was recorded: ``session.figure_track``, FIGS frames), computed otherwise (older
-files, past where a recording cut short ends) by a ``FigureTrack`` fed with
-the run's decoded samples of the few metrics the digest reads. The figures are kept per
+files, past where a recording cut short ends) by a ``FigureTrack`` fed with the run's
+decoded samples of the few metrics the digest reads. The figures are kept per
 (baseline host, figure) as append-only arrays of (step-elapsed seconds, value) that the UI
 thread reads without a lock (``GhostRun.points``): nothing is read, decoded or computed on the
 UI thread.

@@ -10,13 +10,12 @@ rest is computed from the samples by whoever needs it.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Final
-
-import zstandard
 
 from benchtui.store.recording import figframe
 from benchtui.store.recording import format as fmt
@@ -66,15 +65,10 @@ class FigureTrackReader:
             self._decoded.move_to_end(at)
             return self._decoded[at]
         ticks = None
-        h = fmt.read_frame_header(self._mm, at, at) if 0 <= at < self._size else None
-        if h is not None and h.type == fmt.FIGS and h.end <= self._size:
-            payload = self._mm[h.payload_offset:h.end]
-            if fmt.payload_ok(h, payload):
-                try:
-                    ticks = figframe.decode(zstandard.ZstdDecompressor().decompress(
-                        payload, max_output_size=fmt.MAX_PAYLOAD))
-                except (zstandard.ZstdError, CodecError):
-                    ticks = None
+        body = fmt.zstd_payload(self._mm, self._size, at, fmt.FIGS)
+        if body is not None:
+            with contextlib.suppress(CodecError):
+                ticks = figframe.decode(body)
         self._decoded[at] = ticks
         if len(self._decoded) > _CACHED:
             self._decoded.popitem(last=False)

@@ -21,6 +21,8 @@ import zlib
 from dataclasses import dataclass
 from typing import Final
 
+import zstandard
+
 #: The schema this benchtui writes, and the newest it reads.
 SCHEMA_VERSION: Final = 2
 
@@ -130,6 +132,22 @@ def read_frame_header(data: bytes | mmap.mmap, pos: int, offset: int) -> FrameHe
 
 def payload_ok(header: FrameHeader, payload: bytes | memoryview) -> bool:
     return len(payload) == header.payload_len and zlib.crc32(payload) == header.payload_crc
+
+
+def zstd_payload(data: mmap.mmap, size: int, at: int, type_: int) -> bytes | None:
+    """The decompressed payload of the zstd frame of type ``type_`` whose header is at file
+    offset ``at`` (STATS and FIGS frames, which summaries point at); None when there is no
+    such frame there, or it is damaged."""
+    h = read_frame_header(data, at, at) if 0 <= at < size else None
+    if h is None or h.type != type_ or h.end > size:
+        return None
+    payload = data[h.payload_offset:h.end]
+    if not payload_ok(h, payload):
+        return None
+    try:
+        return zstandard.ZstdDecompressor().decompress(payload, max_output_size=MAX_PAYLOAD)
+    except zstandard.ZstdError:
+        return None
 
 
 def trailer(index_offset: int, index_len: int) -> bytes:

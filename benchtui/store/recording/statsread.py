@@ -17,8 +17,6 @@ import mmap
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
 
-import zstandard
-
 from benchtui.model.sample import Sample
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording.blockread import (
@@ -146,14 +144,10 @@ class StatsReader:
             self._stats_frames.move_to_end(at)
             return self._stats_frames[at]
         frame = None
-        h = fmt.read_frame_header(self._mm, at, at) if 0 <= at < self._size else None
-        if h is not None and h.type == fmt.STATS and h.end <= self._size:
-            payload = self._mm[h.payload_offset:h.end]
-            if fmt.payload_ok(h, payload):
-                with contextlib.suppress(zstandard.ZstdError, CodecError):
-                    body = zstandard.ZstdDecompressor().decompress(
-                        payload, max_output_size=fmt.MAX_PAYLOAD)
-                    frame = StatsFrame(body, self._tables)
+        body = fmt.zstd_payload(self._mm, self._size, at, fmt.STATS)
+        if body is not None:
+            with contextlib.suppress(CodecError):
+                frame = StatsFrame(body, self._tables)
         self._stats_frames[at] = frame
         if len(self._stats_frames) > _CACHED_STATS_FRAMES:
             self._stats_frames.popitem(last=False)
