@@ -22,6 +22,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from benchtui.transport.base import RunHandle, Transport
+from benchtui.transport.lines import LineSplitter
 from benchtui.transport.sshtarget import SshTarget, host_pattern
 
 SSHD = "/usr/sbin/sshd"
@@ -187,6 +189,24 @@ def kill_sessions(host: SshdHost) -> int:
         with contextlib.suppress(psutil.NoSuchProcess):
             session.kill()
     return len(sessions)
+
+
+async def follow_dropping(transport: Transport, handle: RunHandle, host: SshdHost,
+                          every: int, times: int = 2) -> tuple[bytes, int]:
+    """Follow ``handle`` to its end, dropping every connection to ``host``
+    (``kill_sessions``) each time the output passes another ``every`` bytes, ``times``
+    times: (the bytes followed, the drops made). The chunks go through a ``LineSplitter``,
+    which refuses bytes lost or repeated."""
+    splitter = LineSplitter()
+    data = bytearray()
+    drops = 0
+    async for chunk in transport.follow(handle):
+        splitter.feed(chunk)
+        data += chunk.data
+        if drops < times and chunk.offset >= every * (drops + 1):
+            assert kill_sessions(host) >= 1
+            drops += 1
+    return bytes(data), drops
 
 
 def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

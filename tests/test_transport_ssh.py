@@ -37,7 +37,14 @@ from benchtui.transport.ssh import SshTransport, map_error
 from benchtui.transport.sshtarget import SshTarget
 from tests import transport_checks as checks
 from tests.helpers import require_tool
-from tests.sshd import TEST_USER, NetnsLab, SshdFleet, SshdHost, keygen, kill_sessions
+from tests.sshd import (
+    TEST_USER,
+    NetnsLab,
+    SshdFleet,
+    SshdHost,
+    follow_dropping,
+    keygen,
+)
 
 MakeTransport = Callable[..., SshTransport]
 
@@ -113,15 +120,7 @@ async def test_follow_reconnects_and_resumes_when_the_connection_drops(
     await transport.connect()
     handle = await transport.start(RemoteRun(checks.run_id(), checks.counter(20, 0.1),
                                              deadline=30))
-    splitter = LineSplitter()
-    data = bytearray()
-    drops = 0
-    async for chunk in transport.follow(handle):
-        splitter.feed(chunk)
-        data += chunk.data
-        if drops < 2 and chunk.offset >= 40 * (drops + 1):
-            assert kill_sessions(host) >= 1
-            drops += 1
+    data, drops = await follow_dropping(transport, handle, host, every=40)
     assert drops == 2 and transport.reconnects >= 2
     assert LinkState.RECONNECTING in states and states[-1] is LinkState.UP
     whole = await checks.read_out(transport, handle)

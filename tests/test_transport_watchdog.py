@@ -23,7 +23,6 @@ import pytest
 
 from benchtui.transport import (
     Leftover,
-    LineSplitter,
     LocalTransport,
     RemoteRun,
     RunHandle,
@@ -35,7 +34,7 @@ from benchtui.transport.ssh import SshTransport
 from benchtui.transport.watchdog import parse_leftovers
 from tests import transport_checks as checks
 from tests.helpers import require_tool
-from tests.sshd import TEST_USER, SshdHost, kill_sessions
+from tests.sshd import TEST_USER, SshdHost, follow_dropping
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The grace the tests give (seconds), and what "gone within the grace + 5 s" allows.
@@ -197,15 +196,7 @@ async def test_a_dropped_connection_back_within_the_grace_changes_nothing(
     try:
         handle = await transport.start(RemoteRun(checks.run_id(), checks.counter(40, 0.2),
                                                  deadline=60))
-        splitter = LineSplitter()
-        data = bytearray()
-        drops = 0
-        async for chunk in transport.follow(handle):
-            splitter.feed(chunk)
-            data += chunk.data
-            if drops < 2 and chunk.offset >= 100 * (drops + 1):
-                assert kill_sessions(host) >= 1
-                drops += 1
+        data, drops = await follow_dropping(transport, handle, host, every=100)
         assert drops == 2 and transport.reconnects >= 2
         assert bytes(data).decode().splitlines() == [f"count {i}" for i in range(40)]
         assert bytes(data) == await checks.read_out(transport, handle)
