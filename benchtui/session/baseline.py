@@ -358,11 +358,10 @@ class BaselineSeries:
         else:
             read_from = load.done_to
         track = load.track
-        hosts, metrics, reads = set(run.hosts), set(self.digest.metrics), track.reads
+        hosts, reads = set(run.hosts), track.reads
 
         def wanted(d: SeriesDef) -> bool:
-            return d.kind == INTERVAL and d.host in hosts and d.metric in metrics \
-                and reads(d.metric, dict(d.labels))
+            return d.kind == INTERVAL and d.host in hosts and reads(d.metric, dict(d.labels))
 
         for t, batch in self.reader.sample_batches(base0 + read_from, base0 + to, wanted):
             if run._load is not load or self.closed:

@@ -31,11 +31,10 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.sample import INTERVAL, Sample
 from benchtui.store.fleet import FleetState
+from benchtui.store.recording.figframe import Key
 
 __all__ = ["SCRATCH_POINTS", "Digest", "FigureRecorder", "FigureTrack", "Keep", "Key"]
 
-#: A figure's name in the digest's terms, e.g. ``("iops", "read")``.
-Key = tuple[str, ...]
 #: Where a track's figures go: (host, or the fleet's name, time, the figures).
 Keep = Callable[[str | None, float, Iterable[tuple[Key, float]]], None]
 #: The scratch state's points per series: figures use the newest few points only.
@@ -78,12 +77,13 @@ class FigureTrack:
         self.start = origin if start is None else start
         self.state = FleetState("figures", window=SCRATCH_POINTS)
         self._keep = keep
+        self._metrics = frozenset(digest.metrics)
         #: Epoch seconds: the fleet's figures are taken when a host's batch reaches this.
         self.next_fleet = origin + math.floor(self.start - origin)
 
     def reads(self, metric: str, labels: Mapping[str, str]) -> bool:
         """Whether samples of ``metric`` with ``labels`` are fed (the digest's)."""
-        return metric in self.digest.metrics and self.digest.reads(metric, labels)
+        return metric in self._metrics and self.digest.reads(metric, labels)
 
     def add(self, host: str, samples: list[Sample], newest: float) -> None:
         """A batch of ``host``'s samples (interval samples the digest reads, with their
@@ -120,7 +120,6 @@ class FigureRecorder:
         self.error: str | None = None
         self._track: FigureTrack | None = None
         self._hosts: frozenset[str] = frozenset()
-        self._metrics = frozenset(digest.metrics)
         #: CPU seconds spent computing (benchmarks report them).
         self.cpu_seconds = 0.0
 
@@ -159,9 +158,9 @@ class FigureRecorder:
     def _add(self, track: FigureTrack, samples: list[Sample], arrived: float | None) -> None:
         groups: dict[str, list[Sample]] = {}
         newest: dict[str, float] = {}
-        metrics, reads, hosts = self._metrics, self.digest.reads, self._hosts
+        reads, hosts = track.reads, self._hosts
         for s in samples:
-            if s.metric not in metrics or s.kind != INTERVAL or (hosts and s.host not in hosts) \
+            if s.kind != INTERVAL or (hosts and s.host not in hosts) \
                     or not reads(s.metric, s.labels):
                 continue
             if s.t is None:  # as the recorder keeps it: at its arrival
