@@ -1,10 +1,12 @@
 """The console's side of a baseline session (``--baseline OLD.btr``): the ghost.
 
-``benchtui.session.baseline.BaselineSeries`` opens the baseline, matches each step as it
-starts and computes, in its worker thread, the baseline's figures per second of the step
-with ``GhostDigest``: the console's own figure functions (``figures.io_figures`` for the
-numbers, ``figures.combined`` over the series a pane's chart draws), run on the baseline's
-samples, so that a ghost is the same figure as what it stands beside.
+``GhostDigest`` is what a ghost compares: the console's own figure functions
+(``figures.io_figures`` for the numbers, ``figures.combined`` over the series a pane's
+chart draws), so that a ghost is the same figure as what it stands beside. A
+``session.figure_track.FigureTrack`` runs it over a session's samples: the recorder's as the
+session is recorded (the file's figure track), or the baseline's worker for a file without
+one. ``benchtui.session.baseline.BaselineSeries`` opens the baseline, matches each step as
+it starts and gets, in its worker thread, the baseline's figures per second of the step.
 
 ``Ghost`` is what the console holds: on every refresh (``update``) it tells the baseline
 which step is on screen and where the clock is; a pane asks it for the ghost of a chart
@@ -77,8 +79,8 @@ def _numbers(iops: dict[str, float], bandwidth: dict[str, float],
 
 
 class GhostDigest:
-    """The baseline's figures, computed in the baseline's worker as the console computes
-    the live ones (``session.baseline.Digest``)."""
+    """The figures a ghost compares, computed from a session's samples as the console
+    computes the live ones (``session.figure_track.Digest``)."""
 
     #: The figures' name in a recording's figure track (``session.figure_track``): to be
     #: changed whenever what they are changes (a track of other figures is then not read).
