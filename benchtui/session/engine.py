@@ -226,8 +226,7 @@ class Session:
                 self.emit(ev.FACTS, f"{host}: {result['os']}, kernel {result['kernel']}, "
                           f"{result['cpu_count']} CPUs", host=host, facts=dict(result))
         findings = await self._leftovers(list(self.facts)) + preflight(self.plan, self.facts)
-        findings = [f for f in findings if f.severity == FINDING_ERROR] + \
-            [f for f in findings if f.severity != FINDING_ERROR]
+        findings.sort(key=lambda f: f.severity != FINDING_ERROR)  # errors first (stable)
         for f in findings:
             level = ev.ERROR if f.severity == FINDING_ERROR else ev.WARNING
             text = f.message + (f" ({f.hint})" if f.hint else "")
