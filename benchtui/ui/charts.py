@@ -138,21 +138,16 @@ def value_range(*cols: Sequence[Column], include_zero: bool = True) -> tuple[flo
 def levels(cols: Sequence[Column], height: int, lo: float, hi: float) -> list[int]:
     """Eighths of the chart filled per column (0..8*height), on the linear scale
     ``lo``..``hi``: where ``chart_rows`` draws each column's top, and a ghost its line."""
-    return _levels(cols, height, lo, hi)
-
-
-def _levels(cols: Sequence[Column], height: int, lo: float, hi: float) -> list[int]:
-    """Eighths of a row filled per column (0..8*height)."""
     top = 8 * height
     span = hi - lo
     if span <= 0:
         return [0] * len(cols)
     # ``or 1``: a value above lo fills at least an eighth; above hi (when given a range that
     # is not the columns'), the levels are cut at the top
-    levels = [0 if v is None or v <= lo else round((v - lo) / span * top) or 1 for v in cols]
-    if levels and max(levels) > top:
-        levels = [min(x, top) for x in levels]
-    return levels
+    filled = [0 if v is None or v <= lo else round((v - lo) / span * top) or 1 for v in cols]
+    if filled and max(filled) > top:
+        filled = [min(x, top) for x in filled]
+    return filled
 
 
 def _cell(pa: int, pb: int) -> tuple[str, int]:
@@ -181,7 +176,7 @@ def chart_rows(primary: Sequence[Column], secondary: Sequence[Column] | None = N
                height: int, lo: float, hi: float,
                styles: ChartStyles = DEFAULT_STYLES) -> list[list[Segment]]:
     """Rows of segments, top row first, one cell per column (same-style runs merged)."""
-    a = _levels(primary, height, lo, hi)
+    a = levels(primary, height, lo, hi)
     rows: list[list[Segment]] = []
     if secondary is None:
         # one colour: a row is one segment (blank cells take no colour anyway)
@@ -193,7 +188,7 @@ def chart_rows(primary: Sequence[Column], secondary: Sequence[Column] | None = N
                 text = "".join([BLOCKS[min(max(x - base, 0), 8)] for x in a])
             rows.append([Segment(text, styles.primary if text.strip() else None)])
         return rows
-    b = _levels(secondary, height, lo, hi)
+    b = levels(secondary, height, lo, hi)
     if len(b) < len(a):
         b += [0] * (len(a) - len(b))
     by_code = _styles_by_code(styles)
