@@ -257,10 +257,6 @@ class BaselineSeries:
             tuple(dict.fromkeys(r.host for r in runs)))
         return self.run
 
-    def end_step(self) -> None:
-        """No step runs on screen now."""
-        self.run = None
-
     # --- computing ---------------------------------------------------------------------------
 
     def want(self, now: float, window: float) -> None:

@@ -50,10 +50,6 @@ def legend_name(rs: RunSeries) -> str:
     return f"{row.host} (run {row.repeat})" if row.selected_from > 1 else row.host
 
 
-def has_data(series: Sequence[RunSeries], metric: str) -> bool:
-    return any(_lines(rs, metric, op) for rs in series for op in _OPS)
-
-
 def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
                 colours: Mapping[str, str]) -> Figure | None:
     """The figure of ``metric`` ("iops", "bandwidth" or "latency") for these runs; None when
