@@ -684,12 +684,13 @@ Each run net of its own feed baseline, 240x80, 2 cores:
 | 13:38-13:42 | with its figure track | headless | 3.8% | 4.3% | **1.13x** | 0.04 s |
 | 13:57-14:02 | with its figure track | headless | 3.6% | 4.3% | **1.20x** | 0.02 s |
 | 14:08-14:12 | with its figure track | tmux | 4.8% | 5.7% | **1.18x** | 0.08 s |
+| 15:13-15:17 (final code) | with its track | headless | 3.6% | 4.4% | **1.22x** | 0.06 s |
 | 14:02-14:06 | without a track (computed) | headless | 4.0% | 6.0% | 1.48x | 0.95 s |
 | 13:30-13:34, the code before the track | (computed) | headless | 3.9% | 6.1% | 1.56x | |
 
 Sample to screen with the ghost: p99 106-108 ms headless, 117 ms tmux (without: 107-113 ms).
 
-**1.3x: met, for baselines recorded with the figure track (1.13-1.20x headless, 1.18x in
+**1.3x: met, for baselines recorded with the figure track (1.13-1.22x headless, 1.18x in
 tmux).** The baseline's
 worker used to compute, for every second of the baseline, the figures the console computes
 for the live hosts (IOPS and bandwidth summed over jobs, p99 of merged histograms per host
