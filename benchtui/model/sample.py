@@ -34,6 +34,11 @@ class Sample:
     host: str = "-"
     elapsed: float | None = None
     histogram: LatencyHistogram | None = None
+    #: Seconds of work the value covers, when the tool says so and it is not the nominal
+    #: interval: a partial last interval (fio's final report, iperf3's last sub-second line,
+    #: rados bench's last row). ``None``: the tool's nominal interval (or a whole run).
+    #: Every consumer that combines interval values weights them by this duration.
+    duration: float | None = None
 
     def series_key(self) -> tuple[str, str, str, tuple[tuple[str, str], ...]]:
         """What identifies the series this sample belongs to (host, tool, metric, labels)."""
@@ -44,6 +49,8 @@ class Sample:
         out: dict[str, object] = {"t": self.t}
         if self.elapsed is not None:
             out["elapsed"] = self.elapsed
+        if self.duration is not None:
+            out["duration"] = self.duration
         out["host"] = self.host
         out["tool"] = self.tool
         out["kind"] = self.kind
