@@ -102,11 +102,12 @@ def test_interval_values_from_two_consecutive_dumps() -> None:
     assert at(samples, t2, "latency_mean_seconds", job="rread", op="read",
               measure="clat") == pytest.approx(
         (37594.829575 * 47851 - 40451.367601 * 20087) / (47851 - 20087) / 1e9)
-    # Every interval of every job, from the documents.
+    # Every interval of every job, from the documents: a rate over the change of the job's own
+    # runtime (job_runtime), the last (partial) interval included.
     for a, b in pairwise(d):
-        dt = (b["timestamp_ms"] - a["timestamp_ms"]) / 1000
         t = b["timestamp_ms"] / 1000
         for ja, jb, op in zip(a["jobs"], b["jobs"], ("read", "write"), strict=True):
+            dt = (jb["job_runtime"] - ja["job_runtime"]) / 1000
             xa, xb = ja[op], jb[op]
             label = jb["jobname"]
             n = xb["clat_ns"]["N"] - xa["clat_ns"]["N"]
@@ -128,6 +129,20 @@ def test_interval_values_from_two_consecutive_dumps() -> None:
                      if s.t == t]
             assert hs.histogram == hist and hs.value == hist.total()
             assert hs.labels == {"job": label, "op": op, "measure": "clat"}
+
+
+def test_last_interval_is_a_rate_over_the_job_runtime_and_says_its_duration() -> None:
+    """fio's final report comes 187 ms after its last status dump (timestamp_ms 1795319862042
+    -> 1795319862229) but the jobs ran 176 ms more (job_runtime 2824 -> 3000): the rate is over
+    the 176 ms, and the samples say they cover 0.176 s (the full intervals say nothing)."""
+    samples, _ = parse("randread_randwrite.jsonplus.txt")
+    last = [s for s in intervals(samples, "iops", job="rread", op="read")]
+    assert [s.duration for s in last[1:-1]] == [None] * (len(last) - 2)
+    assert last[-1].t == 1795319862.229
+    assert last[-1].duration == pytest.approx(0.176)
+    assert last[0].duration == pytest.approx(0.824)  # the first: from the job's start
+    assert all(s.duration == pytest.approx(0.176) for s in samples
+               if s.kind == INTERVAL and s.t == 1795319862.229 and s.labels["job"] == "rread")
 
 
 def test_first_interval_runs_from_the_job_start() -> None:
@@ -164,9 +179,10 @@ def test_a_live_stream_gets_its_first_interval_with_the_first_dump() -> None:
 
 def test_last_partial_interval_and_elapsed() -> None:
     samples, _ = parse("randread_randwrite.jsonplus.txt")
-    # final report 187 ms after the last status dump: 81847 - 76370 reads
+    # final report 187 ms after the last status dump: 81847 - 76370 reads, in the 176 ms the
+    # job still ran (job_runtime 2824 -> 3000; the rest was fio's shutdown)
     assert at(samples, 1795319862.229, "iops", job="rread", op="read") == pytest.approx(
-        (81847 - 76370) / 0.187)
+        (81847 - 76370) / 0.176)
     ts = sorted({s.t or 0.0 for s in intervals(samples, "iops", job="rread")})
     assert ts == [1795319860.042, 1795319861.042, 1795319862.042, 1795319862.229]
     el = sorted({s.elapsed or 0.0 for s in intervals(samples, "iops", job="rread")})
@@ -304,9 +320,10 @@ def test_jobs_sharing_a_name() -> None:
     for job in jobs:
         for op in ("read", "write"):
             assert len(intervals(samples, "iops", job=job, op=op)) == 3
-    # job 2 (the second "twins"), write, dumps 1->2: N 9400 -> 19197 in 1001 ms
+    # job 2 (the second "twins"), write, dumps 1->2: N 9400 -> 19197 while its job_runtime went
+    # 892 -> 1892 ms (the documents are 1001 ms apart)
     assert at(samples, 1795319869.963, "iops", job="twins#1", op="write") == pytest.approx(
-        (19197 - 9400) / 1.001)
+        (19197 - 9400) / 1.000)
 
 
 def test_job_error_is_a_warning_and_the_rest_goes_on() -> None:

@@ -1,7 +1,8 @@
 """The end-of-run figures of a fio JSON report (the last document of the stream).
 
-fio's own whole-run numbers, per job and direction: ``iops``, ``bw_bytes``, the percentiles of
-its ``percentile`` objects, min/max/mean latencies; per job the CPU shares (``usr_cpu``,
+fio's own whole-run numbers, per job and direction: ``iops``, ``bw_bytes`` (``bw`` KiB/s before
+fio 3.2), the percentiles of its ``percentile`` objects, min/max/mean latencies (ns blocks of fio
+3.x, us blocks of fio 2.x: see ``_fio_json_units``); per job the CPU shares (``usr_cpu``,
 ``sys_cpu``, percent of one CPU); per device ``disk_util``. Used by ``fio_json.FioJsonParser``.
 """
 
@@ -11,13 +12,24 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from benchtui.model.sample import SUMMARY, Sample, quantile_label
+from benchtui.parsers._fio_json_units import (
+    bandwidth_bytes,
+    io_bytes,
+    latency_blocks,
+    percentile_key,
+)
 
 if TYPE_CHECKING:
     from benchtui.parsers.base import Parser
 
 OPS = ("read", "write", "trim")
-MEASURES = (("clat", "clat_ns"), ("slat", "slat_ns"), ("lat", "lat_ns"))
 _NS = 1e9
+_SAMPLED = (
+    ("bw", (("bw_min", "bandwidth_min_bytes", 1024), ("bw_max", "bandwidth_max_bytes", 1024),
+            ("bw_mean", "bandwidth_mean_bytes", 1024), ("bw_dev", "bandwidth_stddev_bytes", 1024))),
+    ("iops", (("iops_min", "iops_min", 1), ("iops_max", "iops_max", 1),
+              ("iops_mean", "iops_mean", 1), ("iops_stddev", "iops_stddev", 1))),
+)
 
 
 def _num(x: object) -> float | None:
@@ -39,14 +51,21 @@ def _quantile(key: str) -> str | None:
 
 
 def _fallback_elapsed(jobs: list[Any]) -> float:
-    """The run's length when the report has no timestamp: fio's ``elapsed`` (whole seconds)."""
+    """The run's length when the report has no timestamp: fio's ``elapsed`` (whole seconds since
+    fio started), or where fio 2.x did not print it, the longest direction ``runtime`` (ms)."""
     longest = 0.0
+    ran = 0.0
     for job in jobs:
         if isinstance(job, dict):
             e = _num(job.get("elapsed"))
             if e is not None and e > longest:
                 longest = e
-    return longest
+            for op in OPS:
+                d = job.get(op)
+                r = _num(d.get("runtime")) if isinstance(d, dict) else None
+                if r is not None and r / 1000 > ran:
+                    ran = r / 1000
+    return longest or ran
 
 
 def summary_samples(parser: Parser, doc: dict[str, Any], labels: list[str], t: float | None,
@@ -93,27 +112,35 @@ def summary_samples(parser: Parser, doc: dict[str, Any], labels: list[str], t: f
 
 def _direction(add: Any, label: str, op: str, d: dict[str, Any]) -> bool:
     """The samples of one direction, if it did any I/O (then True)."""
-    io = _num(d.get("io_bytes")) or 0.0
-    measured = {m: x for m, key in MEASURES
-                if isinstance(x := d.get(key), dict) and (_num(x.get("N")) or 0) > 0}
+    io = io_bytes(d) or 0.0
+    measured = latency_blocks(d) if io > 0 or (_num(d.get("total_ios")) or 0) > 0 else []
     if io <= 0 and not measured:
         return False  # this direction did no I/O: no write=0 series for a read-only job
-    iops, bw = _num(d.get("iops")), _num(d.get("bw_bytes"))
+    iops, bw = _num(d.get("iops")), bandwidth_bytes(d)
     if iops is not None and iops >= 0:
         add("iops", iops, {"job": label, "op": op})
     if bw is not None and bw >= 0:
         add("bandwidth_bytes", bw, {"job": label, "op": op})
-    for measure, x in measured.items():
+    # fio's statistics of its own periodic bandwidth and IOPS samples (bw_* in KiB/s); all
+    # zero (or ``*_samples`` 0) when it took none, e.g. fio 2.x with group_reporting
+    for family, keys in _SAMPLED:
+        if _num(d.get(f"{family}_samples")) == 0 or not _num(d.get(keys[1][0])):
+            continue
+        for key, metric, scale in keys:
+            v = _num(d.get(key))
+            if v is not None and v >= 0:
+                add(metric, v * scale, {"job": label, "op": op})
+    for measure, x, scale in measured:
         lab = {"job": label, "op": op, "measure": measure}
         for key, metric in (("min", "latency_min_seconds"), ("max", "latency_max_seconds"),
-                            ("mean", "latency_mean_seconds")):
+                            ("mean", "latency_mean_seconds"), ("stddev", "latency_stddev_seconds")):
             v = _num(x.get(key))
             if v is not None and v >= 0:
-                add(metric, v / _NS, dict(lab))
+                add(metric, v * scale / _NS, dict(lab))
         pct = x.get("percentile")
         if isinstance(pct, dict):
             for key, value in pct.items():
                 q, v = _quantile(key), _num(value)
-                if q is not None and v is not None and v >= 0:
-                    add("latency_seconds", v / _NS, {**lab, "quantile": q})
+                if q is not None and v is not None and v >= 0 and percentile_key(key, v):
+                    add("latency_seconds", v * scale / _NS, {**lab, "quantile": q})
     return True

@@ -32,6 +32,7 @@ from benchtui.parsers._fio_json_bins import (
     quantiles,
     read_bins,
 )
+from benchtui.parsers import _fio_json_units as units
 from benchtui.parsers._fio_json_summary import summary_samples
 from benchtui.parsers._json_stream import JsonStreamParser
 
@@ -46,8 +47,12 @@ DEFAULT_PERCENTILES = ("50", "90", "99", "99.9", "99.99")
 #: between fio's timestamp and its runtime accounting).
 _RESET_SLACK_MS = 100
 _NS = 1e9
+#: An interval whose work lasted within this share of the status interval is a whole one
+#: (``duration`` None); otherwise (fio's final report, a job that ended) it says its duration.
+_NOMINAL_TOLERANCE = 0.05
 
-_DETECT = re.compile(r'"fio version"\s*:\s*"[^"\n]*",.{0,400}?"jobs"\s*:\s*\[', re.DOTALL)
+_DETECT_VERSION = re.compile(r'"fio version"\s*:\s*"[^"\n]*",')
+_DETECT_JOBS = re.compile(r'\n\s*"jobs"\s*:\s*\[')
 
 
 _NUMBER = (int, float)
@@ -81,15 +86,28 @@ def _snapshot(d: object) -> _Dir | None:
         return _ZERO  # a direction the job does not use (shared, never written to)
     stats: dict[str, tuple[int | float, int | float]] = {}
     raw: dict[str, dict[str, int]] = {}
-    for measure, key in MEASURES:
-        x = d.get(key)
-        if type(x) is dict:
-            n = x.get("N")
-            if isinstance(n, _NUMBER) and n > 0 and isinstance(mean := x.get("mean"), _NUMBER):
-                stats[measure] = (n, mean)
+    if "clat_ns" in d and "io_kbytes" in d:  # fio 3.x, the usual case: no conversion
+        for measure, key in MEASURES:
+            x = d.get(key)
+            if type(x) is dict:
+                n = x.get("N", ios)
+                if isinstance(n, _NUMBER) and n > 0 and isinstance(mean := x.get("mean"),
+                                                                   _NUMBER):
+                    if "N" in x or x.get("max"):
+                        stats[measure] = (n, mean)
+                b = x.get("bins")
+                if type(b) is dict and b:
+                    raw[measure] = b
+    else:  # fio 2.x (us, io in KiB) or a direction without clat_ns
+        io = units.io_bytes(d) or 0
+        for measure, x, scale in units.latency_blocks(d):
+            n, mean = units.count(d, x), units.number(x.get("mean"))
+            if n > 0 and mean is not None:
+                stats[measure] = (n, mean * scale)
             b = x.get("bins")
-            if type(b) is dict and b:
-                raw[measure] = b
+            if type(b) is dict and b and (ns := units.bins_ns(b, scale)) is not None:
+                raw[measure] = ns
+    # (fio before 3.17: no N, the count is total_ios, once a latency was measured)
     n = stats["clat"][0] if "clat" in stats else stats["lat"][0] if "lat" in stats else 0
     return _Dir(n, io if type(io) in _NUMBER else 0, runtime if type(runtime) in _NUMBER else 0,
                 ios if type(ios) in _NUMBER else 0, stats, raw)
@@ -99,6 +117,7 @@ def _snapshot(d: object) -> _Dir | None:
 class _Job:
     ts: int | float | None
     dirs: dict[str, _Dir]
+    job_ms: int | float | None = None  # job_runtime (fio 3.x)
     ramping: bool = False
     active: set[str] = field(default_factory=set)
 
@@ -112,7 +131,8 @@ class _Interval:
     prev: dict[str, _Dir]
     cums: dict[tuple[str, str], list[int]]  # (op, measure) -> running sums of the interval
     ts: int | float
-    span: float  # seconds
+    span: float  # seconds of work
+    duration: float | None  # the span, when the interval is not the nominal one
 
 
 class FioJsonParser(JsonStreamParser):
@@ -131,6 +151,7 @@ class FioJsonParser(JsonStreamParser):
         self._last: dict[str, Any] | None = None
         self._last_t: float | None = None
         self._anchor_ms: float | None = None
+        self._nominal_ms = 0.0  # the longest time between two documents: the status interval
         self._errors_warned: set[tuple[str, str]] = set()
         self._qs_cache: dict[object, list[tuple[float, str]]] = {}
         self._labels_cache: tuple[tuple[object, ...], list[str]] = ((), [])
@@ -140,7 +161,10 @@ class FioJsonParser(JsonStreamParser):
         i = head.find('"fio version"')
         if i < 0:
             return 0
-        return 95 if _DETECT.search(head, i, i + 2000) else 0
+        # "jobs" follows the header, after "global options" of any length
+        if _DETECT_VERSION.match(head, i) and _DETECT_JOBS.search(head, i):
+            return 95
+        return 0
 
     def flush(self) -> list[Sample] | None:
         self.flush_pending()
@@ -245,6 +269,11 @@ class FioJsonParser(JsonStreamParser):
             reset = _counters_dropped(st.dirs, cur)
         dts = None if ts is None or st.ts is None else ts - st.ts
         run_ms = max((c.runtime for c in cur.values()), default=0)
+        job_ms = job.get("job_runtime")
+        job_ms = job_ms if _num(job_ms) else None
+        prev_job_ms = st.job_ms
+        prev_run_ms = max((p.runtime for p in st.dirs.values()), default=0)
+        st.job_ms = job_ms
         if not reset and st.ramping and any(c.n > 0 for c in cur.values()):
             # ramp_time over: fio zeroed the counters; its runtime restarted with them
             reset = dts is not None and run_ms <= dts + _RESET_SLACK_MS
@@ -281,23 +310,28 @@ class FioJsonParser(JsonStreamParser):
             self.warn(f"job {label!r}: dump without timestamp_ms, interval skipped")
             return
         if reset:
-            span = run_ms
+            span = _work_ms(job_ms, run_ms, None)
             if span <= 0 or (not first and (dts is None or span > dts + _RESET_SLACK_MS)):
                 self.warn(f"job {label!r}: counters restarted, interval skipped")
                 return
+            duration: float | None = span / 1000  # from the job's start: never a whole interval
         else:
             if dts is None or dts <= 0:
                 self.warn(f"job {label!r}: time did not advance between dumps, interval skipped")
                 return
-            span = dts
-            if run_ms - max((p.runtime for p in prev.values()), default=0) < dts / 2 and all(
+            self._nominal_ms = max(self._nominal_ms, dts)
+            if run_ms - prev_run_ms < dts / 2 and all(
                     c.n == prev[op].n for op, c in cur.items() if op in prev):
                 return  # no completion, and the job was not running: it finished
-        self._emit(_Interval(label, cur, prev, cums, ts, span / 1000), job, doc, out)
+            span = _work_ms(None if job_ms is None or prev_job_ms is None else job_ms - prev_job_ms,
+                            run_ms - prev_run_ms, dts)
+            nominal = self._nominal_ms
+            duration = None if abs(span - nominal) <= nominal * _NOMINAL_TOLERANCE else span / 1000
+        self._emit(_Interval(label, cur, prev, cums, ts, span / 1000, duration), job, doc, out)
 
     def _emit(self, iv: _Interval, job: dict[str, Any], doc: dict[str, Any],
               out: list[Sample]) -> None:
-        label, cur, prev, cums, span = iv.label, iv.cur, iv.prev, iv.cums, iv.span
+        label, cur, prev, cums, span, dur = iv.label, iv.cur, iv.prev, iv.cums, iv.span, iv.duration
         t = iv.ts / 1000
         elapsed = self._elapsed(iv.ts)
         host, tool = self.host, self.tool
@@ -310,15 +344,15 @@ class FioJsonParser(JsonStreamParser):
                 continue
             p = prev.get(op, _ZERO)
             add(Sample(t, tool, INTERVAL, "iops", (c.n - p.n) / span, {"job": label, "op": op},
-                       host, elapsed))
+                       host, elapsed, duration=dur))
             add(Sample(t, tool, INTERVAL, "bandwidth_bytes", (c.io - p.io) / span,
-                       {"job": label, "op": op}, host, elapsed))
+                       {"job": label, "op": op}, host, elapsed, duration=dur))
             before = p.stats
             for measure, (n2, mean2) in c.stats.items():
                 n1, mean1 = before.get(measure, (0, 0.0))
                 if n2 > n1 and (mean := (mean2 * n2 - mean1 * n1) / (n2 - n1) / _NS) >= 0:
                     add(Sample(t, tool, INTERVAL, "latency_mean_seconds", mean,
-                               {"job": label, "op": op, "measure": measure}, host, elapsed))
+                               {"job": label, "op": op, "measure": measure}, host, elapsed, duration=dur))
             if not c.bins:
                 continue
             if qs is None:
@@ -332,12 +366,29 @@ class FioJsonParser(JsonStreamParser):
                 for q, v in quantiles(bins.ns, cum, bins.ascending, qs):
                     add(Sample(t, tool, INTERVAL, "latency_seconds", v,
                                {"job": label, "op": op, "measure": measure, "quantile": q},
-                               host, elapsed))
+                               host, elapsed, duration=dur))
                 if histogram:  # one per job and direction: the first measure of the list
                     histogram = False
                     add(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(cum[-1]),
                                {"job": label, "op": op, "measure": measure}, host, elapsed,
-                               DeltaHistogram(bins.ns, tuple(cum))))
+                               DeltaHistogram(bins.ns, tuple(cum)), dur))
+
+
+def _work_ms(job_ms: float | None, dir_ms: float, dts: float | None) -> float:
+    """How long (ms) the job did I/O in an interval: the change of fio's ``job_runtime`` (fio
+    3.x), else of its largest direction ``runtime``, else the time between the documents.
+
+    ``job_runtime`` of a group (``group_reporting``) is the SUM over its jobs while a direction's
+    ``runtime`` is their longest: it is used only when it agrees with the direction's."""
+    if job_ms is not None and job_ms > 0 and (dir_ms <= 0 or job_ms <= dir_ms * 1.25 + 2):
+        span = job_ms
+    elif dir_ms > 0:
+        span = dir_ms
+    else:
+        return dts or 0.0
+    if dts is not None and dts > 0 and span > dts + _RESET_SLACK_MS:
+        return dts  # runtime ran faster than the clock: not believable
+    return span
 
 
 def _counters_dropped(prev: dict[str, _Dir], cur: dict[str, _Dir]) -> bool:
