@@ -136,7 +136,7 @@ def test_last_interval_is_a_rate_over_the_job_runtime_and_says_its_duration() ->
     -> 1795319862229) but the jobs ran 176 ms more (job_runtime 2824 -> 3000): the rate is over
     the 176 ms, and the samples say they cover 0.176 s (the full intervals say nothing)."""
     samples, _ = parse("randread_randwrite.jsonplus.txt")
-    last = [s for s in intervals(samples, "iops", job="rread", op="read")]
+    last = intervals(samples, "iops", job="rread", op="read")
     assert [s.duration for s in last[1:-1]] == [None] * (len(last) - 2)
     assert last[-1].t == 1795319862.229
     assert last[-1].duration == pytest.approx(0.176)

@@ -136,11 +136,11 @@ def _direction(add: Any, label: str, op: str, d: dict[str, Any]) -> bool:
                             ("mean", "latency_mean_seconds"), ("stddev", "latency_stddev_seconds")):
             v = _num(x.get(key))
             if v is not None and v >= 0:
-                add(metric, v * scale / _NS, dict(lab))
+                add(metric, v / (_NS / scale), dict(lab))
         pct = x.get("percentile")
         if isinstance(pct, dict):
             for key, value in pct.items():
                 q, v = _quantile(key), _num(value)
                 if q is not None and v is not None and v >= 0 and percentile_key(key, v):
-                    add("latency_seconds", v * scale / _NS, {**lab, "quantile": q})
+                    add("latency_seconds", v / (_NS / scale), {**lab, "quantile": q})
     return True

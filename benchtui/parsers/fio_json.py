@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeGuard
 
 from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample, quantile_label
+from benchtui.parsers import _fio_json_units as units
 from benchtui.parsers._fio_json_bins import (
     Bins,
     DeltaHistogram,
@@ -32,7 +33,6 @@ from benchtui.parsers._fio_json_bins import (
     quantiles,
     read_bins,
 )
-from benchtui.parsers import _fio_json_units as units
 from benchtui.parsers._fio_json_summary import summary_samples
 from benchtui.parsers._json_stream import JsonStreamParser
 
@@ -91,10 +91,9 @@ def _snapshot(d: object) -> _Dir | None:
             x = d.get(key)
             if type(x) is dict:
                 n = x.get("N", ios)
-                if isinstance(n, _NUMBER) and n > 0 and isinstance(mean := x.get("mean"),
-                                                                   _NUMBER):
-                    if "N" in x or x.get("max"):
-                        stats[measure] = (n, mean)
+                if (isinstance(n, _NUMBER) and n > 0 and ("N" in x or x.get("max"))
+                        and isinstance(mean := x.get("mean"), _NUMBER)):
+                    stats[measure] = (n, mean)
                 b = x.get("bins")
                 if type(b) is dict and b:
                     raw[measure] = b
@@ -352,7 +351,8 @@ class FioJsonParser(JsonStreamParser):
                 n1, mean1 = before.get(measure, (0, 0.0))
                 if n2 > n1 and (mean := (mean2 * n2 - mean1 * n1) / (n2 - n1) / _NS) >= 0:
                     add(Sample(t, tool, INTERVAL, "latency_mean_seconds", mean,
-                               {"job": label, "op": op, "measure": measure}, host, elapsed, duration=dur))
+                               {"job": label, "op": op, "measure": measure}, host, elapsed,
+                               duration=dur))
             if not c.bins:
                 continue
             if qs is None:
