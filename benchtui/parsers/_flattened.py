@@ -40,14 +40,19 @@ LINE_STARTS: Final = (
     r"(?:read|write|trim|mixed) ?: (?:IOPS=|io=)",
     r"(?:slat|clat|lat) \((?:nsec|usec|msec)\)", r"(?:slat|clat|lat) percentiles \(",
     r"\| +\d+(?:\.\d+)?th=\[",
-    r"bw \( *[A-Za-z]+/s\)", r"iops +:", r"cpu +:", r"IO depths +:", r"submit +:",
+    r"bw \( *[A-Za-z]+ */s\)", r"iops +:", r"cpu +:", r"IO depths +:", r"submit +:",
     r"complete +:", r"issued rwts:", r"issued +:", r"latency +:",
     r"Run status group \d+", r"(?:READ|WRITE|TRIM|MIXED): (?:bw|io)=",
     r"Disk stats \(read/write\):", r"[^\s:]+: ios=\d+/\d+",
 )
+#: fio's --eta status line: rewritten in place, so a capture without its ``\r`` glues hundreds of
+#: them onto one long line. Such a line is not a flattened report (``fio_text`` splits it
+#: itself, and the lines after it keep their numbers), so status lines do not count as starts.
+_STATUS_START: Final = r"Jobs: \d+ \(f=\d+\)"
 _ANY_START: Final = "|".join(f"(?:{s})" for s in LINE_STARTS)
 _SPLIT: Final = re.compile(rf"[ \t]+(?={_ANY_START})")
-_STARTS: Final = re.compile(rf"(?<=[ \t])(?:{_ANY_START})")
+_STARTS: Final = re.compile(
+    rf"(?<=[ \t])(?:{'|'.join(f'(?:{s})' for s in LINE_STARTS if s != _STATUS_START)})")
 _LONG_LINE: Final = re.compile(rf"^[^\n]{{{MIN_CHARS},}}", re.MULTILINE)
 
 

@@ -62,7 +62,7 @@ _RE_LAT = re.compile(
 _RE_PCT_HEAD = re.compile(r"^(slat|clat|lat) percentiles \((nsec|usec|msec)\):")
 _RE_PCT = re.compile(r"(\d+(?:\.\d+)?)th=\[\s*(\d+)\s*\]")
 _RE_BW = re.compile(
-    r"^bw \(\s*([A-Za-z]+)/s\)\s*:\s*min=\s*([\d.]+),\s*max=\s*([\d.]+),\s*per=\s*[\d.]+%,"
+    r"^bw \(\s*([A-Za-z]+)\s*/s\)\s*:\s*min=\s*([\d.]+),\s*max=\s*([\d.]+),\s*per=\s*[\d.]+%,"
     r"\s*avg=\s*([\d.]+),\s*stdev=\s*([\d.]+)")
 _RE_IOPS = re.compile(
     r"^iops\s*:\s*min=\s*([\d.]+),\s*max=\s*([\d.]+),\s*avg=\s*([\d.]+),\s*stdev=\s*([\d.]+)")
