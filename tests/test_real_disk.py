@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchtui.model.sample import Sample
+from benchtui.parsers import registry
 from benchtui.parsers.diskstats import DiskstatsParser
 from benchtui.parsers.iostat import IostatParser
 from benchtui.parsers.iostat_json import IostatJsonParser
@@ -207,3 +208,38 @@ def test_diskstats_agrees_with_iostat(direct_writer: None) -> None:
         value(from_iostat, "disk_request_size_bytes", op="write"), rel=0.25)
     assert from_proc[0].t == pytest.approx(t1, abs=0.01)
     assert from_proc[0].elapsed == pytest.approx(t1 - t0, abs=0.01)
+
+
+def test_iostat_s_short_layouts_read_like_x(direct_writer: None) -> None:
+    """``iostat -s`` (sysstat's short layout), with and without -x, -h (the device last): the
+    four started together under a direct-I/O writer, each detected as iostat and read whole;
+    the -h forms (3 significant digits) agree with the plain ones."""
+    env = dict(os.environ, LC_ALL="C")
+    forms = {"s": ["-s", "-d"], "sh": ["-s", "-d", "-h"], "sx": ["-s", "-x", "-d"],
+             "sxh": ["-s", "-x", "-d", "-h"]}
+    runs = {k: subprocess.Popen([require_tool("iostat"), *flags, "-y", "1", "2"], env=env,
+                                stdout=subprocess.PIPE, text=True) for k, flags in forms.items()}
+    outputs = {k: proc.communicate(timeout=30)[0] for k, proc in runs.items()}
+    assert outputs["sxh"].split("\n")[3].split()[-1] == "Device"  # the device last
+    got: dict[str, list[Sample]] = {}
+    for k, text in outputs.items():
+        assert [c.name for c in registry.detect(text)] == ["iostat"], k
+        got[k] = parse(IostatParser, text)
+        assert sorted({s.elapsed or 0.0 for s in got[k]}) == [1.0, 2.0], k
+    device = busiest_device(got["sx"])
+    check_device_sane(got["sx"], device)
+    check_device_sane(got["sxh"], device)
+
+    def second(k: str, metric: str, **labels: str) -> float:
+        (found,) = [s for s in pick(got[k], metric, device=device, **labels) if s.elapsed == 2.0]
+        return found.value
+
+    assert second("s", "disk_iops", op="total") > 100  # the dd writer
+    assert second("s", "disk_bandwidth_bytes", op="write") > 100 * 4 * KIB  # kB_w+d/s
+    for plain, human in (("s", "sh"), ("sx", "sxh")):
+        for metric, labels in (("disk_iops", {"op": "total"}),
+                               ("disk_bandwidth_bytes", {"op": "write" if plain == "s"
+                                                         else "total"})):
+            # the runs' windows differ by a few milliseconds
+            assert second(human, metric, **labels) == pytest.approx(
+                second(plain, metric, **labels), rel=0.15), (plain, metric)

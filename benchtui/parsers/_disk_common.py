@@ -59,6 +59,9 @@ COLUMNS: Final[dict[str, Column]] = {
     "MB_read/s": (BANDWIDTH, "read", MIB, True),
     "MB_wrtn/s": (BANDWIDTH, "write", MIB, True),
     "MB_dscd/s": (BANDWIDTH, "discard", MIB, True),
+    # ``iostat -s`` (short layout, sysstat 12.1+): writes and discards in one column
+    "kB_w+d/s": (BANDWIDTH, "write", KIB, True),
+    "MB_w+d/s": (BANDWIDTH, "write", MIB, True),
     "Blk_read/s": (BANDWIDTH, "read", SECTOR, True),
     "Blk_wrtn/s": (BANDWIDTH, "write", SECTOR, True),
     "kB/s": (BANDWIDTH, "total", KIB, True),

@@ -1,4 +1,9 @@
-"""sysstat ``iostat`` text output: ``-x``, ``-d``, ``-t``, ``-k``/``-m``, ``-p``, ``-N``, ``-h``.
+"""sysstat ``iostat`` text output: ``-x``, ``-d``, ``-t``, ``-k``/``-m``, ``-p``, ``-N``, ``-h``, ``-s``.
+
+``-s`` (sysstat 12.1+'s short layout) is read like the others: ``-s -x`` gives tps, kB/s,
+rqm/s, await, areq-sz, aqu-sz and %util (``op="total"`` where a column sums the directions);
+``-s`` alone gives tps, kB_read/s and kB_w+d/s (writes and discards together, ``op="write"``);
+with ``-h`` the device comes last.
 
 Device columns are mapped by their header name (``Device:`` with a colon in sysstat 10.x and
 older, ``Device`` since; ``-h`` puts ``Device`` last), so every sysstat version's layout works
@@ -325,7 +330,7 @@ class IostatParser(Parser):
     _DETECT_HEADER = re.compile(
         r"^\s*Device:?\s+(?:r/s|rrqm/s|tps)\s.*(?:%util|kB_read/s|MB_read/s|Blk_read/s)"
         # -h (--human, and -x -d -h): the columns in groups, the device last
-        r"|^\s*(?:r/s|tps)\s+(?:rkB/s|rMB/s|kB_read/s|MB_read/s)\s.*\sDevice[ \t]*$",
+        r"|^\s*(?:r/s|tps)\s+(?:rkB/s|rMB/s|kB_read/s|MB_read/s|kB/s|MB/s)\s.*\sDevice[ \t]*$",
         re.MULTILINE,
     )
     _DETECT_CPU = re.compile(r"^avg-cpu:\s+%user\s+%nice\s+%system", re.MULTILINE)
