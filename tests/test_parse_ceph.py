@@ -36,8 +36,12 @@ def rados(name: str, **kw: str) -> tuple[list[Sample], RadosBenchParser]:
 
 
 def by_elapsed(samples: list[Sample], metric: str, **labels: str) -> dict[float, float]:
+    """The per-second rows' values (not the partial tail after the last row: see
+    test_rados_partial_tail_after_the_last_row)."""
     out: dict[float, float] = {}
     for s in pick(samples, metric, INTERVAL, **labels):
+        if s.duration is not None:
+            continue
         assert s.elapsed is not None
         assert s.elapsed not in out, f"two {metric} samples at {s.elapsed}"
         out[s.elapsed] = s.value
@@ -207,7 +211,9 @@ def test_seed004_whole_report() -> None:
     # Runs after the first of a stream are told apart by a run label (rand and seq are both
     # reads of pool "test").
     assert [s.labels.get("run") for s in pick(samples, "iops", SUMMARY)] == [None, "2", "3"]
-    assert len(pick(samples, "iops", INTERVAL)) == 69 + 60 + 1
+    # 69 write rows and its tail (0.107 s after row 69), 60 rand rows and the tail, 1 seq row
+    # and the tail
+    assert len(pick(samples, "iops", INTERVAL)) == 69 + 1 + 60 + 1 + 1 + 1
     samples, parser = parse_with(RbdBenchParser, text)
     assert not parser.warnings
     assert [(s.value, s.labels.get("run")) for s in pick(samples, "iops", SUMMARY)] == [
@@ -228,7 +234,7 @@ def test_quincy_rados_bench_with_zoned_stamps() -> None:
     write_t = {s.elapsed: s.t for s in pick(samples, "iops", INTERVAL, op="write")}
     assert write_t[20.0] == pytest.approx(calendar.timegm((2023, 4, 18, 7, 12, 33)) + 0.881436)
     # Each run's summary max/min IOPS are its rows' (rados bench truncates to an integer).
-    iops_rows = pick(samples, "iops", INTERVAL)
+    iops_rows = [s for s in pick(samples, "iops", INTERVAL) if s.duration is None]
     starts = [i for i, s in enumerate(iops_rows) if s.elapsed == 1.0] + [len(iops_rows)]
     maxes = pick(samples, "iops_max", SUMMARY)
     mins = pick(samples, "iops_min", SUMMARY)
@@ -389,3 +395,20 @@ def test_rados_rows_reproduce_the_tools_own_figures(name: str) -> None:
             assert value * size == pytest.approx(bw[sec], rel=2e-5, abs=1.0), sec
         assert math.floor(max(iops.values())) == one(run_samples, "iops_max", SUMMARY)
         assert math.floor(min(iops.values())) == one(run_samples, "iops_min", SUMMARY)
+
+
+def test_rados_partial_tail_after_the_last_row() -> None:
+    """rados bench prints no row for the operations that complete after its last row; the
+    summary says how many there were and when the run ended. Seed 004's write run: last row
+    ``69  11  147  136 ...`` (136 finished), ``Total time run: 69.107454``, ``Total writes
+    made: 147``, ``Write size: 4194304``: 11 writes in the last 0.107454 s."""
+    samples, parser = rados("seed004_rados_bench_write.txt")
+    assert not parser.warnings
+    tail = [s for s in samples if s.kind == INTERVAL and s.duration is not None]
+    assert [(s.metric, s.elapsed, s.duration) for s in tail] == [
+        ("iops", 69.107454, 0.107454), ("bandwidth_bytes", 69.107454, 0.107454)]
+    assert tail[0].value == pytest.approx(11 / 0.107454)
+    assert tail[1].value == pytest.approx(11 * 4194304 / 0.107454)
+    # the rows and the tail together hold every write the summary counts
+    rows = by_elapsed(samples, "iops")
+    assert sum(rows.values()) + tail[0].value * tail[0].duration == pytest.approx(147)

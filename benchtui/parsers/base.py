@@ -46,6 +46,31 @@ class ParseWarning:
         return f"{self.source}:{self.line}: {self.reason}{shown}"
 
 
+class NominalInterval:
+    """A tool's nominal interval, learnt as the longest interval seen so far in a run (tools
+    print their whole intervals first); ``duration`` says whether an interval is a partial one.
+
+    iperf3's last line (``10.00-10.04 sec``) covers 0.04 s: its ``Sample.duration`` is 0.04.
+    """
+
+    #: An interval within this share of the nominal one is a whole one (printed rounding).
+    TOLERANCE = 0.05
+
+    __slots__ = ("nominal",)
+
+    def __init__(self) -> None:
+        self.nominal = 0.0
+
+    def duration(self, seconds: float) -> float | None:
+        """``seconds`` when that interval is partial (shorter than the nominal one), else None."""
+        if seconds > self.nominal:
+            self.nominal = seconds
+            return None
+        if seconds >= self.nominal * (1 - self.TOLERANCE):
+            return None
+        return seconds
+
+
 class Parser:
     """Base class. Subclasses set ``tool`` and implement ``parse_line`` (and maybe ``flush``).
 
@@ -113,9 +138,12 @@ class Parser:
         *,
         kind: str = INTERVAL,
         elapsed: float | None = None,
+        duration: float | None = None,
     ) -> Sample:
-        """A sample of this parser's tool and host."""
-        return Sample(t, self.tool, kind, metric, value, labels, self.host, elapsed)
+        """A sample of this parser's tool and host (``duration``: the seconds of work a partial
+        interval covers, see ``Sample.duration``)."""
+        return Sample(t, self.tool, kind, metric, value, labels, self.host, elapsed,
+                      duration=duration)
 
     # --- the public interface --------------------------------------------------------------
 

@@ -33,7 +33,8 @@ the last full one (``2.00-2.00``: their rate is noise), jitter/loss on ``sender`
 client's side), the UDP datagram counts, and the ``Server output:`` section of
 ``--get-server-output`` (the server's own lines, which would duplicate series).
 Time: ``t`` is the time the line was received; ``elapsed`` is the interval's end (``1.00`` of
-``0.00-1.00``), relative to the start of the test.
+``0.00-1.00``), relative to the start of the test. An interval shorter than the run's others
+(the last one, ``10.00-10.04 sec``) says how long it covered: ``Sample.duration`` = 0.04.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from typing import ClassVar, Final
 
 from benchtui.model.sample import INTERVAL, SUMMARY, Sample
 from benchtui.model.units import parse_bits_quantity, parse_bits_rate, parse_float
-from benchtui.parsers.base import Parser
+from benchtui.parsers.base import NominalInterval, Parser
 
 #: An interval or summary line, anywhere in the line (``--timestamps`` and ``--title`` add a
 #: prefix).
@@ -100,6 +101,7 @@ class Iperf3Parser(Parser):
         self._udp_run = False
         self._after_separator = False
         self._in_summary = False
+        self._nominal = NominalInterval()
 
     @classmethod
     def detect(cls, head: str) -> int:
@@ -201,6 +203,12 @@ class Iperf3Parser(Parser):
                                            kind=kind, elapsed=end))
         if udp is not None and side != "sender":
             out.extend(self._udp(udp, stream, t, kind, end))
+        if not summary:
+            # the last interval of a run is often a fraction of a second (10.00-10.04 sec)
+            duration = self._nominal.duration(round(end - start, 9))
+            if duration is not None:
+                for sample in out:
+                    sample.duration = duration
         return out
 
     def _udp(self, udp: re.Match[str], stream: str, t: float | None, kind: str,

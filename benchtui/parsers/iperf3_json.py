@@ -40,7 +40,7 @@ import re
 from typing import Any, ClassVar, Final
 
 from benchtui.model.sample import INTERVAL, SUMMARY, Sample
-from benchtui.parsers.base import Parser
+from benchtui.parsers.base import NominalInterval, Parser
 from benchtui.parsers.iperf3 import MIN_INTERVAL_SECONDS
 
 #: A -J document longer than this (characters) is dropped rather than kept in memory.
@@ -80,6 +80,7 @@ class Iperf3JsonParser(Parser):
         self._t0: float | None = None
         self._client: bool | None = None
         self._reverse = False
+        self._nominal = NominalInterval()
         #: An ``end`` event was seen: the document that --json-stream-full (3.20) prints after
         #: the events repeats them.
         self._streamed = False
@@ -179,6 +180,7 @@ class Iperf3JsonParser(Parser):
     # --- objects -------------------------------------------------------------------------
 
     def _start(self, start: dict[str, Any]) -> None:
+        self._nominal = NominalInterval()
         stamp = start.get("timestamp")
         self._t0 = None
         if isinstance(stamp, dict):
@@ -266,6 +268,13 @@ class Iperf3JsonParser(Parser):
         seconds = _num(obj, "seconds")
         if kind == INTERVAL and seconds is not None and seconds < MIN_INTERVAL_SECONDS:
             return []
+        duration = None
+        if kind == INTERVAL:
+            start = _num(obj, "start")
+            length = seconds if seconds is not None else (
+                end - start if start is not None else None)
+            if length is not None and length > 0:
+                duration = self._nominal.duration(length)
         if direction is None:
             direction = "send" if self._sends(obj) else "receive"
         when = self._time(end, t)
@@ -294,6 +303,9 @@ class Iperf3JsonParser(Parser):
             if lost is not None and packets:
                 out.append(self.sample("net_loss_ratio", lost / packets, labels, when,
                                        kind=kind, elapsed=end))
+        if duration is not None:  # the last interval: often a fraction of a second
+            for sample in out:
+                sample.duration = duration
         return out
 
     def _cpu(self, cpu: dict[str, Any], end: dict[str, Any], t: float | None) -> list[Sample]:

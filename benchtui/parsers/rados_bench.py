@@ -40,6 +40,14 @@ interval and give nothing):
   finished). Rows with no completion give none.
 - ``latency_running_mean_seconds{measure=lat}``: ``avg lat`` as printed, the mean over all
   operations completed since the start.
+
+The partial last interval: rados bench prints no row for the operations that complete after the
+last row (the writes still in flight when the time is up, the tail of a seq run) but its summary
+says how many there were in all (``Total writes made``) and when the run ended (``Total time
+run``). When the run ended at most 2.5 s after the last row (rados bench prints a row every
+second while it drains; the last whole second's row is often missing), ``iops`` and
+``bandwidth_bytes`` (ops x ``Write size``) are emitted for that tail, ``elapsed`` = the run time
+and ``duration`` = its length (e.g. last row 180, ``Total time run: 181.51``: 1.51 s).
 """
 
 from __future__ import annotations
@@ -61,6 +69,9 @@ _ROW = re.compile(
 _WRITE_INTRO = re.compile(r"^Maintaining (\d+) concurrent writes of (\d+) bytes to objects of size")
 _AVG_IOPS_NO_COLON = re.compile(r"^(Average IOPS)\s+(\S+)$")
 _MODES: Final = {"write": "write", "seq": "read", "rand": "read"}
+#: The longest tail after the last row: rados bench prints a row every second while it drains
+#: (seen: 1.07 to 1.52 s in real runs, the row of the last whole second not printed).
+_TAIL_MAX_SECONDS: Final = 2.5
 
 # Summary keys (lowercase, "(s)" removed) -> field name.
 _SUMMARY_KEYS: Final = {
@@ -329,8 +340,8 @@ class RadosBenchParser(Parser):
             run_time = float(self._prev[0])
         labels = self._labels(op)
         lat_labels = self._labels(op, "lat")
-        out: list[Sample] = []
         made = summary.get("made_w", summary.get("made_r"))
+        out = self._tail(summary, made, run_time, when, labels)
         if made is not None and run_time:
             # "Average IOPS" is printed truncated to an integer: made / time is the exact rate.
             out.append(self.sample("iops", made / run_time, labels, when, kind=SUMMARY,
@@ -345,6 +356,27 @@ class RadosBenchParser(Parser):
                                        elapsed=run_time))
         if when is None and run_time is None:
             return []  # nothing to place the figures with (no clock, no run length)
+        return out
+
+    def _tail(self, summary: dict[str, float], made: float | None, run_time: float | None,
+              when: float | None, labels: dict[str, str]) -> list[Sample]:
+        """The partial last interval: the operations that completed after the last row (the
+        in-flight ones drained once the time was up, or a seq/rand run that ran out of objects),
+        over the seconds from that row to ``Total time run``. rados bench prints no row for it;
+        its figures follow from the summary and the last row."""
+        if self._prev is None or made is None or not run_time:
+            return []
+        sec, finished = self._prev[0], self._prev[1]
+        span = run_time - sec
+        if made <= finished or not 0 < span <= _TAIL_MAX_SECONDS or sec == 0:
+            return []  # (a longer gap: rows are missing from the text, the tail is unknown)
+        size = summary.get("size_w", summary.get("size_r"))
+        ops = made - finished
+        span = round(span, 9)
+        out = [self.sample("iops", ops / span, labels, when, elapsed=run_time, duration=span)]
+        if size is not None and size > 0:
+            out.append(self.sample("bandwidth_bytes", ops * size / span, labels, when,
+                                   elapsed=run_time, duration=span))
         return out
 
     def flush(self) -> list[Sample] | None:
