@@ -27,7 +27,9 @@ server (``Server listening on``) receives; flows marked ``*`` (reverse or full-d
 streams whose connect line says ``(reverse)`` go the other way; lines with jitter/loss and
 ``Server Report:`` lines are the receiving side's figures. Stream labels: the ID without the
 ``*`` (``"3"``), ``"sum"`` for ``[SUM]`` and ``[SUM-N]``.
-Time: ``t`` is the time the line was received; ``elapsed`` is the interval's end.
+Time: ``t`` is the time the line was received; ``elapsed`` is the interval's end. An interval
+shorter than the run's others (the last, ``9.0-9.4 sec``) says how long it covered
+(``Sample.duration``).
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from typing import ClassVar, Final
 
 from benchtui.model.sample import INTERVAL, SUMMARY, Sample
 from benchtui.model.units import parse_float
-from benchtui.parsers.base import Parser
+from benchtui.parsers.base import NominalInterval, Parser
 from benchtui.parsers.iperf3 import rate_bytes
 
 _LINE: Final = re.compile(
@@ -101,6 +103,7 @@ class Iperf2Parser(Parser):
         #: Whether the current run has printed measurements (a connect or header line after
         #: them starts a new run).
         self._measured = False
+        self._nominal = NominalInterval()
 
     @classmethod
     def detect(cls, head: str) -> int:
@@ -176,6 +179,7 @@ class Iperf2Parser(Parser):
             out.extend(self._resolve(key, stream, as_interval=periodic))
         self._streams = {}
         self._measured = False
+        self._nominal = NominalInterval()
         return out
 
     def _resolve(self, key: str, stream: _Stream, *, as_interval: bool = False) -> list[Sample]:
@@ -244,10 +248,17 @@ class Iperf2Parser(Parser):
             if lost is not None and total:
                 out.append(self.sample("net_loss_ratio", lost / total, labels, t, kind=kind,
                                        elapsed=end))
-            return out
-        enhanced = _ENHANCED_REST.match(rest)
-        if enhanced is not None:
-            out.extend(self._enhanced(enhanced, labels, t, kind, end))
+        else:
+            enhanced = _ENHANCED_REST.match(rest)
+            if enhanced is not None:
+                out.extend(self._enhanced(enhanced, labels, t, kind, end))
+        start = parse_float(m.group("start"))
+        if kind == INTERVAL and start is not None and end > start:
+            # a last interval shorter than the others (9.0-9.4 sec) says how long it covered
+            duration = self._nominal.duration(round(end - start, 9))
+            if duration is not None:
+                for sample in out:
+                    sample.duration = duration
         return out
 
     def _enhanced(self, e: re.Match[str], labels: dict[str, str], t: float | None, kind: str,
