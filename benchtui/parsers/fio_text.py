@@ -49,7 +49,7 @@ _ETA_OPS: Final = {"r": "read", "w": "write", "t": "trim"}
 _ETA2_OPS: Final = ("read", "write", "trim")
 
 _RE_HEADER = re.compile(r"^(.*?): \(g=\d+\): rw=")
-_RE_JOB = re.compile(r"^(.*?): \(groupid=(\d+), jobs=\d+\): err=\s*-?\d+(?:: pid=(\d+))?")
+_RE_JOB = re.compile(r"^(.*?): \(groupid=(\d+), jobs=(\d+)\): err=\s*-?\d+(?:: pid=(\d+))?")
 _RE_OP3 = re.compile(
     r"^(read|write|trim|mixed)\s*: IOPS=\s*([\d.]+[kKMG]?), BW=\s*([^\s(]+)\s*"
     r"(?:\([^)]*\))?\s*\([^/)]+/(\d+)msec\)")
@@ -218,14 +218,16 @@ class FioTextParser(Parser):
         if m is None:
             self.warn("unreadable job header", s)
             return
-        name, pid = m.group(1), m.group(3)
+        name, pid = m.group(1), m.group(4)
+        # jobs=N > 1: group_reporting's one section for all the clones, named as fio-json does
+        grouped = m.group(3) != "1"
         if self._phase == 2 and (pid is None or pid not in self._pids):
             self._new_run()
         job = self._pids.get(pid) if pid is not None else None
         if job is None:
             index = self._names.get(name, 0)
             self._names[name] = index + 1
-            job = f"{name}#{index}" if index or name in self._cloned else name
+            job = f"{name}#{index}" if index or (name in self._cloned and not grouped) else name
             if pid is not None:
                 self._pids[pid] = job
         self._job, self._job_elapsed, self._op, self._phase = job, 0.0, None, 1
