@@ -1,4 +1,5 @@
-"""sysstat ``iostat`` text output: ``-x``, ``-d``, ``-t``, ``-k``/``-m``, ``-p``, ``-N``, ``-h``, ``-s``.
+"""sysstat ``iostat`` text output: ``-x``, ``-d``, ``-t``, ``-k``/``-m``, ``-p``, ``-N``, ``-h``,
+``-s``.
 
 ``-s`` (sysstat 12.1+'s short layout) is read like the others: ``-s -x`` gives tps, kB/s,
 rqm/s, await, areq-sz, aqu-sz and %util (``op="total"`` where a column sums the directions);

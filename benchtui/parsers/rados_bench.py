@@ -96,8 +96,8 @@ _SUMMARY_METRICS: Final = (
 
 def parse_command(line: str) -> tuple[str | None, str | None] | None:
     """(pool, mode) of a ``rados ... bench [opts] SECS MODE`` command line, None if the line
-    is not one."""
-    tokens = line.split()
+    is not one (HTML markup around it, a blog's highlighted code, is left out)."""
+    tokens = (re.sub(r"<[^>]*>", " ", line) if "<" in line else line).split()
     try:
         i_rados = next(i for i, tok in enumerate(tokens)
                        if tok == "rados" or tok.endswith("/rados"))
