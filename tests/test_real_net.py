@@ -4,6 +4,7 @@ outputs parsed, the numbers checked against each other and the requested rates."
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import time
@@ -309,3 +310,53 @@ def test_iperf2_udp() -> None:
     assert len(received) >= SECONDS - 1
     assert len(pick(srv, "net_jitter_seconds", INTERVAL)) == len(received)
     assert len(pick(srv, "net_loss_ratio", INTERVAL)) == len(received)
+
+
+# --- the partial last interval ---------------------------------------------------------------
+
+def _iperf3_bytes(*client_args: str) -> tuple[str, str]:
+    """A client that sends 26 MB at 100 Mbit/s (about 2.2 s): its last interval is partial."""
+    exe = require_tool("iperf3")
+    port = free_port()
+    server_args = [exe, "-s", "-1", "-p", str(port), "-B", "127.0.0.1", *(
+        ["-J"] if "-J" in client_args else [])]
+    with server(server_args, port) as proc:
+        client = run_client([exe, "-c", "127.0.0.1", "-p", str(port), "-n", "26M", "-b", "100M",
+                             "-i", "1", *client_args])
+        return client, server_output(proc)
+
+
+_PRINTED = re.compile(r"\]\s+(\d+\.\d+)-\s*(\d+\.\d+)\s+sec\s+\S+ \S+\s+([\d.]+) (\w?)bits/sec"
+                      r"(?!.*(?:sender|receiver))")
+
+
+def test_iperf3_last_sub_second_interval_says_its_duration() -> None:
+    """iperf3 -n: the last line is e.g. ``2.00-2.17 sec ... 97.8 Mbits/sec``: a rate over
+    0.17 s. Its samples carry duration 0.17 (the whole seconds before it none), client and
+    server, and its value is the rate iperf3 printed."""
+    for text in _iperf3_bytes():
+        lines = [m for m in map(_PRINTED.search, text.split("\n")) if m is not None]
+        start, end = float(lines[-1].group(1)), float(lines[-1].group(2))
+        assert 0.005 < end - start < 0.9, text  # the run did end on a partial second
+        samples = parse(Iperf3Parser, text)
+        bw = _intervals(samples)
+        assert [s.duration for s in bw[:-1]] == [None] * (len(bw) - 1)
+        assert bw[-1].duration == pytest.approx(end - start)
+        assert bw[-1].elapsed == end
+        unit = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}[lines[-1].group(4)]
+        assert bw[-1].value == pytest.approx(float(lines[-1].group(3)) * unit / 8, rel=0.01)
+        # every sample of that line says so
+        assert all(s.duration == bw[-1].duration for s in samples
+                   if s.kind == INTERVAL and s.elapsed == end)
+
+
+def test_iperf3_json_last_sub_second_interval_says_its_duration() -> None:
+    client_text, _server = _iperf3_bytes("-J")
+    doc = json.loads(client_text)
+    last = doc["intervals"][-1]["sum"]
+    assert 0.005 < last["seconds"] < 0.9
+    samples = parse(Iperf3JsonParser, client_text)
+    bw = _intervals(samples, stream="sum")
+    assert [s.duration for s in bw[:-1]] == [None] * (len(bw) - 1)
+    assert bw[-1].duration == pytest.approx(last["seconds"], rel=1e-9)
+    assert bw[-1].value == pytest.approx(last["bits_per_second"] / 8, rel=1e-9)
