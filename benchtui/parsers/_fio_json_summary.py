@@ -126,10 +126,10 @@ def _direction(add: Any, label: str, op: str, d: dict[str, Any]) -> bool:
     for family, keys in _SAMPLED:
         if _num(d.get(f"{family}_samples")) == 0 or not _num(d.get(keys[1][0])):
             continue
-        for key, metric, scale in keys:
+        for key, metric, mult in keys:
             v = _num(d.get(key))
             if v is not None and v >= 0:
-                add(metric, v * scale, {"job": label, "op": op})
+                add(metric, v * mult, {"job": label, "op": op})
     for measure, x, scale in measured:
         lab = {"job": label, "op": op, "measure": measure}
         for key, metric in (("min", "latency_min_seconds"), ("max", "latency_max_seconds"),
