@@ -482,3 +482,77 @@ def test_fixture_files_are_real_captures() -> None:
         text = (FIX / name).read_text()
         assert '"fio version" : "fio-3.33"' in text
     assert Path(FIX / "README.md").exists()
+
+
+# --- fio before 3.17: no N; fio 2.x: us blocks, io_bytes in KiB, bw in KiB/s -----------------
+
+
+def _old_doc(ts: int | None, runtime: int, ios: int, clat_mean_us: float,
+             bins: dict[str, int] | None = None, *, elapsed: bool = True) -> str:
+    """A fio 2.x document (as fio 2.18 writes it; fio 2.1: no timestamp_ms, no elapsed)."""
+    clat: dict[str, Any] = {"min": 90, "max": 900, "mean": clat_mean_us, "stddev": 10.5,
+                            "percentile": {"50.000000": 100, "99.000000": 800, "0.00": 0}}
+    if bins is not None:
+        clat["bins"] = {"FIO_IO_U_PLAT_BITS": 6, "FIO_IO_U_PLAT_VAL": 64,
+                        "FIO_IO_U_PLAT_NR": 1216, **bins}
+    read = {"io_bytes": ios * 4, "bw": ios * 4 * 1000 // max(runtime, 1), "iops": 1.0,
+            "runtime": runtime, "total_ios": ios, "short_ios": 0, "drop_ios": 0,
+            "slat": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0}, "clat": clat,
+            "lat": {"min": 95, "max": 905, "mean": clat_mean_us + 5, "stddev": 10.5}}
+    job: dict[str, Any] = {"jobname": "old", "groupid": 0, "error": 0, "read": read,
+                           "usr_cpu": 1.5, "sys_cpu": 2.5}
+    if elapsed:
+        job["elapsed"] = 2
+    doc: dict[str, Any] = {"fio version": "fio-2.18", "jobs": [job]}
+    if ts is not None:
+        doc = {"fio version": "fio-2.18", "timestamp_ms": ts, "jobs": [job]}
+    return json.dumps(doc, indent=2) + "\n"
+
+
+def test_fio_2x_stream_units_and_no_n() -> None:
+    """fio 2.x: latencies in us, no N (the count is total_ios), io_bytes in KiB, and json+
+    bins keyed by bucket index (FIO_IO_U_PLAT_BITS 6), read with fio's plat_idx_to_val."""
+    text = (_old_doc(1_000_000, 1000, 1000, 100.0, {"100": 600, "200": 400})
+            + _old_doc(1_001_000, 2000, 3000, 150.0, {"100": 1600, "200": 1400}))
+    samples, parser = parse_with(FioJsonParser, text)
+    assert not parser.warnings
+    iops = intervals(samples, "iops", job="old", op="read")
+    assert [s.value for s in iops] == [1000.0, 2000.0]  # Δtotal_ios / Δruntime
+    bw = intervals(samples, "bandwidth_bytes", job="old", op="read")
+    assert [s.value for s in bw] == [1000 * 4 * 1024.0, 2000 * 4 * 1024.0]  # KiB -> bytes
+    means = intervals(samples, "latency_mean_seconds", job="old", op="read", measure="clat")
+    # (150 us x 3000 - 100 us x 1000) / 2000 = 175 us
+    assert [s.value for s in means] == pytest.approx([100e-6, 175e-6])
+    assert not intervals(samples, "latency_mean_seconds", measure="slat")  # not measured
+    # index 100 < 2 x 64: the value itself, 100 us; index 200: error_bits (200 >> 6) - 1 = 2,
+    # base 1 << 8 = 256, k = 200 % 64 = 8: 256 + 8.5 x 4 = 290 us.
+    # Interval 2: 1000 at 100 us, 1000 at 290 us.
+    p50 = intervals(samples, "latency_seconds", job="old", op="read", measure="clat",
+                    quantile="0.5")
+    p99 = intervals(samples, "latency_seconds", job="old", op="read", measure="clat",
+                    quantile="0.99")
+    assert [s.value for s in p50] == pytest.approx([100e-6, 100e-6])
+    assert p99[-1].value == pytest.approx(290e-6)
+    summary = pick(samples, "latency_seconds", SUMMARY, measure="clat")
+    assert {s.labels["quantile"]: s.value for s in summary} == {"0.5": 100e-6, "0.99": 800e-6}
+    assert one(samples, "bandwidth_bytes", SUMMARY) == (3000 * 4 * 1000 // 2000) * 1024.0
+
+
+def test_fio_21_document_without_timestamp_or_elapsed() -> None:
+    """fio 2.1 prints neither timestamp_ms nor elapsed: the run's length is the job's runtime
+    (ms), not 0."""
+    samples, parser = parse_with(FioJsonParser, _old_doc(None, 2500, 3000, 150.0,
+                                                         elapsed=False))
+    assert not parser.warnings
+    assert {s.elapsed for s in samples} == {2.5}
+    assert one(samples, "latency_mean_seconds", SUMMARY, measure="clat") == 150e-6
+
+
+def test_detected_past_long_global_options() -> None:
+    """PerfKitBenchmarker's documents hold a long ``global options`` block before ``jobs``."""
+    doc = json.loads(_old_doc(1_000_000, 1000, 1000, 100.0))
+    long = {"fio version": "fio-2.17", "timestamp_ms": 1,
+            "global options": {f"option{i}": "x" * 40 for i in range(40)}, "jobs": doc["jobs"]}
+    head = json.dumps(long, indent=2)
+    assert head.index('"jobs"') > 2000
+    assert [c.name for c in registry.detect(head)] == ["fio-json"]
