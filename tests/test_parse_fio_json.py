@@ -280,17 +280,23 @@ def test_ramp_time_reset() -> None:
     assert sum(s.value for s in hs) == 76546  # the final clat_ns.N: nothing before the reset
 
 
-def test_counter_drop_starts_a_new_baseline() -> None:
-    """Two runs one after the other with the same job names: the second run's first dump has
-    smaller counters and an earlier clock. It becomes the baseline, with a warning."""
+def test_two_runs_in_one_file_are_told_apart() -> None:
+    """Two runs' outputs appended to one file, same job names: the second's first document has
+    an earlier fio clock (``elapsed`` 1 after 4). It is another run: each run keeps its own
+    intervals (the first from its job start) and its own summary; the second is labelled
+    ``run="2"``, as fio-text labels a second pasted run."""
     text = fixture_text("fio_json/randread_randwrite.jsonplus.txt")
     twice, parser = parse_with(FioJsonParser, text + text)
     once, _ = parse("randread_randwrite.jsonplus.txt")
-    assert any("counters restarted" in w.reason for w in parser.warnings)
+    assert not parser.warnings
     n_once = len(intervals(once, "iops"))
-    assert len(intervals(twice, "iops")) == 2 * n_once - 2  # the second run's first: skipped
-    assert sum(s.value for s in intervals(twice, HISTOGRAM_METRIC, job="rread")) == (
-        81847 + (81847 - 20087))
+    assert len(intervals(twice, "iops")) == 2 * n_once
+    assert len(intervals(twice, "iops", run="2")) == n_once
+    assert [s.labels.get("run") for s in pick(twice, "iops", SUMMARY, job="rread")] == [
+        None, "2"]
+    assert sum(s.value for s in intervals(twice, HISTOGRAM_METRIC, job="rread")) == 2 * 81847
+    first = [s.to_dict() for s in once]
+    assert [s.to_dict() for s in twice if "run" not in s.labels] == first
 
 
 def test_group_reporting_plain_json() -> None:

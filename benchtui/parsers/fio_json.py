@@ -50,6 +50,9 @@ _NS = 1e9
 #: An interval whose work lasted within this share of the status interval is a whole one
 #: (``duration`` None); otherwise (fio's final report, a job that ended) it says its duration.
 _NOMINAL_TOLERANCE = 0.05
+#: fio's ``elapsed`` is whole seconds rounded up: between two dumps of one run it may advance a
+#: second more or less than the clock did.
+_RUN_GAP_SLACK_MS = 2500
 
 _DETECT_VERSION = re.compile(r'"fio version"\s*:\s*"[^"\n]*",')
 _DETECT_JOBS = re.compile(r'\n\s*"jobs"\s*:\s*\[')
@@ -152,6 +155,7 @@ class FioJsonParser(JsonStreamParser):
         self._anchor_ms: float | None = None
         self._nominal_ms = 0.0  # the longest time between two documents: the status interval
         self._no_clock_warned = False
+        self._run = 1  # runs in this stream: the 2nd and later are labelled run="2"...
         self._errors_warned: set[tuple[str, str]] = set()
         self._qs_cache: dict[object, list[tuple[float, str]]] = {}
         self._labels_cache: tuple[tuple[object, ...], list[str]] = ((), [])
@@ -168,15 +172,19 @@ class FioJsonParser(JsonStreamParser):
 
     def flush(self) -> list[Sample] | None:
         self.flush_pending()
+        return self._run_summary() or None
+
+    def _run_summary(self) -> list[Sample]:
+        """fio's own whole-run figures: the last document of the run."""
         if self._last is None:
-            return None
+            return []
         doc = self._last
         jobs = doc.get("jobs")
         assert isinstance(jobs, list)
         ts = doc.get("timestamp_ms")
         t = ts / 1000 if _num(ts) else self._last_t
         elapsed = self._elapsed(ts) if _num(ts) else None
-        return summary_samples(self, doc, self._job_labels(jobs), t, elapsed)
+        return _tag(summary_samples(self, doc, self._job_labels(jobs), t, elapsed), self._run)
 
     def wanted(self, doc: object) -> bool:
         return isinstance(doc, dict) and isinstance(doc.get("jobs"), list)
@@ -234,8 +242,18 @@ class FioJsonParser(JsonStreamParser):
         # The first dump's interval (from the job's start) waits for a second dump: a lone
         # document is a final report, whose whole-run figures are the summary, not an interval.
         # A caller that knows it reads a status stream (self.stream) gets it at once.
-        first_doc = self._last is None and not self.stream
         out: list[Sample] = []
+        if self._last is not None and _another_run(self._last, doc):
+            # several runs in one file (reports appended one after another): the previous
+            # run's final report is its summary; this one starts afresh, labelled run="2"...
+            out = self._run_summary()
+            self._deferred = None  # a lone report: its whole-run figures are the summary
+            self._last = None
+            self._jobs.clear()
+            self._anchor_ms = None
+            self._nominal_ms = 0.0
+            self._run += 1
+        first_doc = self._last is None and not self.stream
         if self._deferred is not None:
             out, self._deferred = self._deferred, None
         self._last = doc
@@ -256,6 +274,8 @@ class FioJsonParser(JsonStreamParser):
                 self._errors_warned.add((label, str(err)))
                 self.warn(f"fio job {label!r} reports error {err}")
             self._job(label, job, doc, ts, into)
+        if self._run > 1:
+            _tag(into, self._run)
         return out
 
     def _job(self, label: str, job: dict[str, Any], doc: dict[str, Any],
@@ -378,6 +398,35 @@ class FioJsonParser(JsonStreamParser):
                     add(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(cum[-1]),
                                {"job": label, "op": op, "measure": measure}, host, elapsed,
                                DeltaHistogram(bins.ns, tuple(cum)), dur))
+
+
+def _longest_elapsed(doc: dict[str, Any]) -> float | None:
+    found = [e for j in doc["jobs"] if isinstance(j, dict) and _num(e := j.get("elapsed"))]
+    return max(found) if found else None
+
+
+def _another_run(prev: dict[str, Any], doc: dict[str, Any]) -> bool:
+    """Whether ``doc`` is the report of another fio run than ``prev`` (reports appended to one
+    file), not a status dump of the same run: other jobs; fio's ``elapsed`` (seconds since it
+    started, which never goes down within a run) went down; or far more time passed between
+    the two documents than fio's ``elapsed`` advanced (a later run, started afresh)."""
+    names = [j.get("jobname") for j in prev["jobs"] if isinstance(j, dict)]
+    if names != [j.get("jobname") for j in doc["jobs"] if isinstance(j, dict)]:
+        return True
+    e1, e2 = _longest_elapsed(prev), _longest_elapsed(doc)
+    if e1 is None or e2 is None:
+        return False
+    if e2 < e1:
+        return True
+    t1, t2 = prev.get("timestamp_ms"), doc.get("timestamp_ms")
+    return _num(t1) and _num(t2) and t2 - t1 > (e2 - e1) * 1000 + _RUN_GAP_SLACK_MS
+
+
+def _tag(samples: list[Sample], run: int) -> list[Sample]:
+    if run > 1:
+        for sample in samples:
+            sample.labels = {**sample.labels, "run": str(run)}
+    return samples
 
 
 def _work_ms(job_ms: float | None, dir_ms: float, dts: float | None) -> float:
