@@ -8,8 +8,11 @@ of its last printed digit; and the partial tail after rados bench's last row say
 
 from __future__ import annotations
 
+import json
 import math
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -128,3 +131,15 @@ def test_rbd_bench_every_figure() -> None:
     assert printed("23.00").matches(total["iops"].value)
     assert printed("3015193.89").matches(total["bandwidth_bytes"].value)
     assert total["iops"].elapsed == pytest.approx(8192 / 23.00)  # "elapsed: 356", truncated
+
+
+def test_duration_survives_benchtui_parse_json_lines() -> None:
+    """``benchtui parse FILE`` prints the tail's duration in its JSON Lines (docs/SAMPLES.md)."""
+    path = corpus_path("ceph", "yzhan-rados-bench-4k-qd64-stamps.txt")
+    done = subprocess.run([sys.executable, "-m", "benchtui", "parse", str(path)],
+                          capture_output=True, text=True, timeout=60, check=True)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    partial = [r for r in rows if "duration" in r]
+    assert [(r["metric"], r["duration"], r["elapsed"]) for r in partial] == [
+        ("iops", 1.51, 181.51), ("bandwidth_bytes", 1.51, 181.51)]
+    assert all(r["kind"] == "interval" for r in partial)
