@@ -72,8 +72,11 @@ def parse(parser: RadosBenchParser | RbdBenchParser, text: str) -> list[Sample]:
 
 
 def by_elapsed(samples: list[Sample], metric: str, **labels: str) -> dict[float, float]:
+    """The per-second rows (not rados bench's partial tail after its last row)."""
     out: dict[float, float] = {}
     for s in pick(samples, metric, INTERVAL, **labels):
+        if s.duration is not None:
+            continue
         assert s.elapsed is not None and s.elapsed not in out, s
         out[s.elapsed] = s.value
     return out
@@ -123,6 +126,17 @@ def check_rados_output(text: str, mode: str) -> list[Sample]:
     made = float(printed.get("Total writes made") or printed["Total reads made"])
     assert summary[0].value == pytest.approx(made / run_time)
     assert math.floor(summary[0].value) == int(printed["Average IOPS"])
+    # The operations completed after the last row: a partial interval up to the run's end.
+    tail = [s for s in samples if s.kind == INTERVAL and s.duration is not None]
+    last_sec, last_finished = float(rows[-1][0]), int(rows[-1][3])
+    if made > last_finished:
+        span = run_time - last_sec
+        assert [(s.metric, s.elapsed) for s in tail] == [
+            ("iops", run_time), ("bandwidth_bytes", run_time)]
+        assert tail[0].duration == pytest.approx(span)
+        assert tail[0].value == pytest.approx((made - last_finished) / span)
+    else:
+        assert not tail
     for key, (metric, mult) in _RADOS_SUMMARY.items():
         found = pick(samples, metric, SUMMARY, op=op)
         if key in printed:
@@ -275,7 +289,7 @@ async def test_session_runs_rados_and_rbd_bench_steps(single_node_ceph: SingleNo
     check_invariants(samples)
     rados = [s for s in samples if s.tool == "rados_bench"]
     assert rados and all(s.labels["step"] == "rados-write" and s.host == "here" for s in rados)
-    rows = pick(rados, "iops", INTERVAL, op="write")
+    rows = [s for s in pick(rados, "iops", INTERVAL, op="write") if s.duration is None]
     assert [s.elapsed for s in rows] == [float(n) for n in range(1, len(rows) + 1)]
     assert RADOS_SECONDS - 1 <= len(rows) <= RADOS_SECONDS + 1
     # Live: each row was received when rados bench printed it, about a second apart (not all
@@ -285,7 +299,7 @@ async def test_session_runs_rados_and_rbd_bench_steps(single_node_ceph: SingleNo
     assert times[-1] - times[0] >= (len(rows) - 1) / 2
     for row in rows:  # 4 MiB objects: IOPS x 4 MiB is the row's bandwidth
         bandwidth = [s.value for s in pick(rados, "bandwidth_bytes", INTERVAL, op="write")
-                     if s.elapsed == row.elapsed]
+                     if s.elapsed == row.elapsed and s.duration is None]
         assert bandwidth == [pytest.approx(row.value * 4 * MIB, rel=1e-5, abs=1.0)]
     assert one(rados, "bandwidth_bytes", SUMMARY, op="write") > 0
     rbd = [s for s in samples if s.tool == "rbd_bench"]
