@@ -8,17 +8,16 @@ fio's own documents (standard library ``json``): Δ``clat_ns.N`` / Δ``job_runti
 
 from __future__ import annotations
 
-import json
 import subprocess
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from benchtui.model.sample import INTERVAL, Sample
 from benchtui.parsers.fio_json import FioJsonParser
 from tests.helpers import check_invariants, pick, require_tool
+from tests.test_parse_fio_json import docs as fio_documents
 
 
 def _fio(tmp_path: Path, engine: str) -> str:
@@ -31,15 +30,6 @@ def _fio(tmp_path: Path, engine: str) -> str:
         pytest.skip(f"fio cannot use libaio here: {proc.stderr.decode()[:200]}")
     assert proc.returncode == 0, proc.stderr.decode()
     return proc.stdout.decode()
-
-
-def _documents(text: str) -> list[dict[str, Any]]:
-    out, pos = [], text.find("{\n")
-    while pos >= 0:
-        end = text.find("\n}\n", pos)
-        out.append(json.loads(text[pos:end + 2]))
-        pos = text.find("{\n", end + 3)
-    return out
 
 
 def _intervals(text: str, *, live: bool) -> list[Sample]:
@@ -58,7 +48,7 @@ def _intervals(text: str, *, live: bool) -> list[Sample]:
 @pytest.mark.parametrize("engine", ["libaio", "psync"])
 def test_every_interval_is_a_rate_over_the_jobs_runtime(tmp_path: Path, engine: str) -> None:
     text = _fio(tmp_path, engine)
-    docs = _documents(text)
+    docs = fio_documents(text)
     assert len(docs) >= 4
     jobs = [d["jobs"][0] for d in docs]
     counts = [j["read"]["clat_ns"]["N"] for j in jobs]
