@@ -297,6 +297,12 @@ def test_two_runs_in_one_file_are_told_apart() -> None:
     assert sum(s.value for s in intervals(twice, HISTOGRAM_METRIC, job="rread")) == 2 * 81847
     first = [s.to_dict() for s in once]
     assert [s.to_dict() for s in twice if "run" not in s.labels] == first
+    # the same, live (a known status stream, line by line): run 1's summary stays run 1's
+    live = FioJsonParser()
+    live.stream = True
+    got = [s for line in (text + text).split("\n") for s in live.feed(line)] + live.finish()
+    assert [s.labels.get("run") for s in pick(got, "iops", SUMMARY, job="rread")] == [None, "2"]
+    assert len(intervals(got, "iops", run="2")) == n_once
 
 
 def test_group_reporting_plain_json() -> None:

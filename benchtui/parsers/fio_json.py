@@ -266,6 +266,7 @@ class FioJsonParser(JsonStreamParser):
         if first_doc:
             self._deferred = []
         into = self._deferred if self._deferred is not None else out
+        mine = len(into)  # (what is before: the previous run's summary, already labelled)
         for label, job in zip(labels, jobs, strict=True):
             if not isinstance(job, dict):
                 continue
@@ -275,7 +276,7 @@ class FioJsonParser(JsonStreamParser):
                 self.warn(f"fio job {label!r} reports error {err}")
             self._job(label, job, doc, ts, into)
         if self._run > 1:
-            _tag(into, self._run)
+            into[mine:] = _tag(into[mine:], self._run)
         return out
 
     def _job(self, label: str, job: dict[str, Any], doc: dict[str, Any],
