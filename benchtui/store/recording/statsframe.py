@@ -254,7 +254,7 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list
         figures = struct.unpack_from(f"<{6 * len(with_partial)}d", raw, pos)
         for k, i in enumerate(with_partial):
             c, *rest = figures[6 * k:6 * k + 6]
-            partials[i] = (int(c), *rest)  # type: ignore[assignment]
+            partials[i] = (int(c), *rest)
     get = hists.get
     return [(table[i], counts[i], values[2 * n + i], values[3 * n + i], values[i],
              values[n + i], times[index[i]], times[index[n + i]], get(i), partials.get(i))
