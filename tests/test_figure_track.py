@@ -20,12 +20,12 @@ from benchtui.cli.main import main
 from benchtui.model.events import Event
 from benchtui.session.baseline import BaselineSeries
 from benchtui.session.figure_track import FigureRecorder
+from benchtui.session.ghost_digest import GhostDigest
 from benchtui.session.importer import import_outputs
 from benchtui.store.recording import SessionReader, SessionWriter
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording.figframe import FLEET_HOST, Tick, decode, encode
 from benchtui.store.recording.varint import CodecError
-from benchtui.ui.ghost import GhostDigest
 from tests.baseline_recording import STEP, BaselinePair
 
 Points = dict[tuple[str, tuple[str, ...]], tuple[list[float], list[float]]]

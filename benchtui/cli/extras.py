@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from benchtui import __version__
 from benchtui.session.engine import Session
 from benchtui.session.figure_track import FigureRecorder
+from benchtui.session.ghost_digest import GhostDigest
 from benchtui.store.fleet import FleetState
 from benchtui.store.recording import SCHEMA_VERSION, Recorder, SessionMeta
 
@@ -58,7 +59,6 @@ def recording(session: Session, path: str, *,
     The console's figures go with the samples (the figure track: a baseline's ghost reads
     them instead of computing them again, ``session.figure_track``). ``on_close`` sees the
     recorder once it is closed (benchmarks read its numbers)."""
-    from benchtui.ui.ghost import GhostDigest  # (no Textual: the console's figure functions)
 
     digest = GhostDigest()
     meta = SessionMeta(SCHEMA_VERSION, session.plan.name, session.session_id,

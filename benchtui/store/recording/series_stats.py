@@ -23,7 +23,6 @@ from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
 from benchtui.store.recording.codec import SeriesDef
 
-
 #: The nominal interval assumed for a series with fewer than two nominal samples (seconds).
 NOMINAL_INTERVAL = 1.0
 
