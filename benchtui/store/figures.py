@@ -9,7 +9,9 @@ The widgets format and draw; this module decides which series a number comes fro
 
 * Only *fresh* series count: a series whose newest point is older than ``STALE_AFTER``
   seconds before the console's clock is left out of current values, so a finished step, a
-  failed host or a monitor between steps never keeps adding its last value to the totals.
+  failed host or a monitor between steps never keeps adding its last value to the totals;
+  nor one whose newest point is older than the current step (``oldest``: a figure shown
+  belongs to the step it is shown under).
 * Fleet and host latency percentiles are quantiles of merged per-interval histograms (every
   job, and for the fleet every host), never an average of percentiles; tools without
   histograms fall back to their own percentile series (the worst job's), then to the mean.
@@ -26,6 +28,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from operator import add, gt
 
+from benchtui.model.sample import Sample
 from benchtui.store.fleet import FleetState, StepView
 from benchtui.store.live import LiveStore, Series
 
@@ -227,18 +230,30 @@ _LAST: list[tuple[weakref.ref[LiveStore], SeriesIndex]] = []
 
 
 def since(now: float) -> float:
-    """The oldest newest-point a series may have to count as current at ``now``."""
+    """The oldest newest-point a series may have to count as current at ``now`` (for a host:
+    whether it is stale)."""
     return now - STALE_AFTER
+
+
+def oldest(store: LiveStore, now: float) -> float:
+    """The oldest point a figure may be read from at ``now``: ``STALE_AFTER`` seconds back,
+    and never before the store's scope (the current step's start, the last step's end
+    between steps: ``LiveStore.scope``), so that a figure shown belongs to the step it is
+    shown under: at a step change the previous step's figures leave at once, and "–" is
+    shown until the new step's first interval arrives."""
+    floor = now - STALE_AFTER
+    scope = store.scope
+    return floor if scope is None or scope < floor else scope
 
 
 def fresh(store: LiveStore, metric: str, host: str | None, now: float,
           **labels: str) -> Iterable[Series]:
     """Series of ``metric`` (on ``host``, with ``labels``) that have a point newer than
     ``STALE_AFTER`` before ``now``."""
-    oldest = since(now)
+    first = oldest(store, now)
     for series in index_of(store).found(metric, host, **labels):
         times = series.times
-        if times and times[-1] >= oldest:
+        if times and times[-1] >= first:
             yield series
 
 
@@ -273,7 +288,7 @@ def latency(store: LiveStore, now: float, op: str, host: str | None = None, *,
     """p50/p99/p99.9 of ``op`` for one host or (``host=None``) the whole fleet (those of
     ``quantiles`` only: the others are None when they come from histograms)."""
     hosts = None if host is None else (host,)
-    merged = store.fleet_latency(quantiles, since=since(now), hosts=hosts, op=op)
+    merged = store.fleet_latency(quantiles, since=oldest(store, now), hosts=hosts, op=op)
     if merged:
         return Latency(merged.get(0.5), merged.get(0.99), merged.get(0.999), "histogram")
     worst: dict[str, float] = {}
@@ -376,8 +391,7 @@ def host_figures(state: FleetState, host: str, now: float) -> HostFigures:
     memory = latest_by(fresh(store, "mem_bandwidth_bytes", host, now), "method")
     memory.update(_summary_latest(state, host, "mem_bandwidth_bytes", "method"))
     scores = [(s.labels.get("test", "?"), s.labels.get("unit", ""), s.value)
-              for s in state.store.summaries
-              if s.host == host and s.metric == "benchmark_score"]
+              for s in _step_summaries(state, host) if s.metric == "benchmark_score"]
     idle = latest_by(fresh(store, "cpu_ratio", host, now, mode="idle"), "mode").get("idle")
     running = view.state in ("running", "reconnecting")
     final = False
@@ -408,15 +422,17 @@ def host_figures(state: FleetState, host: str, now: float) -> HostFigures:
 def end_of_run(state: FleetState, host: str) -> tuple[dict[str, float], dict[str, float],
                                                       dict[str, Latency]]:
     """IOPS, bandwidth (summed over jobs) and latency percentiles (the worst job's: a run's
-    summary has no histogram to merge) of the host's last run, from the tool's own summary."""
+    summary has no histogram to merge) of the host's last run, from the tool's own summary;
+    of the last step's run only (a step that has started shows none of the previous one's)."""
+    summaries = _step_summaries(state, host)
     newest: float | None = None
-    for s in state.store.summaries:
-        if s.host == host and s.metric in ("iops", "bandwidth_bytes") and s.t is not None \
+    for s in summaries:
+        if s.metric in ("iops", "bandwidth_bytes") and s.t is not None \
                 and (newest is None or s.t > newest):
             newest = s.t
     if newest is None:
         return {}, {}, {}
-    last = [s for s in state.store.summaries if s.host == host and s.t == newest]
+    last = [s for s in summaries if s.t == newest]
     iops: dict[str, float] = defaultdict(float)
     bandwidth: dict[str, float] = defaultdict(float)
     worst: dict[str, dict[str, float]] = defaultdict(dict)
@@ -434,11 +450,20 @@ def end_of_run(state: FleetState, host: str) -> tuple[dict[str, float], dict[str
     return _ops(dict(iops)), _ops(dict(bandwidth)), lat
 
 
+def _step_summaries(state: FleetState, host: str) -> list[Sample]:
+    """The end-of-run samples of ``host`` in the last step (all of them for samples without a
+    step label: a session fed by hand)."""
+    step = state.steps[-1].name if state.steps else None
+    return [s for s in state.store.summaries if s.host == host
+            and (step is None or s.labels.get("step", step) == step)]
+
+
 def _summary_latest(state: FleetState, host: str, metric: str, label: str) -> dict[str, float]:
-    """The newest end-of-run figure per ``label`` value (mbw's AVG lines, for instance)."""
+    """The newest end-of-run figure per ``label`` value (mbw's AVG lines, for instance), of
+    the last step."""
     out: dict[str, float] = {}
-    for s in state.store.summaries:
-        if s.host == host and s.metric == metric:
+    for s in _step_summaries(state, host):
+        if s.metric == metric:
             out[s.labels.get(label, "")] = s.value
     return out
 

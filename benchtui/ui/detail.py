@@ -9,6 +9,7 @@ With a baseline (``--baseline``), the IOPS, bandwidth and latency charts plot it
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -84,7 +85,10 @@ class ChartSlot:
                ghost: Ghost | None = None) -> None:
         plot_width = max(self.widget.size.width - 10, 10)
         spc = max(1.0, window / plot_width)
-        start = end - plot_width * spc
+        # the last step's lines only: the previous step's leave the legend and the scale
+        # at the step change (``figures.oldest``)
+        start = max(end - plot_width * spc, state.steps[-1].started if state.steps
+                    else -math.inf)
         index = fig.index_of(state.store)
         lines = [ChartLine(label, fig.combined(index.find(metric, host, **labels), start,
                                                worst=worst))
