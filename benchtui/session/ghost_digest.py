@@ -18,7 +18,7 @@ __all__ = ["GHOST_QUANTILE", "METRICS", "GhostDigest", "chart_key"]
 
 #: The metrics a ghost reads of the baseline (the rest is not decoded).
 METRICS = ("iops", "bandwidth_bytes", "latency_seconds", "latency_mean_seconds",
-           HISTOGRAM_METRIC)
+           HISTOGRAM_METRIC, "net_bandwidth_bytes")
 #: The percentile whose ghost the latency charts draw and whose share the numbers show: the
 #: tail the header compares (fio's other percentile series are not read).
 GHOST_QUANTILE = "0.99"
@@ -58,7 +58,7 @@ class GhostDigest:
 
     #: The figures' name in a recording's figure track (``session.figure_track``): to be
     #: changed whenever what they are changes (a track of other figures is then not read).
-    name = "ghost/1"
+    name = "ghost/2"
     metrics: Collection[str] = METRICS
 
     def reads(self, metric: str, labels: Mapping[str, str]) -> bool:
@@ -71,11 +71,17 @@ class GhostDigest:
     def host(self, state: FleetState, host: str, t: float) -> Iterator[tuple[Key, float]]:
         """The host's numbers (``figures.io_figures``: IOPS and bandwidth summed over its
         jobs, which its IOPS and bandwidth charts draw too, and its latency percentiles from
-        merged histograms) and its latency chart's ghost: the worst job's p99, as the pane's
+        merged histograms; its network rates, ``figures.net_rates``) and its latency chart's
+        ghost: the worst job's p99, as the pane's
         chart combines it (its mean, for tools without percentiles)."""
         store = state.store
         iops, bandwidth, lat = fig.io_figures(store, host, t, quantiles=_P99)
         yield from _numbers(iops, bandwidth, lat)
+        send, receive = fig.net_rates(store, host, t)
+        if send is not None:
+            yield ("net", "send"), send
+        if receive is not None:
+            yield ("net", "receive"), receive
         index = fig.index_of(store)
         percentiles = bool(index.found("latency_seconds", host))
         for op in lat:

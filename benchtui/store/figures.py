@@ -83,6 +83,8 @@ class Versus:
     iops: dict[str, float] = field(default_factory=dict)
     bandwidth: dict[str, float] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)
+    #: Network rates per direction ("send", "receive": iperf3, iperf).
+    net: dict[str, float] = field(default_factory=dict)
     #: Shares within this of 1.0 count as the same (``--tolerance``, 0.05 by default).
     tolerance: float = 0.05
 
@@ -112,6 +114,8 @@ class HostFigures:
     retransmits: float | None = None
     #: iperf printed ``[SUM]`` lines (several streams): charts use them, not the streams.
     net_has_sum: bool = False
+    #: The network rates are the last run's end-of-run figures (iperf3's, the run is over).
+    net_final: bool = False
     #: Memory copy rate per mbw method, bytes/s (latest run or AVG).
     memory: dict[str, float] = field(default_factory=dict)
     #: (test, unit, score) of benchmark tools (UnixBench), as printed.
@@ -365,9 +369,9 @@ def devices(store: LiveStore, host: str, now: float) -> list[DeviceFigures]:
     return [found[k] for k in sorted(found)]
 
 
-def _net(store: LiveStore, host: str, now: float) -> tuple[float | None, float | None,
-                                                           float | None]:
-    """(send, receive) bytes/s and retransmits: the ``sum`` stream where iperf printed one."""
+def net_rates(store: LiveStore, host: str, now: float) -> tuple[float | None, float | None]:
+    """(send, receive) bytes/s of ``host`` current at ``now``: the ``sum`` stream where iperf
+    printed one, else its streams added up."""
     rates: dict[str, float] = {}
     for direction in ("send", "receive"):
         series = list(fresh(store, "net_bandwidth_bytes", host, now, direction=direction))
@@ -376,11 +380,18 @@ def _net(store: LiveStore, host: str, now: float) -> tuple[float | None, float |
                                  if not s.labels.get("stream", "").startswith("sum")], "")
         if values:
             rates[direction] = values[""]
+    return rates.get("send"), rates.get("receive")
+
+
+def _net(store: LiveStore, host: str, now: float) -> tuple[float | None, float | None,
+                                                           float | None]:
+    """(send, receive) bytes/s (``net_rates``) and retransmits."""
+    send, receive = net_rates(store, host, now)
     retr_series = list(fresh(store, "net_retransmits", host, now))
     retr_sums = [s for s in retr_series if s.labels.get("stream") == "sum"]
     retr = sum_by(retr_sums or [s for s in retr_series
                                 if not s.labels.get("stream", "").startswith("sum")], "")
-    return rates.get("send"), rates.get("receive"), retr.get("")
+    return send, receive, retr.get("")
 
 
 def host_figures(state: FleetState, host: str, now: float) -> HostFigures:
@@ -399,6 +410,12 @@ def host_figures(state: FleetState, host: str, now: float) -> HostFigures:
         # The run is over: its end-of-run figures rather than dashes.
         iops, bandwidth, lat = end_of_run(state, host)
         final = bool(iops or bandwidth)
+    net_final = False
+    if not running and send is None and receive is None:
+        # as for fio: the network tool's own end-of-run figures rather than dashes
+        send, receive, end_retr = net_end_of_run(state, host)
+        net_final = send is not None or receive is not None
+        retr = end_retr if net_final else retr
     stale = running and (view.last_sample_t is None or view.last_sample_t < since(now))
     index = index_of(store)
     seen_io = {s.labels.get("op", "") for m in ("iops", "bandwidth_bytes")
@@ -416,7 +433,7 @@ def host_figures(state: FleetState, host: str, now: float) -> HostFigures:
         metrics=frozenset(index.metrics(host)),
         net_has_sum=any(s.labels.get("stream") == "sum"
                         for s in index.find("net_bandwidth_bytes", host)),
-        final=final)
+        final=final, net_final=net_final)
 
 
 def end_of_run(state: FleetState, host: str) -> tuple[dict[str, float], dict[str, float],
@@ -448,6 +465,34 @@ def end_of_run(state: FleetState, host: str) -> tuple[dict[str, float], dict[str
     lat = {op: Latency(v.get("0.5"), v.get("0.99"), v.get("0.999"), "percentiles")
            for op, v in worst.items() if op in OPS}
     return _ops(dict(iops)), _ops(dict(bandwidth)), lat
+
+
+def _streams(samples: list[Sample]) -> float | None:
+    """The rate of several streams: their ``sum`` where the tool printed one, else the
+    streams added up (None: none)."""
+    sums = [s.value for s in samples if s.labels.get("stream") == "sum"]
+    if sums:
+        return sum(sums)
+    rest = [s.value for s in samples if not s.labels.get("stream", "").startswith("sum")]
+    return sum(rest) if rest else None
+
+
+def net_end_of_run(state: FleetState, host: str) -> tuple[float | None, float | None,
+                                                          float | None]:
+    """(send, receive) bytes/s and retransmits of the host's last network run in the last
+    step, from the tool's own end-of-run figures (iperf3's summary lines)."""
+    summaries = [s for s in _step_summaries(state, host)
+                 if s.metric in ("net_bandwidth_bytes", "net_retransmits") and s.t is not None]
+    if not summaries:
+        return None, None, None
+    newest = max(s.t for s in summaries if s.t is not None)
+    last = [s for s in summaries if s.t is not None and s.t >= newest - 1.0]
+    send = _streams([s for s in last if s.metric == "net_bandwidth_bytes"
+                     and s.labels.get("direction") == "send"])
+    receive = _streams([s for s in last if s.metric == "net_bandwidth_bytes"
+                        and s.labels.get("direction") == "receive"])
+    retr = _streams([s for s in last if s.metric == "net_retransmits"])
+    return send, receive, retr
 
 
 def _step_summaries(state: FleetState, host: str) -> list[Sample]:

@@ -181,7 +181,8 @@ class Ghost:
 
     def _versus(self, host: str, prefix: tuple[str, ...], *, iops: dict[str, float],
                 bandwidth: dict[str, float], latency: dict[str, fig.Latency],
-                now: float) -> fig.Versus | None:
+                now: float, net: Mapping[str, float | None] | None = None
+                ) -> fig.Versus | None:
         if self._run is None or (self._run.baseline_host(host) is None and host != FLEET):
             return None
 
@@ -203,15 +204,17 @@ class Ghost:
                                  lambda op: ("lat", op, "mean")))
         return fig.Versus(shares(iops, lambda op: ("iops", op)),
                           shares(bandwidth, lambda op: ("bandwidth_bytes", op)),
-                          lat_shares, self.tolerance)
+                          lat_shares, shares(net or {}, lambda d: ("net", d)),
+                          self.tolerance)
 
     def host_versus(self, f: fig.HostFigures, now: float) -> fig.Versus | None:
         """A host's current figures against its baseline's (None: no baseline for it; the
         end-of-run figures of a finished host are not compared)."""
         if f.final:
             return None
+        net = {} if f.net_final else {"send": f.net_send, "receive": f.net_receive}
         return self._versus(f.name, (), iops=f.iops, bandwidth=f.bandwidth,
-                            latency=f.latency, now=now)
+                            latency=f.latency, now=now, net=net)
 
     def fleet_versus(self, f: fig.FleetFigures, now: float) -> fig.Versus | None:
         """The fleet's current figures against the baseline's fleet."""
