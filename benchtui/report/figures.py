@@ -1,6 +1,6 @@
 """A report row's figures, taken from per-series statistics over the row's window.
 
-The rules are the console's (``ui/figures.py``), applied to a window instead of the newest
+The rules are the console's (``store/figures.py``), applied to a window instead of the newest
 point: IOPS and bandwidth are summed over a tool's jobs per op; latency percentiles are
 quantiles of the merged per-interval histograms (every job, and for a fleet row every host),
 never averages of percentiles; tools without histograms fall back to their own percentiles
@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from benchtui.model.fio_buckets import FIO_PLAT_BITS
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.report.model import Row, Value
+from benchtui.store.figures import rate_parts
 from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import SeriesStats
 
@@ -39,21 +40,12 @@ def _labels(d: SeriesDef) -> dict[str, str]:
 def _job_series(stats: Stats, metric: str, kind: str) -> dict[str, list[tuple[SeriesDef,
                                                                             SeriesStats]]]:
     """op -> the series of ``metric`` to add up: a tool's jobs; fio's whole-run lines
-    (``job="all"``, ``job="group N"``) only when there is no per-job series for that op."""
-    per_job: dict[str, list[tuple[SeriesDef, SeriesStats]]] = defaultdict(list)
-    whole: dict[str, list[tuple[SeriesDef, SeriesStats]]] = defaultdict(list)
-    for d, st in stats.items():
-        if d.metric != metric or d.kind != kind or not st.count:
-            continue
-        labels = _labels(d)
-        op = labels.get("op", "total")
-        job = labels.get("job", "")
-        if job == "all" or job.startswith("group "):
-            if job == "all":
-                whole[op].append((d, st))
-        else:
-            per_job[op].append((d, st))
-    return {op: per_job.get(op) or whole[op] for op in set(per_job) | set(whole)}
+    (``job="all"``) only when there is no per-job series for that op; ``group N`` lines
+    never (``store.figures.rate_parts``: the console's rule)."""
+    found = [(d, st) for d, st in stats.items()
+             if d.metric == metric and d.kind == kind and st.count]
+    return {op: parts for (_host, op), parts in rate_parts(found, lambda x: dict(x[0].labels))
+            .items()}
 
 
 def summed(stats: Stats, metric: str, kind: str) -> dict[str, float]:

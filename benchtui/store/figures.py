@@ -23,14 +23,17 @@ from __future__ import annotations
 import itertools
 import weakref
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import add, gt
+from typing import TypeVar
 
 from benchtui.model.sample import Sample
 from benchtui.store.fleet import FleetState, StepView
 from benchtui.store.live import LiveStore, Series
+
+T = TypeVar("T")
 
 #: Seconds without a new point after which a series no longer counts as current.
 STALE_AFTER = 5.0
@@ -261,6 +264,45 @@ def fresh(store: LiveStore, metric: str, host: str | None, now: float,
             yield series
 
 
+def job_kind(labels: Mapping[str, str]) -> str:
+    """What a rate series stands for: "job" (one of a tool's jobs, or a tool without jobs),
+    "whole" (fio's ``job="all"`` line: every job at once) or "group" (fio's ``Run status
+    group N`` lines, never added to the jobs')."""
+    job = labels.get("job", "")
+    if job == "all":
+        return "whole"
+    return "group" if job.startswith("group ") else "job"
+
+
+def rate_parts(items: Iterable[T], labels: Callable[[T], Mapping[str, str]], *,
+               default_op: str = "total") -> dict[tuple[str, str], list[T]]:
+    """(host, op) -> the items whose values add up to the host's rate of ``op``: its jobs';
+    fio's whole-run line only for an op with no per-job item; group lines never. The one
+    rule for IOPS and bandwidth sums: the console's (``io_figures``, ``end_of_run``), the
+    report's tables (``report.figures``) and plots (``report.series``)."""
+    per_job: dict[tuple[str, str], list[T]] = defaultdict(list)
+    whole: dict[tuple[str, str], list[T]] = defaultdict(list)
+    for item in items:
+        lab = labels(item)
+        kind = job_kind(lab)
+        if kind == "group":
+            continue
+        key = (lab.get("host", ""), lab.get("op", default_op))
+        (per_job if kind == "job" else whole)[key].append(item)
+    return {key: per_job.get(key) or whole[key] for key in set(per_job) | set(whole)}
+
+
+def rate_sums(series: Iterable[Series]) -> dict[str, float]:
+    """op -> the newest values added up (over jobs, and hosts) by ``rate_parts``' rule."""
+    out: dict[str, float] = defaultdict(float)
+    for (_host, op), parts in rate_parts(
+            series, lambda s: {**s.labels, "host": s.host}, default_op="").items():
+        for s in parts:
+            if s.values:
+                out[op] += s.values[-1]
+    return dict(out)
+
+
 def sum_by(series: Iterable[Series], label: str) -> dict[str, float]:
     """The latest values summed per value of ``label`` (jobs and hosts add up)."""
     out: dict[str, float] = defaultdict(float)
@@ -317,8 +359,8 @@ def io_figures(store: LiveStore, host: str | None, now: float, *,
     latency percentiles per op (``latency``) of one host or (``host=None``) the fleet, as
     current at ``now``: what a pane's and the header's numbers are, and what a baseline's
     ghost computes from the baseline's samples (``benchtui.ui.ghost``, p99 only)."""
-    iops = _ops(sum_by(fresh(store, "iops", host, now), "op"))
-    bandwidth = _ops(sum_by(fresh(store, "bandwidth_bytes", host, now), "op"))
+    iops = _ops(rate_sums(fresh(store, "iops", host, now)))
+    bandwidth = _ops(rate_sums(fresh(store, "bandwidth_bytes", host, now)))
     lat = {op: latency(store, now, op, host, quantiles=quantiles)
            for op in OPS if op in iops or op in bandwidth}
     return iops, bandwidth, {op: v for op, v in lat.items() if not v.empty}
@@ -453,13 +495,13 @@ def end_of_run(state: FleetState, host: str) -> tuple[dict[str, float], dict[str
     iops: dict[str, float] = defaultdict(float)
     bandwidth: dict[str, float] = defaultdict(float)
     worst: dict[str, dict[str, float]] = defaultdict(dict)
+    for into, metric in ((iops, "iops"), (bandwidth, "bandwidth_bytes")):
+        rates = [s for s in last if s.metric == metric and "job" in s.labels]
+        for (_host, op), parts in rate_parts(rates, lambda s: s.labels, default_op="").items():
+            into[op] += sum(s.value for s in parts)
     for s in last:
         op = s.labels.get("op", "")
-        if s.metric == "iops" and "job" in s.labels:
-            iops[op] += s.value
-        elif s.metric == "bandwidth_bytes" and "job" in s.labels:
-            bandwidth[op] += s.value
-        elif s.metric == "latency_seconds" and s.labels.get("measure", "clat") in ("clat", "lat"):
+        if s.metric == "latency_seconds" and s.labels.get("measure", "clat") in ("clat", "lat"):
             q = s.labels.get("quantile", "")
             worst[op][q] = max(worst[op].get(q, 0.0), s.value)
     lat = {op: Latency(v.get("0.5"), v.get("0.99"), v.get("0.999"), "percentiles")
@@ -571,3 +613,52 @@ def _aligned(found: list[Series], start: float, *, worst: bool) -> Points | None
     for _, other in tails[1:]:
         values = list(map(combine, values, other))
     return Points(times0[::-1], values[::-1])
+
+
+#: A job's figures: (step, job, op) -> {"iops", "bw", "mean", "0.5", "0.99", "0.999"}.
+JobKey = tuple[str, str, str]
+
+
+def job_figures(state: FleetState, host: str) -> dict[JobKey, tuple[dict[str, float], bool]]:
+    """Every (step, job, op) of ``host``: its figures and whether they are the tool's own
+    end-of-run figures (True: fio's ``read: IOPS=...`` of the finished run) rather than its
+    newest interval's. A run's figure is the tool's own where it printed one."""
+    index = index_of(state.store)
+    found: dict[JobKey, dict[str, float]] = {}
+    final: set[JobKey] = set()
+
+    def key_of(labels: dict[str, str]) -> JobKey:
+        return (labels.get("step", "-"), labels.get("job", "-"), labels.get("op", "-"))
+
+    def name_of(metric: str, labels: dict[str, str]) -> str | None:
+        if metric == "iops":
+            return "iops"
+        if metric == "bandwidth_bytes":
+            return "bw"
+        if metric == "latency_seconds":
+            q = labels.get("quantile")
+            if q in ("0.5", "0.99", "0.999") and labels.get("measure") in (None, "clat", "lat"):
+                return q
+            return None
+        if metric == "latency_mean_seconds" and labels.get("measure") == "clat":
+            return "mean"
+        return None
+
+    for metric in ("iops", "bandwidth_bytes", "latency_seconds", "latency_mean_seconds"):
+        for s in index.find(metric, host):
+            name = name_of(metric, s.labels)
+            if name is not None and s.last is not None:
+                found.setdefault(key_of(s.labels), {})[name] = s.last
+    summaries: dict[JobKey, dict[str, float]] = {}
+    for sample in state.store.summaries:
+        job = sample.labels.get("job")
+        if sample.host != host or job is None or job == "all" or job.startswith("group "):
+            continue
+        name = name_of(sample.metric, sample.labels)
+        if name is not None:
+            summaries.setdefault(key_of(sample.labels), {})[name] = sample.value
+    for key, values in summaries.items():
+        if "iops" in values or "bw" in values:
+            found[key] = {**found.get(key, {}), **values}
+            final.add(key)
+    return {k: (v, k in final) for k, v in found.items()}
