@@ -244,3 +244,18 @@ def test_the_report_says_whose_figures_and_how_fine_its_histograms_are() -> None
     assert coarse_threshold_warnings(110.0, p99, {"new": 4}) == []
     assert coarse_threshold_warnings(101.0, p99, {"new": None})  # fio's 1.56%
     assert coarse_threshold_warnings(101.0, ("iops",), {"new": 4}) == []
+
+
+def test_dump_carries_the_duration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import orjson
+
+    from benchtui.cli.main import main
+
+    path = tmp_path / "d.btr"
+    w = SessionWriter(str(path), meta())
+    w.append([(T0 + 1, _iops([1000.0, 1000.0, 700.0], [None, None, 0.24]))])
+    w.close(ended=T0 + 10)
+    assert main(["dump", str(path)]) == 0
+    rows = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r.get("duration") for r in rows] == [None, None, 0.24]
+    assert list(rows[2])[:3] == ["t", "elapsed", "duration"]  # docs/SAMPLES.md's order
