@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from benchtui.model.fio_buckets import FIO_PLAT_BITS
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.report.model import Row, Value
-from benchtui.store.figures import rate_parts
+from benchtui.store.figures import latency_measure_ok, rate_parts
 from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import SeriesStats
 
@@ -76,7 +76,7 @@ def merged_histograms(stats: Stats, kind: str = INTERVAL) -> dict[str, LatencyHi
 
 
 def _latency_measure_ok(labels: Mapping[str, str]) -> bool:
-    return labels.get("measure", "clat") in ("clat", "lat")
+    return latency_measure_ok(labels)
 
 
 def percentiles(stats: Stats, kind: str) -> dict[str, dict[str, float]]:

@@ -36,7 +36,7 @@ from benchtui.model.sample import Sample
 from benchtui.report.figures import QUANTILES
 from benchtui.report.model import Report, Row
 from benchtui.session.compare import FLEET, RunWindow, SessionLayout
-from benchtui.store.figures import job_kind
+from benchtui.store.figures import job_kind, latency_measure_ok
 from benchtui.store.recording import SessionReader
 
 #: Points per line above which a line is averaged down to about this many.
@@ -188,10 +188,10 @@ class _Accumulator:
                     self._merge_older_than(t - _LAG)
         elif metric == "latency_seconds":
             name = _QUANTILE_NAMES.get(labels.get("quantile", ""))
-            if name is not None and labels.get("measure", "clat") in ("clat", "lat"):
+            if name is not None and latency_measure_ok(labels):
                 acc = self.percentiles[(op, name)]
                 acc[t] = max(acc.get(t, 0.0), s.value)
-        elif metric == "latency_mean_seconds" and labels.get("measure", "lat") in ("clat", "lat"):
+        elif metric == "latency_mean_seconds" and latency_measure_ok(labels, "lat"):
             acc = self.means[op]
             acc[t] = max(acc.get(t, 0.0), s.value)
 

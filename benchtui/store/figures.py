@@ -264,6 +264,12 @@ def fresh(store: LiveStore, metric: str, host: str | None, now: float,
             yield series
 
 
+def latency_measure_ok(labels: Mapping[str, str], default: str = "clat") -> bool:
+    """Whether a latency series is one a figure reads: completion latency (fio's own
+    percentile measure) or total latency, never submission latency (``slat``)."""
+    return labels.get("measure", default) in ("clat", "lat")
+
+
 def job_kind(labels: Mapping[str, str]) -> str:
     """What a rate series stands for: "job" (one of a tool's jobs, or a tool without jobs),
     "whole" (fio's ``job="all"`` line: every job at once) or "group" (fio's ``Run status
@@ -334,19 +340,23 @@ def latency(store: LiveStore, now: float, op: str, host: str | None = None, *,
     """p50/p99/p99.9 of ``op`` for one host or (``host=None``) the whole fleet (those of
     ``quantiles`` only: the others are None when they come from histograms)."""
     hosts = None if host is None else (host,)
-    merged = store.fleet_latency(quantiles, since=oldest(store, now), hosts=hosts, op=op)
+    first = oldest(store, now)
+    # completion latency's histograms (fio's own percentile measure) where a tool gives
+    # several, as the report's tables and plots take them
+    merged = store.fleet_latency(quantiles, since=first, hosts=hosts, op=op, measure="clat") \
+        or store.fleet_latency(quantiles, since=first, hosts=hosts, op=op)
     if merged:
         return Latency(merged.get(0.5), merged.get(0.99), merged.get(0.999), "histogram")
     worst: dict[str, float] = {}
     for s in fresh(store, "latency_seconds", host, now, op=op):
         q = s.labels.get("quantile")
         if q in ("0.5", "0.99", "0.999") and s.last is not None \
-                and s.labels.get("measure", "clat") in ("clat", "lat"):
+                and latency_measure_ok(s.labels):
             worst[q] = max(worst.get(q, 0.0), s.last)
     if worst:
         return Latency(worst.get("0.5"), worst.get("0.99"), worst.get("0.999"), "percentiles")
     means = [s.last for s in fresh(store, "latency_mean_seconds", host, now, op=op)
-             if s.last is not None and s.labels.get("measure", "lat") in ("clat", "lat")]
+             if s.last is not None and latency_measure_ok(s.labels, "lat")]
     if means:
         return Latency(max(means), None, None, "mean")
     return Latency()
@@ -501,7 +511,7 @@ def end_of_run(state: FleetState, host: str) -> tuple[dict[str, float], dict[str
             into[op] += sum(s.value for s in parts)
     for s in last:
         op = s.labels.get("op", "")
-        if s.metric == "latency_seconds" and s.labels.get("measure", "clat") in ("clat", "lat"):
+        if s.metric == "latency_seconds" and latency_measure_ok(s.labels):
             q = s.labels.get("quantile", "")
             worst[op][q] = max(worst[op].get(q, 0.0), s.value)
     lat = {op: Latency(v.get("0.5"), v.get("0.99"), v.get("0.999"), "percentiles")
