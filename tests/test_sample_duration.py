@@ -259,3 +259,26 @@ def test_dump_carries_the_duration(tmp_path: Path, capsys: pytest.CaptureFixture
     rows = [orjson.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r.get("duration") for r in rows] == [None, None, 0.24]
     assert list(rows[2])[:3] == ["t", "elapsed", "duration"]  # docs/SAMPLES.md's order
+
+
+def test_the_gate_warns_of_a_threshold_finer_than_the_histograms(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from benchtui.cli.main import main
+    from tests import stats_session
+
+    old, new = tmp_path / "old.btr", tmp_path / "new.btr"
+    stats_session.write(old, stats_session.records(steps=1, run_seconds=12))
+    stats_session.write(new, stats_session.records(steps=1, run_seconds=12, seed=4))
+    out = tmp_path / "r.md"
+    code = main(["report", str(new), "--baseline", f"session={old}", "--skip", "2",
+                 "--fail-above", "p99=101%", "-o", str(out)])
+    assert code in (0, 3)
+    err = capsys.readouterr().err
+    assert "101% is finer than the latency histograms of stats-test can tell: at " \
+           "histogram_bits 6 a bucket is up to 1.56% wide" in err
+    text = out.read_text()
+    assert "`histogram_bits` 6: a bucket is up to 1.56% wide" in text
+    assert "101% is finer" in text
+    main(["report", str(new), "--baseline", f"session={old}", "--skip", "2",
+          "--fail-above", "p99=110%", "-o", str(tmp_path / "r2.md")])
+    assert "finer" not in capsys.readouterr().err
