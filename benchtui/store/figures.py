@@ -538,7 +538,13 @@ def net_end_of_run(state: FleetState, host: str) -> tuple[float | None, float | 
     if not summaries:
         return None, None, None
     newest = max(s.t for s in summaries if s.t is not None)
-    last = [s for s in summaries if s.t is not None and s.t >= newest - 1.0]
+    # one figure per series (a host that is both server and client prints the receiving
+    # side twice: the client's report of the server, and the server's own)
+    by_series: dict[tuple[object, ...], Sample] = {}
+    for s in summaries:
+        if s.t is not None and s.t >= newest - 1.0:
+            by_series[s.series_key()] = s
+    last = list(by_series.values())
     send = _streams([s for s in last if s.metric == "net_bandwidth_bytes"
                      and s.labels.get("direction") == "send"])
     receive = _streams([s for s in last if s.metric == "net_bandwidth_bytes"
