@@ -99,7 +99,8 @@ def test_info_says_whether_a_file_has_the_track(baseline_pair: BaselinePair, tmp
     bare = tmp_path / "bare.btr"
     rerecord(baseline_pair.old, bare, track=False)
     assert main(["info", str(baseline_pair.old)]) == 0
-    assert f"figures   the console's figures per second ({GhostDigest.name})" in capsys.readouterr().out
+    assert f"figures   the console's figures per second ({GhostDigest.name})" \
+        in capsys.readouterr().out
     assert main(["info", str(bare)]) == 0
     assert "figures   no figure track: a --baseline ghost" in capsys.readouterr().out
     assert main(["info", "--json", str(baseline_pair.old)]) == 0
