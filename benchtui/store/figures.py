@@ -299,14 +299,29 @@ def rate_parts(items: Iterable[T], labels: Callable[[T], Mapping[str, str]], *,
 
 
 def rate_sums(series: Iterable[Series]) -> dict[str, float]:
-    """op -> the newest values added up (over jobs, and hosts) by ``rate_parts``' rule."""
-    out: dict[str, float] = defaultdict(float)
-    for (_host, op), parts in rate_parts(
-            series, lambda s: {**s.labels, "host": s.host}, default_op="").items():
-        for s in parts:
-            if s.values:
-                out[op] += s.values[-1]
-    return dict(out)
+    """op -> the newest values added up (over jobs, and hosts) by ``rate_parts``' rule (in
+    one pass: this runs for every pane and every figure-track point)."""
+    jobs: dict[str, float] = {}
+    whole: dict[tuple[str, str], float] = {}
+    has_jobs: set[tuple[str, str]] = set()
+    for s in series:
+        values = s.values
+        if not values:
+            continue
+        labels = s.labels
+        op = labels.get("op", "")
+        job = labels.get("job")
+        if job is not None and (job == "all" or job.startswith("group ")):
+            if job == "all":
+                key = (s.host, op)
+                whole[key] = whole.get(key, 0.0) + values[-1]
+            continue
+        jobs[op] = jobs.get(op, 0.0) + values[-1]
+        has_jobs.add((s.host, op))
+    for (host, op), v in whole.items():
+        if (host, op) not in has_jobs:
+            jobs[op] = jobs.get(op, 0.0) + v
+    return jobs
 
 
 def sum_by(series: Iterable[Series], label: str) -> dict[str, float]:
