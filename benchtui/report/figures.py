@@ -1,12 +1,13 @@
 """A report row's figures, taken from per-series statistics over the row's window.
 
-The rules are the console's (``store/figures.py``), applied to a window instead of the newest
-point: IOPS and bandwidth are summed over a tool's jobs per op; latency percentiles are
-quantiles of the merged per-interval histograms (every job, and for a fleet row every host),
-never averages of percentiles; tools without histograms fall back to their own percentiles
-(the worst job's), then to the mean. A window's mean is the mean of the per-interval values
-in it; tools that print only an end-of-run summary (and imported sessions, whose interval
-figures are a status line's) are read from the summary.
+The rules are the console's (``store/series_rules.py``, ``store/figures.py``), applied to a
+window instead of the newest point: IOPS and bandwidth are summed over a tool's jobs per op;
+latency percentiles are quantiles of the merged per-interval histograms (every job, and for
+a fleet row every host), never averages of percentiles; tools without histograms fall back
+to their own percentiles (the worst job's), then to the mean. A window's mean is the mean of
+the per-interval values in it, each weighted by the time it covered (``SeriesStats``); a
+run's figure is the tool's own end-of-run figure where it printed one (``io_figures``'
+``prefer_summary``, the report's default).
 
 Everything here is plain numbers in base units; formats turn them into words.
 """
@@ -20,9 +21,9 @@ from dataclasses import dataclass
 from benchtui.model.fio_buckets import FIO_PLAT_BITS
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.report.model import Row, Value
-from benchtui.store.figures import latency_measure_ok, rate_parts
 from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import SeriesStats
+from benchtui.store.series_rules import latency_measure_ok, rate_parts
 
 #: The latency percentiles a report gives (p50, p99, p99.9), as metric name suffixes.
 QUANTILES = ((0.5, "p50"), (0.99, "p99"), (0.999, "p999"))
@@ -41,7 +42,7 @@ def _job_series(stats: Stats, metric: str, kind: str) -> dict[str, list[tuple[Se
                                                                             SeriesStats]]]:
     """op -> the series of ``metric`` to add up: a tool's jobs; fio's whole-run lines
     (``job="all"``) only when there is no per-job series for that op; ``group N`` lines
-    never (``store.figures.rate_parts``: the console's rule)."""
+    never (``store.series_rules.rate_parts``: the console's rule)."""
     found = [(d, st) for d, st in stats.items()
              if d.metric == metric and d.kind == kind and st.count]
     return {op: parts for (_host, op), parts in rate_parts(found, lambda x: dict(x[0].labels))

@@ -3,12 +3,12 @@ percentiles of each host over its run, x in seconds since the run started on tha
 
 They are decoded from the session's samples of the run (``SessionReader.samples`` by host,
 metric and the run's window, keeping the samples labelled with the run's step label), and
-follow the console's rules (``store/figures.py``) point by point, as the report's tables follow
-them over a window (``figures.py``):
+follow the console's rules (``store/series_rules.py``, ``store/figures.py``) point by point,
+as the report's tables follow them over a window (``figures.py``):
 
 - IOPS and bandwidth per op: the jobs' values of one interval added up (fio's whole-run
   ``job="all"`` lines only when there is no per-job series; ``group N`` lines never:
-  ``store.figures.rate_parts``); a partial interval (``Sample.duration``: fio's last,
+  ``store.series_rules.rate_parts``); a partial interval (``Sample.duration``: fio's last,
   after its last status dump) is a point at its own rate, marked as partial in the plots,
   and weighs its duration where points are averaged down;
 - latency per op: p50, p99 and p99.9 of the interval's histograms merged across the jobs
@@ -36,8 +36,8 @@ from benchtui.model.sample import Sample
 from benchtui.report.figures import QUANTILES
 from benchtui.report.model import Report, Row
 from benchtui.session.compare import FLEET, RunWindow, SessionLayout
-from benchtui.store.figures import job_kind, latency_measure_ok
 from benchtui.store.recording import SessionReader
+from benchtui.store.series_rules import job_kind, latency_measure_ok
 
 #: Points per line above which a line is averaged down to about this many.
 MAX_POINTS = 2000
@@ -171,7 +171,7 @@ class _Accumulator:
         op = labels.get("op", "total")
         metric = s.metric
         if metric in ("iops", "bandwidth_bytes"):
-            kind = job_kind(labels)  # the console's rule (``store.figures.rate_parts``)
+            kind = job_kind(labels)  # the console's rule (``store.series_rules.rate_parts``)
             if kind == "group":
                 return
             rate = (metric, op, kind == "whole")

@@ -5,7 +5,9 @@ re-exports it), the recorder's figure track and the baseline's ghost
 (``session.figure_track``, ``session.ghost_digest``) and the report's per-second plots
 (``report.series``).
 
-The widgets format and draw; this module decides which series a number comes from. Rules:
+The widgets format and draw; this module decides which series a number comes from, by the
+rules of ``store.series_rules`` (re-exported here), with a run's own end-of-run figures from
+``store.run_figures`` once it is over. Rules:
 
 * Only *fresh* series count: a series whose newest point is older than ``STALE_AFTER``
   seconds before the console's clock is left out of current values, so a finished step, a
@@ -20,42 +22,47 @@ The widgets format and draw; this module decides which series a number comes fro
 
 from __future__ import annotations
 
-import itertools
-import weakref
-from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import add, gt
-from typing import TypeVar
 
-from benchtui.model.sample import Sample
 from benchtui.store.fleet import FleetState, StepView
 from benchtui.store.live import LiveStore, Series
+from benchtui.store.run_figures import (
+    JobKey,
+    _step_summaries,
+    _summary_latest,
+    end_of_run,
+    job_figures,
+    net_end_of_run,
+)
+from benchtui.store.series_rules import (
+    OPS,
+    QUANTILES,
+    STALE_AFTER,
+    Latency,
+    SeriesIndex,
+    _ops,
+    fresh,
+    index_of,
+    job_kind,
+    latency_measure_ok,
+    latest_by,
+    oldest,
+    rate_parts,
+    rate_sums,
+    since,
+    sum_by,
+)
 
-T = TypeVar("T")
-
-#: Seconds without a new point after which a series no longer counts as current.
-STALE_AFTER = 5.0
-#: The quantiles the console shows (p50, p99, p99.9).
-QUANTILES = (0.5, 0.99, 0.999)
-#: fio's own op names; ``total`` stands for tools that do not split reads and writes.
-OPS = ("read", "write", "total")
-
-
-@dataclass(frozen=True, slots=True)
-class Latency:
-    """p50/p99/p99.9 in seconds; ``source`` says where they came from (for honest labels)."""
-
-    p50: float | None = None
-    p99: float | None = None
-    p999: float | None = None
-    #: "histogram" (exact, merged), "percentiles" (the tool's own, worst job), "mean".
-    source: str = ""
-
-    @property
-    def empty(self) -> bool:
-        return self.p50 is None and self.p99 is None and self.p999 is None
+__all__ = [
+    "OPS", "QUANTILES", "STALE_AFTER", "DeviceFigures", "FleetFigures", "HostFigures",
+    "JobKey", "Latency", "Points", "SeriesIndex", "Versus", "combined", "devices",
+    "end_of_run", "fleet_figures", "fresh", "host_figures", "index_of", "io_figures",
+    "job_figures", "job_kind", "latency", "latency_measure_ok", "latest_by", "net_end_of_run",
+    "net_rates", "oldest", "rate_parts", "rate_sums", "since", "sum_by",
+]
 
 
 @dataclass(slots=True)
@@ -165,189 +172,6 @@ class FleetFigures:
     last_step: StepView | None = None
     #: Against the baseline's fleet at the same step-elapsed second (``--baseline``).
     versus: Versus | None = None
-
-
-class SeriesIndex:
-    """The store's series by host and metric, so a pane reads its own series without
-    scanning every host's (``LiveStore.find`` walks them all). Series are only ever added to
-    a store, so the index catches up by reading the new ones, and what a query found stays
-    what it finds until a series is added (a host's figures ask some 80 queries a second)."""
-
-    def __init__(self, store: LiveStore) -> None:
-        # the store's dict, not the store: the index is the value of a weak dictionary keyed
-        # by the store, which must not keep its own key alive (a replay makes a new state,
-        # and store, on every seek)
-        self._series = store.series
-        self._seen = 0
-        self._by_host: dict[str, dict[str, list[Series]]] = {}
-        self._by_metric: dict[str, list[Series]] = {}
-        self._found: dict[tuple[object, ...], tuple[Series, ...]] = {}
-
-    def _catch_up(self) -> None:
-        series = self._series
-        if len(series) == self._seen:
-            return
-        for s in itertools.islice(series.values(), self._seen, None):
-            self._by_host.setdefault(s.host, {}).setdefault(s.metric, []).append(s)
-            self._by_metric.setdefault(s.metric, []).append(s)
-        self._seen = len(series)
-        self._found.clear()
-
-    def find(self, metric: str, host: str | None = None, **labels: str) -> Iterator[Series]:
-        """As ``LiveStore.find`` with a metric: the series matching host and labels."""
-        return iter(self.found(metric, host, **labels))
-
-    def found(self, metric: str, host: str | None = None, **labels: str
-              ) -> tuple[Series, ...]:
-        """``find``'s series as a tuple (kept until a series is added to the store)."""
-        self._catch_up()
-        key = (metric, host, *labels.items())
-        hit = self._found.get(key)
-        if hit is not None:
-            return hit
-        if host is None:
-            candidates = self._by_metric.get(metric, ())
-        else:
-            candidates = self._by_host.get(host, {}).get(metric, ())
-        hit = self._found[key] = tuple(
-            series for series in candidates
-            if all(series.labels.get(k) == v for k, v in labels.items()))
-        return hit
-
-    def metrics(self, host: str) -> set[str]:
-        self._catch_up()
-        return set(self._by_host.get(host, ()))
-
-_INDEXES: weakref.WeakKeyDictionary[LiveStore, SeriesIndex] = weakref.WeakKeyDictionary()
-
-
-def index_of(store: LiveStore) -> SeriesIndex:
-    """The (cached) index of ``store``."""
-    if _LAST and _LAST[0][0]() is store:
-        return _LAST[0][1]
-    index = _INDEXES.get(store)
-    if index is None:
-        index = _INDEXES[store] = SeriesIndex(store)
-    _LAST[:] = [(weakref.ref(store), index)]
-    return index
-
-
-#: The store asked for last and its index (the same store is asked thousands of times).
-_LAST: list[tuple[weakref.ref[LiveStore], SeriesIndex]] = []
-
-
-def since(now: float) -> float:
-    """The oldest newest-point a series may have to count as current at ``now`` (for a host:
-    whether it is stale)."""
-    return now - STALE_AFTER
-
-
-def oldest(store: LiveStore, now: float) -> float:
-    """The oldest point a figure may be read from at ``now``: ``STALE_AFTER`` seconds back,
-    and never before the store's scope (the current step's start, the last step's end
-    between steps: ``LiveStore.scope``), so that a figure shown belongs to the step it is
-    shown under: at a step change the previous step's figures leave at once, and "–" is
-    shown until the new step's first interval arrives."""
-    floor = now - STALE_AFTER
-    scope = store.scope
-    return floor if scope is None or scope < floor else scope
-
-
-def fresh(store: LiveStore, metric: str, host: str | None, now: float,
-          **labels: str) -> Iterable[Series]:
-    """Series of ``metric`` (on ``host``, with ``labels``) that have a point newer than
-    ``STALE_AFTER`` before ``now``."""
-    first = oldest(store, now)
-    for series in index_of(store).found(metric, host, **labels):
-        times = series.times
-        if times and times[-1] >= first:
-            yield series
-
-
-def latency_measure_ok(labels: Mapping[str, str], default: str = "clat") -> bool:
-    """Whether a latency series is one a figure reads: completion latency (fio's own
-    percentile measure) or total latency, never submission latency (``slat``)."""
-    return labels.get("measure", default) in ("clat", "lat")
-
-
-def job_kind(labels: Mapping[str, str]) -> str:
-    """What a rate series stands for: "job" (one of a tool's jobs, or a tool without jobs),
-    "whole" (fio's ``job="all"`` line: every job at once) or "group" (fio's ``Run status
-    group N`` lines, never added to the jobs')."""
-    job = labels.get("job", "")
-    if job == "all":
-        return "whole"
-    return "group" if job.startswith("group ") else "job"
-
-
-def rate_parts(items: Iterable[T], labels: Callable[[T], Mapping[str, str]], *,
-               default_op: str = "total") -> dict[tuple[str, str], list[T]]:
-    """(host, op) -> the items whose values add up to the host's rate of ``op``: its jobs';
-    fio's whole-run line only for an op with no per-job item; group lines never. The one
-    rule for IOPS and bandwidth sums: the console's (``io_figures``, ``end_of_run``), the
-    report's tables (``report.figures``) and plots (``report.series``)."""
-    per_job: dict[tuple[str, str], list[T]] = defaultdict(list)
-    whole: dict[tuple[str, str], list[T]] = defaultdict(list)
-    for item in items:
-        lab = labels(item)
-        kind = job_kind(lab)
-        if kind == "group":
-            continue
-        key = (lab.get("host", ""), lab.get("op", default_op))
-        (per_job if kind == "job" else whole)[key].append(item)
-    return {key: per_job.get(key) or whole[key] for key in set(per_job) | set(whole)}
-
-
-def rate_sums(series: Iterable[Series]) -> dict[str, float]:
-    """op -> the newest values added up (over jobs, and hosts) by ``rate_parts``' rule (in
-    one pass: this runs for every pane and every figure-track point)."""
-    jobs: dict[str, float] = {}
-    whole: dict[tuple[str, str], float] = {}
-    has_jobs: set[tuple[str, str]] = set()
-    for s in series:
-        values = s.values
-        if not values:
-            continue
-        labels = s.labels
-        op = labels.get("op", "")
-        job = labels.get("job")
-        if job is not None and (job == "all" or job.startswith("group ")):
-            if job == "all":
-                key = (s.host, op)
-                whole[key] = whole.get(key, 0.0) + values[-1]
-            continue
-        jobs[op] = jobs.get(op, 0.0) + values[-1]
-        has_jobs.add((s.host, op))
-    for (host, op), v in whole.items():
-        if (host, op) not in has_jobs:
-            jobs[op] = jobs.get(op, 0.0) + v
-    return jobs
-
-
-def sum_by(series: Iterable[Series], label: str) -> dict[str, float]:
-    """The latest values summed per value of ``label`` (jobs and hosts add up)."""
-    out: dict[str, float] = defaultdict(float)
-    for s in series:
-        if s.values:
-            out[s.labels.get(label, "")] += s.values[-1]
-    return dict(out)
-
-
-def latest_by(series: Iterable[Series], label: str) -> dict[str, float]:
-    """The newest value per value of ``label`` (no summing: devices, methods)."""
-    newest: dict[str, tuple[float, float]] = {}
-    for s in series:
-        t, v = s.last_t, s.last
-        if t is None or v is None:
-            continue
-        key = s.labels.get(label, "")
-        if key not in newest or t >= newest[key][0]:
-            newest[key] = (t, v)
-    return {k: v for k, (_t, v) in newest.items()}
-
-
-def _ops(values: dict[str, float]) -> dict[str, float]:
-    return {op: values[op] for op in OPS if op in values}
 
 
 def latency(store: LiveStore, now: float, op: str, host: str | None = None, *,
@@ -503,89 +327,6 @@ def host_figures(state: FleetState, host: str, now: float) -> HostFigures:
         final=final, net_final=net_final)
 
 
-def end_of_run(state: FleetState, host: str) -> tuple[dict[str, float], dict[str, float],
-                                                      dict[str, Latency]]:
-    """IOPS, bandwidth (summed over jobs) and latency percentiles (the worst job's: a run's
-    summary has no histogram to merge) of the host's last run, from the tool's own summary;
-    of the last step's run only (a step that has started shows none of the previous one's)."""
-    summaries = _step_summaries(state, host)
-    newest: float | None = None
-    for s in summaries:
-        if s.metric in ("iops", "bandwidth_bytes") and s.t is not None \
-                and (newest is None or s.t > newest):
-            newest = s.t
-    if newest is None:
-        return {}, {}, {}
-    last = [s for s in summaries if s.t == newest]
-    iops: dict[str, float] = defaultdict(float)
-    bandwidth: dict[str, float] = defaultdict(float)
-    worst: dict[str, dict[str, float]] = defaultdict(dict)
-    for into, metric in ((iops, "iops"), (bandwidth, "bandwidth_bytes")):
-        rates = [s for s in last if s.metric == metric and "job" in s.labels]
-        for (_host, op), parts in rate_parts(rates, lambda s: s.labels, default_op="").items():
-            into[op] += sum(s.value for s in parts)
-    for s in last:
-        op = s.labels.get("op", "")
-        if s.metric == "latency_seconds" and latency_measure_ok(s.labels):
-            q = s.labels.get("quantile", "")
-            worst[op][q] = max(worst[op].get(q, 0.0), s.value)
-    lat = {op: Latency(v.get("0.5"), v.get("0.99"), v.get("0.999"), "percentiles")
-           for op, v in worst.items() if op in OPS}
-    return _ops(dict(iops)), _ops(dict(bandwidth)), lat
-
-
-def _streams(samples: list[Sample]) -> float | None:
-    """The rate of several streams: their ``sum`` where the tool printed one, else the
-    streams added up (None: none)."""
-    sums = [s.value for s in samples if s.labels.get("stream") == "sum"]
-    if sums:
-        return sum(sums)
-    rest = [s.value for s in samples if not s.labels.get("stream", "").startswith("sum")]
-    return sum(rest) if rest else None
-
-
-def net_end_of_run(state: FleetState, host: str) -> tuple[float | None, float | None,
-                                                          float | None]:
-    """(send, receive) bytes/s and retransmits of the host's last network run in the last
-    step, from the tool's own end-of-run figures (iperf3's summary lines)."""
-    summaries = [s for s in _step_summaries(state, host)
-                 if s.metric in ("net_bandwidth_bytes", "net_retransmits") and s.t is not None]
-    if not summaries:
-        return None, None, None
-    newest = max(s.t for s in summaries if s.t is not None)
-    # one figure per series (a host that is both server and client prints the receiving
-    # side twice: the client's report of the server, and the server's own)
-    by_series: dict[tuple[object, ...], Sample] = {}
-    for s in summaries:
-        if s.t is not None and s.t >= newest - 1.0:
-            by_series[s.series_key()] = s
-    last = list(by_series.values())
-    send = _streams([s for s in last if s.metric == "net_bandwidth_bytes"
-                     and s.labels.get("direction") == "send"])
-    receive = _streams([s for s in last if s.metric == "net_bandwidth_bytes"
-                        and s.labels.get("direction") == "receive"])
-    retr = _streams([s for s in last if s.metric == "net_retransmits"])
-    return send, receive, retr
-
-
-def _step_summaries(state: FleetState, host: str) -> list[Sample]:
-    """The end-of-run samples of ``host`` in the last step (all of them for samples without a
-    step label: a session fed by hand)."""
-    step = state.steps[-1].name if state.steps else None
-    return [s for s in state.store.summaries if s.host == host
-            and (step is None or s.labels.get("step", step) == step)]
-
-
-def _summary_latest(state: FleetState, host: str, metric: str, label: str) -> dict[str, float]:
-    """The newest end-of-run figure per ``label`` value (mbw's AVG lines, for instance), of
-    the last step."""
-    out: dict[str, float] = {}
-    for s in _step_summaries(state, host):
-        if s.metric == metric:
-            out[s.labels.get(label, "")] = s.value
-    return out
-
-
 @dataclass(slots=True)
 class Points:
     """Times and values of a series drawn by a chart (``charts.Points``)."""
@@ -644,52 +385,3 @@ def _aligned(found: list[Series], start: float, *, worst: bool) -> Points | None
     for _, other in tails[1:]:
         values = list(map(combine, values, other))
     return Points(times0[::-1], values[::-1])
-
-
-#: A job's figures: (step, job, op) -> {"iops", "bw", "mean", "0.5", "0.99", "0.999"}.
-JobKey = tuple[str, str, str]
-
-
-def job_figures(state: FleetState, host: str) -> dict[JobKey, tuple[dict[str, float], bool]]:
-    """Every (step, job, op) of ``host``: its figures and whether they are the tool's own
-    end-of-run figures (True: fio's ``read: IOPS=...`` of the finished run) rather than its
-    newest interval's. A run's figure is the tool's own where it printed one."""
-    index = index_of(state.store)
-    found: dict[JobKey, dict[str, float]] = {}
-    final: set[JobKey] = set()
-
-    def key_of(labels: dict[str, str]) -> JobKey:
-        return (labels.get("step", "-"), labels.get("job", "-"), labels.get("op", "-"))
-
-    def name_of(metric: str, labels: dict[str, str]) -> str | None:
-        if metric == "iops":
-            return "iops"
-        if metric == "bandwidth_bytes":
-            return "bw"
-        if metric == "latency_seconds":
-            q = labels.get("quantile")
-            if q in ("0.5", "0.99", "0.999") and labels.get("measure") in (None, "clat", "lat"):
-                return q
-            return None
-        if metric == "latency_mean_seconds" and labels.get("measure") == "clat":
-            return "mean"
-        return None
-
-    for metric in ("iops", "bandwidth_bytes", "latency_seconds", "latency_mean_seconds"):
-        for s in index.find(metric, host):
-            name = name_of(metric, s.labels)
-            if name is not None and s.last is not None:
-                found.setdefault(key_of(s.labels), {})[name] = s.last
-    summaries: dict[JobKey, dict[str, float]] = {}
-    for sample in state.store.summaries:
-        job = sample.labels.get("job")
-        if sample.host != host or job is None or job == "all" or job.startswith("group "):
-            continue
-        name = name_of(sample.metric, sample.labels)
-        if name is not None:
-            summaries.setdefault(key_of(sample.labels), {})[name] = sample.value
-    for key, values in summaries.items():
-        if "iops" in values or "bw" in values:
-            found[key] = {**found.get(key, {}), **values}
-            final.add(key)
-    return {k: (v, k in final) for k, v in found.items()}
