@@ -51,9 +51,9 @@ from benchtui.parsers.registry import all_parsers  # noqa: E402
 from benchtui.plan.loader import load_plan  # noqa: E402
 from benchtui.session.engine import Session, SessionOptions  # noqa: E402
 from benchtui.session.figure_track import FigureRecorder  # noqa: E402
+from benchtui.session.ghost_digest import GhostDigest  # noqa: E402
 from benchtui.store.recording import Record, SessionReader, SessionWriter  # noqa: E402
 from benchtui.store.recording.writer import FLUSH_SECONDS  # noqa: E402
-from benchtui.ui.ghost import GhostDigest  # noqa: E402
 
 OUT_MD = ROOT / "docs" / "benchmarks" / "recording.md"
 BUDGET_MB_PER_HOST_HOUR = 4.0

@@ -284,8 +284,8 @@ def write_baseline(path: Path, feed: Feed, seconds: float, *, track: bool = True
     from benchtui import __version__
     from benchtui.model.fio_buckets import DEFAULT_BITS
     from benchtui.session.figure_track import FigureRecorder
+    from benchtui.session.ghost_digest import GhostDigest
     from benchtui.store.recording import SCHEMA_VERSION, SessionMeta, SessionWriter
-    from benchtui.ui.ghost import GhostDigest
 
     t0 = math.floor(time.time()) - 3600.0
     hosts = feed.hosts

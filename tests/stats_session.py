@@ -32,10 +32,11 @@ Timed = tuple[float, Record]
 
 
 def records(steps: int = 4, seed: int = 3, run_seconds: int = 40, pause: float = 6.0,
-            late_events: bool = False) -> list[Timed]:
+            late_events: bool = False, partial_last: float | None = None) -> list[Timed]:
     """The session's records (time, record), in the order they reach the writer: batches of
     samples up to half a second late, events on time (``late_events``: late too, so that
-    some cuts come after samples past them)."""
+    some cuts come after samples past them; ``partial_last``: each run's last fio interval
+    covers that many seconds, ``Sample.duration``)."""
     rng = random.Random(seed)
     out: list[Timed] = []
     t = T0
@@ -59,7 +60,11 @@ def records(steps: int = 4, seed: int = 3, run_seconds: int = 40, pause: float =
                                               (f"{h} line {second}",))))
                 if starts[h] <= now < starts[h] + run_seconds:
                     fio_at = now + 0.3 + i * 0.01 + rng.random() * 0.3
-                    timed.append((fio_at, _fio(h, name, fio_at, second, rng)))
+                    batch = _fio(h, name, fio_at, second, rng)
+                    if partial_last is not None and now + 1 >= starts[h] + run_seconds:
+                        for s in batch:
+                            s.duration = partial_last
+                    timed.append((fio_at, batch))
         end = te + run_seconds + 1.5
         for h in HOSTS:
             e = end + 0.01 * HOSTS.index(h)

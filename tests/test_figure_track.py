@@ -20,12 +20,12 @@ from benchtui.cli.main import main
 from benchtui.model.events import Event
 from benchtui.session.baseline import BaselineSeries
 from benchtui.session.figure_track import FigureRecorder
+from benchtui.session.ghost_digest import GhostDigest
 from benchtui.session.importer import import_outputs
 from benchtui.store.recording import SessionReader, SessionWriter
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording.figframe import FLEET_HOST, Tick, decode, encode
 from benchtui.store.recording.varint import CodecError
-from benchtui.ui.ghost import GhostDigest
 from tests.baseline_recording import STEP, BaselinePair
 
 Points = dict[tuple[str, tuple[str, ...]], tuple[list[float], list[float]]]
@@ -99,11 +99,12 @@ def test_info_says_whether_a_file_has_the_track(baseline_pair: BaselinePair, tmp
     bare = tmp_path / "bare.btr"
     rerecord(baseline_pair.old, bare, track=False)
     assert main(["info", str(baseline_pair.old)]) == 0
-    assert "figures   the console's figures per second (ghost/1)" in capsys.readouterr().out
+    assert f"figures   the console's figures per second ({GhostDigest.name})" \
+        in capsys.readouterr().out
     assert main(["info", str(bare)]) == 0
     assert "figures   no figure track: a --baseline ghost" in capsys.readouterr().out
     assert main(["info", "--json", str(baseline_pair.old)]) == 0
-    assert '"figures": "ghost/1"' in capsys.readouterr().out
+    assert f'"figures": "{GhostDigest.name}"' in capsys.readouterr().out
 
 
 def test_the_ghost_read_from_the_track_is_the_one_computed(baseline_pair: BaselinePair,

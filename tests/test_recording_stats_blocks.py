@@ -48,6 +48,10 @@ def assert_same(got: Stats, want: Stats) -> None:
         assert type(g.minimum) is type(w.minimum) and type(g.maximum) is type(w.maximum)
         assert _close(g.total, w.total) and _close(g.total_sq, w.total_sq), key
         assert (g.histogram is None) == (w.histogram is None), key
+        assert (g.partial is None) == (w.partial is None), key
+        if g.partial is not None and w.partial is not None:
+            assert all(map(_close, g.partial.astuple(), w.partial.astuple())), key
+            assert _close(g.mean, w.mean), key
         if g.histogram is not None and w.histogram is not None:
             assert g.histogram.counts == w.histogram.counts, key
 

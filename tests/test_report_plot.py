@@ -112,8 +112,8 @@ def test_mistakes_are_one_sentence_exit_2_and_nothing_written(
 
 def test_per_second_iops_average_to_the_tables_figure(session: Path) -> None:
     """The plotted IOPS are the jobs' sum per second: over the table's window they average
-    to the table's IOPS (which sums the jobs' window means)."""
-    report = build_report([str(session)], ReportOptions(skip=float(SKIP)))
+    to the table's IOPS over the window (``--figures window``: the jobs' window means)."""
+    report = build_report([str(session)], ReportOptions(skip=float(SKIP), figures="window"))
     group = next(g for g in plot_groups(report) if g.step == "randread")
     with SeriesSource(str(session)) as source:
         series = source.series(group.rows)

@@ -22,9 +22,9 @@ from benchtui.model.events import Event
 from benchtui.model.format import format_share
 from benchtui.model.sample import Sample
 from benchtui.session.baseline import BaselineSeries
+from benchtui.store import figures as fig
 from benchtui.store.fleet import FleetState
 from benchtui.store.live import DEFAULT_WINDOW
-from benchtui.ui import figures as fig
 from benchtui.ui.ghost import Ghost, open_ghost
 
 

@@ -152,7 +152,7 @@ class SessionInfo:
     #: An imported session's files ({"path", "bytes", "sha256"}) and its map (with "text").
     imported_from: list[dict[str, object]] = field(default_factory=list)
     import_map: dict[str, object] | None = None
-    #: The figure track's figures ("ghost/1": the console's, per second, for a later run's
+    #: The figure track's figures ("ghost/2": the console's, per second, for a later run's
     #: ghost); None: the file has none (a ghost computes them from the samples).
     figures: str | None = None
     #: The time of the figure track's last tick (None: it has none).

@@ -9,10 +9,16 @@ way the session ends, the file is closed and the port released.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import sys
+import time
+from collections.abc import Callable, Iterator
 
+from benchtui import __version__
 from benchtui.session.engine import Session
+from benchtui.session.figure_track import FigureRecorder
+from benchtui.session.ghost_digest import GhostDigest
 from benchtui.store.fleet import FleetState
+from benchtui.store.recording import SCHEMA_VERSION, Recorder, SessionMeta
 
 
 def attach_state(session: Session, state: FleetState | None = None) -> FleetState:
@@ -31,11 +37,74 @@ def session_extras(session: Session, state: FleetState | None, *, record: str | 
     """Record the session to ``record`` and/or serve ``state`` on ``export`` while inside."""
     with contextlib.ExitStack() as stack:
         if record:
-            from benchtui.cli.record_cmd import recording
-
             stack.enter_context(recording(session, record))
         if export:
-            from benchtui.cli.serve_cmd import exporting
-
             stack.enter_context(exporting(state or attach_state(session), export))
         yield
+
+
+def _plan_text(session: Session) -> str:
+    """The plan as written (re-read from its file; "" for a plan that has none)."""
+    try:
+        return session.plan.path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+@contextlib.contextmanager
+def recording(session: Session, path: str, *,
+              on_close: Callable[[Recorder], None] | None = None) -> Iterator[None]:
+    """Record ``session`` to ``path`` while inside: the recorder takes the session's three
+    sinks, and the file is closed (segment, facts, end time, index) however the block ends.
+    The console's figures go with the samples (the figure track: a baseline's ghost reads
+    them instead of computing them again, ``session.figure_track``). ``on_close`` sees the
+    recorder once it is closed (benchmarks read its numbers)."""
+
+    digest = GhostDigest()
+    meta = SessionMeta(SCHEMA_VERSION, session.plan.name, session.session_id,
+                       _plan_text(session), str(session.plan.path), time.time(), None,
+                       hosts=list(session.transports), writer=__version__,
+                       histogram_bits=session.histogram_bits, figures=digest.name)
+    recorder = Recorder(path, meta)
+    figures = FigureRecorder(digest, recorder.on_figures,
+                             on_error=lambda: recorder.set_meta(figures=None))
+    session.add_sample_sink(recorder.on_samples)
+    session.add_event_sink(recorder.on_event)
+    session.add_output_sink(recorder.on_output)
+    session.add_sample_sink(figures.on_samples)
+    session.add_event_sink(figures.on_event)
+    try:
+        yield
+    finally:
+        # Facts also arrive as ``facts`` events; this covers a sink added after they came.
+        for host, facts in session.facts.items():
+            recorder.meta.facts.setdefault(host, dict(facts))
+        recorder.close()
+        if on_close is not None:
+            on_close(recorder)
+
+
+@contextlib.contextmanager
+def exporting(state: FleetState, listen: str) -> Iterator[None]:
+    """Serve ``state`` on ``http://LISTEN/metrics`` while inside; the port is released on the
+    way out, however the block ends. Prints where (and a warning when other machines can
+    reach it) on stderr. Raises ``UsageError`` for a malformed address and ``ExportError``
+    when it cannot be bound, before anything runs."""
+    # (imported here: prometheus_client only for the commands that export)
+    from benchtui.export.http import MetricsServer, exposure_warning, parse_listen
+    from benchtui.export.prometheus import FleetCollector
+
+    host, port = parse_listen(listen)
+    collector = FleetCollector(state)
+    server = MetricsServer(collector, host, port)
+    collector.attach()
+    try:
+        print(f"benchtui: serving metrics on {server.url}", file=sys.stderr)
+        warning = exposure_warning(server.address, server.host)
+        if warning:
+            print(f"benchtui: warning: {warning}", file=sys.stderr)
+        sys.stderr.flush()
+        yield
+    finally:
+        collector.detach()
+        server.close()

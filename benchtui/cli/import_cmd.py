@@ -13,9 +13,9 @@ import argparse
 import sys
 
 from benchtui.errors import UsageError
+from benchtui.session.ghost_digest import GhostDigest
 from benchtui.session.import_map import load_map
 from benchtui.session.importer import import_outputs
-from benchtui.ui.ghost import GhostDigest
 
 
 def run_import(args: argparse.Namespace) -> int:

@@ -1,5 +1,5 @@
-"""``benchtui record PLAN -o SESSION``: run a plan headless and record it, and ``recording``,
-which every command that runs a plan uses for ``--record`` (through ``cli/extras.py``).
+"""``benchtui record PLAN -o SESSION``: run a plan headless and record it (the recording
+itself, which every command that runs a plan uses for ``--record``: ``cli/extras.py``).
 
 No Textual here: progress goes to stderr (one line per step and host, as ``run --jsonl``)
 and a summary of the file at the end. Exit status as ``run``: 0 when every step succeeded, 1
@@ -11,63 +11,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import sys
-import time
-from collections.abc import Callable, Iterator
 
-from benchtui import __version__
-from benchtui.cli.extras import attach_state, session_extras
+from benchtui.cli.extras import attach_state, recording, session_extras
 from benchtui.cli.fleet_cmd import ProgressPrinter, run_until_signal, session_options
 from benchtui.errors import RecordingError, UsageError
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session
-from benchtui.session.figure_track import FigureRecorder
 from benchtui.store.fleet import FleetState
-from benchtui.store.recording import SCHEMA_VERSION, Recorder, SessionMeta, SessionReader
+from benchtui.store.recording import SessionReader
 
-
-def _plan_text(session: Session) -> str:
-    """The plan as written (re-read from its file; "" for a plan that has none)."""
-    try:
-        return session.plan.path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return ""
-
-
-@contextlib.contextmanager
-def recording(session: Session, path: str, *,
-              on_close: Callable[[Recorder], None] | None = None) -> Iterator[None]:
-    """Record ``session`` to ``path`` while inside: the recorder takes the session's three
-    sinks, and the file is closed (segment, facts, end time, index) however the block ends.
-    The console's figures go with the samples (the figure track: a baseline's ghost reads
-    them instead of computing them again, ``session.figure_track``). ``on_close`` sees the
-    recorder once it is closed (benchmarks read its numbers)."""
-    from benchtui.ui.ghost import GhostDigest  # (no Textual: the console's figure functions)
-
-    digest = GhostDigest()
-    meta = SessionMeta(SCHEMA_VERSION, session.plan.name, session.session_id,
-                       _plan_text(session), str(session.plan.path), time.time(), None,
-                       hosts=list(session.transports), writer=__version__,
-                       histogram_bits=session.histogram_bits, figures=digest.name)
-    recorder = Recorder(path, meta)
-    figures = FigureRecorder(digest, recorder.on_figures,
-                             on_error=lambda: recorder.set_meta(figures=None))
-    session.add_sample_sink(recorder.on_samples)
-    session.add_event_sink(recorder.on_event)
-    session.add_output_sink(recorder.on_output)
-    session.add_sample_sink(figures.on_samples)
-    session.add_event_sink(figures.on_event)
-    try:
-        yield
-    finally:
-        # Facts also arrive as ``facts`` events; this covers a sink added after they came.
-        for host, facts in session.facts.items():
-            recorder.meta.facts.setdefault(host, dict(facts))
-        recorder.close()
-        if on_close is not None:
-            on_close(recorder)
+__all__ = ["recording", "run_record"]
 
 
 def run_record(args: argparse.Namespace) -> int:

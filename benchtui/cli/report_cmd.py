@@ -19,6 +19,7 @@ from pathlib import Path
 
 from benchtui.errors import UsageError
 from benchtui.report.build import DEFAULT_SKIP, ReportOptions, build_report
+from benchtui.report.figures import coarse_threshold_warnings
 from benchtui.report.gate import ABOVE, BELOW, describe, parse_threshold, regressions
 from benchtui.report.markdown import write_markdown
 from benchtui.report.model import Report
@@ -92,6 +93,10 @@ def run_report(args: argparse.Namespace) -> int:
                             skip=DEFAULT_SKIP if args.skip is None else args.skip,
                             select=args.select, figures=args.figures)
     report = build_report(args.sessions, options)
+    for th in thresholds:
+        if th.direction == ABOVE:  # a threshold finer than the histograms can tell
+            report.warnings += coarse_threshold_warnings(th.percent, th.metrics,
+                                                         report.histogram_bits)
     for w in report.warnings:
         print(f"benchtui: warning: {w}", file=sys.stderr)
     text = _render(report, args.format)

@@ -1,5 +1,6 @@
-"""``benchtui serve PLAN``: run a plan headless and serve its live values to Prometheus; and
-``exporting()``, the ``/metrics`` endpoint that ``--export ADDR`` adds to run, record and demo.
+"""``benchtui serve PLAN``: run a plan headless and serve its live values to Prometheus (the
+``/metrics`` endpoint, which ``--export ADDR`` adds to run, record and demo:
+``cli/extras.py``).
 
 serve prints progress on stderr as ``run --jsonl`` does and exits as ``run`` does (0 all steps
 succeeded, 1 a step or host failed, 2 a usage or set-up error such as a port in use, 130 on
@@ -12,11 +13,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import sys
-from collections.abc import Iterator
 
-from benchtui.cli.extras import attach_state, session_extras
+from benchtui.cli.extras import attach_state, exporting, session_extras
 from benchtui.cli.fleet_cmd import (
     EXIT_INTERRUPTED,
     ProgressPrinter,
@@ -24,34 +23,13 @@ from benchtui.cli.fleet_cmd import (
     session_options,
 )
 from benchtui.errors import UsageError
-from benchtui.export.http import MetricsServer, exposure_warning, parse_listen
-from benchtui.export.prometheus import FleetCollector
+from benchtui.export.http import parse_listen
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session
 from benchtui.store.fleet import FleetState
 
-
-@contextlib.contextmanager
-def exporting(state: FleetState, listen: str) -> Iterator[None]:
-    """Serve ``state`` on ``http://LISTEN/metrics`` while inside; the port is released on the
-    way out, however the block ends. Prints where (and a warning when other machines can
-    reach it) on stderr. Raises ``UsageError`` for a malformed address and ``ExportError``
-    when it cannot be bound, before anything runs."""
-    host, port = parse_listen(listen)
-    collector = FleetCollector(state)
-    server = MetricsServer(collector, host, port)
-    collector.attach()
-    try:
-        print(f"benchtui: serving metrics on {server.url}", file=sys.stderr)
-        warning = exposure_warning(server.address, server.host)
-        if warning:
-            print(f"benchtui: warning: {warning}", file=sys.stderr)
-        sys.stderr.flush()
-        yield
-    finally:
-        collector.detach()
-        server.close()
+__all__ = ["exporting", "run_serve"]
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -61,8 +61,8 @@ class ReportOptions:
     #: Overrides every step's own ``select`` (None: the plan's, else "all").
     select: str | None = None
     #: Where IOPS, bandwidth and mean latency come from: "window" (per-interval figures over
-    #: the window) or "summary" (the tool's end-of-run figures); None: window for recorded
-    #: sessions, summary for imported ones.
+    #: the window) or "summary" (the tool's end-of-run figures); None: the tool's end-of-run
+    #: figures where it printed them, else the window's.
     figures: str | None = None
     #: Only these steps (by name; None: every step): what ``benchtui plot`` reads.
     steps: tuple[str, ...] | None = None
@@ -146,8 +146,9 @@ class _SessionRows:
         t1 = run.t1 if run.t1 is not None else reader.end + 1e-6
         wanted = _in_step(run.host, run.label)
         steady = None
-        prefer_summary = self.imported if self.options.figures is None \
-            else self.options.figures == "summary"
+        # a run's figure is the tool's own end-of-run figure where it printed one (fio's
+        # ``read: IOPS=...``), unless ``--figures window`` asks for the window's means
+        prefer_summary = self.options.figures != "window"
         if self.imported:
             w0 = run.t0
             window = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted)
@@ -319,6 +320,8 @@ def build_report(paths: Sequence[str], options: ReportOptions) -> Report:
         report.facts[s.name] = s.reader.meta.facts
         report.paths[s.name] = s.reader.path
         report.imported[s.name] = s.imported
+        if any(v.source == "histogram" for r in s.rows for v in r.values):
+            report.histogram_bits[s.name] = s.reader.meta.histogram_bits
     if not report.rows:
         warnings.append("no step ran in " + ", ".join(paths))
     return report

@@ -1,12 +1,13 @@
 """A report row's figures, taken from per-series statistics over the row's window.
 
-The rules are the console's (``ui/figures.py``), applied to a window instead of the newest
-point: IOPS and bandwidth are summed over a tool's jobs per op; latency percentiles are
-quantiles of the merged per-interval histograms (every job, and for a fleet row every host),
-never averages of percentiles; tools without histograms fall back to their own percentiles
-(the worst job's), then to the mean. A window's mean is the mean of the per-interval values
-in it; tools that print only an end-of-run summary (and imported sessions, whose interval
-figures are a status line's) are read from the summary.
+The rules are the console's (``store/series_rules.py``, ``store/figures.py``), applied to a
+window instead of the newest point: IOPS and bandwidth are summed over a tool's jobs per op;
+latency percentiles are quantiles of the merged per-interval histograms (every job, and for
+a fleet row every host), never averages of percentiles; tools without histograms fall back
+to their own percentiles (the worst job's), then to the mean. A window's mean is the mean of
+the per-interval values in it, each weighted by the time it covered (``SeriesStats``); a
+run's figure is the tool's own end-of-run figure where it printed one (``io_figures``'
+``prefer_summary``, the report's default).
 
 Everything here is plain numbers in base units; formats turn them into words.
 """
@@ -17,10 +18,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from benchtui.model.fio_buckets import FIO_PLAT_BITS
 from benchtui.model.histogram import LatencyHistogram
-from benchtui.report.model import Value
+from benchtui.report.model import Row, Value
 from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import SeriesStats
+from benchtui.store.series_rules import latency_measure_ok, rate_parts
 
 #: The latency percentiles a report gives (p50, p99, p99.9), as metric name suffixes.
 QUANTILES = ((0.5, "p50"), (0.99, "p99"), (0.999, "p999"))
@@ -38,21 +41,12 @@ def _labels(d: SeriesDef) -> dict[str, str]:
 def _job_series(stats: Stats, metric: str, kind: str) -> dict[str, list[tuple[SeriesDef,
                                                                             SeriesStats]]]:
     """op -> the series of ``metric`` to add up: a tool's jobs; fio's whole-run lines
-    (``job="all"``, ``job="group N"``) only when there is no per-job series for that op."""
-    per_job: dict[str, list[tuple[SeriesDef, SeriesStats]]] = defaultdict(list)
-    whole: dict[str, list[tuple[SeriesDef, SeriesStats]]] = defaultdict(list)
-    for d, st in stats.items():
-        if d.metric != metric or d.kind != kind or not st.count:
-            continue
-        labels = _labels(d)
-        op = labels.get("op", "total")
-        job = labels.get("job", "")
-        if job == "all" or job.startswith("group "):
-            if job == "all":
-                whole[op].append((d, st))
-        else:
-            per_job[op].append((d, st))
-    return {op: per_job.get(op) or whole[op] for op in set(per_job) | set(whole)}
+    (``job="all"``) only when there is no per-job series for that op; ``group N`` lines
+    never (``store.series_rules.rate_parts``: the console's rule)."""
+    found = [(d, st) for d, st in stats.items()
+             if d.metric == metric and d.kind == kind and st.count]
+    return {op: parts for (_host, op), parts in rate_parts(found, lambda x: dict(x[0].labels))
+            .items()}
 
 
 def summed(stats: Stats, metric: str, kind: str) -> dict[str, float]:
@@ -83,7 +77,7 @@ def merged_histograms(stats: Stats, kind: str = INTERVAL) -> dict[str, LatencyHi
 
 
 def _latency_measure_ok(labels: Mapping[str, str]) -> bool:
-    return labels.get("measure", "clat") in ("clat", "lat")
+    return latency_measure_ok(labels)
 
 
 def percentiles(stats: Stats, kind: str) -> dict[str, dict[str, float]]:
@@ -320,4 +314,70 @@ def other_values(window: Stats, summary: Stats | None, *, prefer_summary: bool) 
         for key in sorted(found):
             v, kind = found[key]
             out.append(Value(metric, "", v, unit or "score", item=key, source=kind))
+    return out
+
+
+def bucket_width(bits: int) -> float:
+    """The relative width of a latency bucket at ``bits`` sub-bucket bits per power of two
+    (fio's scheme, ``model.fio_buckets``): a bucket at the bottom of its power of two spans
+    2^-bits of its value, so a percentile read from such histograms moves in steps of up to
+    that much (6 bits, fio's own: 1.6%; benchtui's default 4: 6.25%)."""
+    return 2.0 ** -bits
+
+
+def resolution_sentence(bits: int | None) -> str:
+    """What a report says of a session's histograms: their resolution."""
+    b = FIO_PLAT_BITS if bits is None else bits
+    width = bucket_width(b)
+    return (f"latency histograms kept at `histogram_bits` {b}: a bucket is up to "
+            f"{width:.2%} wide, so percentiles move in steps of up to {width:.2%}")
+
+
+def sources_sentences(rows: Iterable[Row]) -> list[str]:
+    """Which figures are fio's (a tool's own end-of-run figures) and which are benchtui's
+    (computed from the per-second figures), as the rows' values say (``Value.source``)."""
+    io: set[str] = set()
+    lat: set[str] = set()
+    for row in rows:
+        for v in row.values:
+            if v.metric in ("iops", "bandwidth_bytes", "net_bandwidth_bytes"):
+                io.add(v.source)
+            elif v.metric.startswith("latency_p"):
+                lat.add(v.source)
+    out: list[str] = []
+    if SUMMARY in io:
+        out.append("IOPS and bandwidth: **the tool's own** end-of-run figures (fio's "
+                   "`read: IOPS=...`, over its whole run; `source` summary in CSV/JSON)")
+    if INTERVAL in io:
+        out.append(("where a tool printed none, " if SUMMARY in io else "IOPS and bandwidth: ")
+                   + "**benchtui's**: means of the per-second figures over the window, each "
+                   "interval weighted by the time it covered (`source` interval)")
+    if "histogram" in lat:
+        out.append("latency percentiles: **benchtui's**: quantiles of the merged per-second "
+                   "histograms over the window (`source` histogram)")
+    if lat & {"summary", "percentiles"}:
+        out.append("latency percentiles without histograms: **the tool's own** (the worst "
+                   "job's; `source` summary or percentiles)")
+    return out
+
+
+def coarse_threshold_warnings(percent: float, metrics: Iterable[str],
+                              bits: Mapping[str, int | None]) -> list[str]:
+    """A ``--fail-above`` threshold on latency percentiles finer than the sessions'
+    histograms can tell (``percent`` of the baseline, e.g. 105): one sentence per
+    resolution (``bits``: session -> its ``histogram_bits``)."""
+    if not any(m in ("latency_p50_seconds", "latency_p99_seconds", "latency_p999_seconds")
+               for m in metrics):
+        return []
+    margin = abs(percent - 100.0) / 100.0
+    out = []
+    for b in sorted({FIO_PLAT_BITS if v is None else v for v in bits.values()}):
+        width = bucket_width(b)
+        if margin < width:
+            names = ", ".join(n for n, v in bits.items()
+                              if (FIO_PLAT_BITS if v is None else v) == b)
+            out.append(f"{percent:g}% is finer than the latency histograms of {names} can "
+                       f"tell: at histogram_bits {b} a bucket is up to {width:.2%} wide, so a "
+                       f"percentile moves in steps of up to {width:.2%} (record with "
+                       f"--histogram-bits {min(b + 1, FIO_PLAT_BITS)} or more, or allow more)")
     return out

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from benchtui.model.format import MISSING, format_duration, format_metric
+from benchtui.report.figures import resolution_sentence, sources_sentences
 from benchtui.report.model import Report, Row, Value, percent_of
 from benchtui.session.compare import FLEET
 
@@ -186,9 +187,9 @@ def intro(report: Report) -> list[str]:
     lines = []
     for name in report.sessions:
         imported = report.imported.get(name)
-        summary = report.figures == "summary" or (report.figures is None and imported)
-        how = ("imported" if imported else "recorded") + (
-            ": figures from the tools' end-of-run summaries" if summary else "")
+        how = "imported" if imported else "recorded"
+        if name in report.histogram_bits:
+            how += "; " + resolution_sentence(report.histogram_bits[name])
         lines.append(f"- session **{name}**: `{report.paths.get(name, '')}`, {how}")
     if report.baseline is not None:
         lines.append(f"- baseline: {report.baseline.describe()}; every value is followed by "
@@ -196,8 +197,8 @@ def intro(report: Report) -> list[str]:
     if report.figures == "window" or (report.figures is None and any(
             not report.imported.get(n) for n in report.sessions)):
         lines.append(f"- window: each run from {format_duration(report.skip)} after its start "
-                     "(ramp-up skipped) to its end; IOPS and bandwidth are means over it, "
-                     "latency percentiles quantiles of the merged per-second histograms")
+                     "(ramp-up skipped) to its end")
+    lines += [f"- {sentence}" for sentence in sources_sentences(report.rows)]
     if report.unmatched_steps:
         lines.append("- steps with no baseline: " + ", ".join(report.unmatched_steps))
     for w in report.warnings:

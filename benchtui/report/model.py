@@ -108,6 +108,9 @@ class Report:
     imported: dict[str, bool] = field(default_factory=dict)
     #: ReportOptions.figures: "window", "summary", or None (each session's default).
     figures: str | None = None
+    #: session name -> the resolution of its latency histograms (``histogram_bits``; None:
+    #: fio's own, 6), for sessions with histograms.
+    histogram_bits: dict[str, int | None] = field(default_factory=dict)
 
     def steps(self) -> list[str]:
         seen: dict[str, None] = {}

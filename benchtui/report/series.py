@@ -3,11 +3,14 @@ percentiles of each host over its run, x in seconds since the run started on tha
 
 They are decoded from the session's samples of the run (``SessionReader.samples`` by host,
 metric and the run's window, keeping the samples labelled with the run's step label), and
-follow the console's rules (``ui/figures.py``) point by point, as the report's tables follow
-them over a window (``figures.py``):
+follow the console's rules (``store/series_rules.py``, ``store/figures.py``) point by point,
+as the report's tables follow them over a window (``figures.py``):
 
 - IOPS and bandwidth per op: the jobs' values of one interval added up (fio's whole-run
-  ``job="all"`` lines only when there is no per-job series; ``group N`` lines never);
+  ``job="all"`` lines only when there is no per-job series; ``group N`` lines never:
+  ``store.series_rules.rate_parts``); a partial interval (``Sample.duration``: fio's last,
+  after its last status dump) is a point at its own rate, marked as partial in the plots,
+  and weighs its duration where points are averaged down;
 - latency per op: p50, p99 and p99.9 of the interval's histograms merged across the jobs
   (clat, fio's own measure, where a tool gives several); without histograms, the tool's own
   percentile series, the worst job's; without those, the worst job's mean.
@@ -34,6 +37,7 @@ from benchtui.report.figures import QUANTILES
 from benchtui.report.model import Report, Row
 from benchtui.session.compare import FLEET, RunWindow, SessionLayout
 from benchtui.store.recording import SessionReader
+from benchtui.store.series_rules import job_kind, latency_measure_ok
 
 #: Points per line above which a line is averaged down to about this many.
 MAX_POINTS = 2000
@@ -55,9 +59,18 @@ class Points:
 
     times: tuple[float, ...]
     values: tuple[float, ...]
+    #: Per point, the seconds a partial interval covered (None: a nominal one); empty when
+    #: every point is nominal (and after averaging down).
+    durations: tuple[float | None, ...] = ()
 
     def __len__(self) -> int:
         return len(self.times)
+
+    def partial(self) -> tuple[list[float], list[float]]:
+        """The times and values of the points that cover a partial interval."""
+        picked = [(t, v) for t, v, d in zip(self.times, self.values, self.durations,
+                                             strict=False) if d is not None]
+        return [t for t, _ in picked], [v for _, v in picked]
 
 
 @dataclass(slots=True)
@@ -89,25 +102,46 @@ class RunSeries:
         return not (self.iops or self.bandwidth or self.latency)
 
 
-def downsample(times: Sequence[float], values: Sequence[float], limit: int = MAX_POINTS
-               ) -> Points:
-    """At most about ``limit`` points: consecutive points averaged in buckets of equal size."""
+def downsample(times: Sequence[float], values: Sequence[float], limit: int = MAX_POINTS,
+               durations: Sequence[float | None] | None = None) -> Points:
+    """At most about ``limit`` points: consecutive points averaged in buckets of equal size,
+    each weighted by the time it covered (``durations``: a partial interval's seconds,
+    None for a nominal one, which counts as the line's nominal interval)."""
     n = len(times)
+    if durations is None or not any(d is not None for d in durations):
+        durations = None
     if n <= limit:
-        return Points(tuple(times), tuple(values))
+        return Points(tuple(times), tuple(values),
+                      tuple(durations) if durations is not None else ())
+    nominal = _nominal(times, durations)
     k = math.ceil(n / limit)
     out_t: list[float] = []
     out_v: list[float] = []
     for i in range(0, n, k):
         part_t, part_v = times[i:i + k], values[i:i + k]
+        if durations is None:
+            weights = [1.0] * len(part_v)
+        else:
+            weights = [nominal if d is None else d for d in durations[i:i + k]]
+        w = sum(weights) or 1.0
         out_t.append(sum(part_t) / len(part_t))
-        out_v.append(sum(part_v) / len(part_v))
+        out_v.append(sum(v * x for v, x in zip(part_v, weights, strict=True)) / w)
     return Points(tuple(out_t), tuple(out_v))
 
 
-def _points(by_t: dict[float, float], t0: float) -> Points:
+def _nominal(times: Sequence[float], durations: Sequence[float | None] | None) -> float:
+    """A line's nominal interval: the median spacing of its nominal points (1 s without)."""
+    gaps = sorted(b - a for a, b, d in zip(times, times[1:], (durations or [None] * len(times))[1:],
+                                          strict=False) if d is None and b > a)
+    return gaps[len(gaps) // 2] if gaps else 1.0
+
+
+def _points(by_t: dict[float, float], t0: float,
+            durations: dict[float, float] | None = None) -> Points:
     keys = sorted(by_t)
-    return downsample([t - t0 for t in keys], [by_t[t] for t in keys])
+    found = durations or {}
+    return downsample([t - t0 for t in keys], [by_t[t] for t in keys],
+                      durations=[found.get(t) for t in keys] if found else None)
 
 
 class _Accumulator:
@@ -125,6 +159,8 @@ class _Accumulator:
         #: (op, name) -> t -> the worst job's percentile; op -> t -> the worst job's mean
         self.percentiles: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
         self.means: dict[str, dict[float, float]] = defaultdict(dict)
+        #: (metric, op, whole) -> t -> seconds the interval covered, for partial ones
+        self.durations: dict[tuple[str, str, bool], dict[float, float]] = defaultdict(dict)
         self.newest = -math.inf
 
     def feed(self, s: Sample) -> None:
@@ -135,11 +171,14 @@ class _Accumulator:
         op = labels.get("op", "total")
         metric = s.metric
         if metric in ("iops", "bandwidth_bytes"):
-            job = labels.get("job", "")
-            if job.startswith("group "):
+            kind = job_kind(labels)  # the console's rule (``store.series_rules.rate_parts``)
+            if kind == "group":
                 return
-            acc = self.sums[(metric, op, job == "all")]
+            rate = (metric, op, kind == "whole")
+            acc = self.sums[rate]
             acc[t] = acc.get(t, 0.0) + s.value
+            if s.duration is not None:  # a partial interval: drawn as one, weighted by it
+                self.durations[rate][t] = s.duration
         elif metric == "latency_histogram":
             if s.histogram is not None:
                 key = (op, labels.get("measure", "clat"))
@@ -149,10 +188,10 @@ class _Accumulator:
                     self._merge_older_than(t - _LAG)
         elif metric == "latency_seconds":
             name = _QUANTILE_NAMES.get(labels.get("quantile", ""))
-            if name is not None and labels.get("measure", "clat") in ("clat", "lat"):
+            if name is not None and latency_measure_ok(labels):
                 acc = self.percentiles[(op, name)]
                 acc[t] = max(acc.get(t, 0.0), s.value)
-        elif metric == "latency_mean_seconds" and labels.get("measure", "lat") in ("clat", "lat"):
+        elif metric == "latency_mean_seconds" and latency_measure_ok(labels, "lat"):
             acc = self.means[op]
             acc[t] = max(acc.get(t, 0.0), s.value)
 
@@ -171,9 +210,10 @@ class _Accumulator:
         t0 = run.t0
         for metric, into in (("iops", out.iops), ("bandwidth_bytes", out.bandwidth)):
             for op in _OPS:
-                by_t = self.sums.get((metric, op, False)) or self.sums.get((metric, op, True))
+                whole = not self.sums.get((metric, op, False))
+                by_t = self.sums.get((metric, op, whole))
                 if by_t:
-                    into[op] = _points(by_t, t0)
+                    into[op] = _points(by_t, t0, self.durations.get((metric, op, whole), {}))
         for op in _OPS:
             measures = sorted((m for o, m in self.quantiles if o == op),
                               key=lambda m: m != "clat")

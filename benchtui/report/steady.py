@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from benchtui.store.recording.codec import SeriesDef
-from benchtui.store.recording.series_stats import SeriesStats
+from benchtui.store.recording.series_stats import Partial, SeriesStats
 
 CV_LIMIT = 0.10
 TREND_LIMIT = 0.10
@@ -81,7 +81,9 @@ def steadiness(third: Stats, fourth: Stats) -> Steadiness | None:
                 half[d].merge(st)
             else:
                 half[d] = SeriesStats(st.count, st.total, st.total_sq, st.minimum, st.maximum,
-                                      st.first_t, st.last_t)
+                                      st.first_t, st.last_t, None,
+                                      None if st.partial is None
+                                      else Partial(*st.partial.astuple()))
     mean, var, points = _mean_var(half)
     if points < MIN_POINTS or mean <= 0:
         return None

@@ -2,7 +2,7 @@
 
 A baseline's ghost (``session.baseline``) shows, beside each live figure, the baseline's
 figure at the same second of the step, computed as the console computes its own: a
-``Digest`` (``benchtui.ui.ghost.GhostDigest``: the console's figure functions) asked, after
+``Digest`` (``session.ghost_digest.GhostDigest``: the console's figure functions) asked, after
 each of a host's batches, for the host's figures at that moment, and once a second for the
 fleet's, over a scratch ``FleetState`` fed with the step's samples. ``FigureTrack`` is that
 computation, in one place for its two users:

@@ -55,7 +55,7 @@ MAX_SPEED = SPEEDS[-1]
 DEFAULT_REPLAY_WINDOW = 300.0
 #: Seconds before its place whose records the state shown at once after a seek is fed
 #: from: each series' newest point in them, every event and raw output line. The console
-#: counts a point as current for 5 s (``benchtui.ui.figures.STALE_AFTER``), and a sample's
+#: counts a point as current for 5 s (``benchtui.store.figures.STALE_AFTER``), and a sample's
 #: own time may trail or lead its arrival a little: 6 s hold every point the first frame's
 #: numbers are made of. Decoding and feeding only the newest points (16 hosts: ~1,700 a
 #: seek) costs a fraction of feeding every record of those seconds.

@@ -230,6 +230,7 @@ class FleetState:
             tuple(str(h) for h in hosts) if isinstance(hosts, list | tuple) else (),
             tool if isinstance(tool, str) else "",
             float(expected) if isinstance(expected, int | float) and expected > 0 else None))
+        self.store.scope = event.t  # the previous step's figures are no longer current
         if self.started is None:
             self.started = event.t
 
@@ -239,4 +240,6 @@ class FleetState:
                 step.ended = event.t
                 step.ok = event.level != ev.ERROR and not event.data.get("interrupted")
                 step.message = event.message
+                if step is self.steps[-1]:
+                    self.store.scope = event.t  # its figures end with it
                 return

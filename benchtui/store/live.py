@@ -57,6 +57,10 @@ class LiveStore:
         self.host_last_t: dict[str, float] = {}
         self.samples_total = 0
         self.version = 0
+        #: Figures are read from points at or after this time only (``store.figures``): the
+        #: current step's start, or the last step's end between steps (set by
+        #: ``FleetState``); None: no step yet, any point counts.
+        self.scope: float | None = None
         self._histograms: dict[FleetKey, dict[str, tuple[float, LatencyHistogram]]] = {}
         #: (host, tool, metric, *labels in their own order) -> series: ``add``'s fast look-up.
         self._seen: dict[tuple[object, ...], Series] = {}

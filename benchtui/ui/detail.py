@@ -9,6 +9,7 @@ With a baseline (``--baseline``), the IOPS, bandwidth and latency charts plot it
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -29,7 +30,6 @@ from benchtui.model.format import (
     format_ratio,
 )
 from benchtui.store.fleet import FleetState, OutputLine
-from benchtui.store.live import Series
 from benchtui.ui import figures as fig
 from benchtui.ui.axed_chart import ChartLine
 from benchtui.ui.chart_widgets import AxedChart
@@ -84,7 +84,10 @@ class ChartSlot:
                ghost: Ghost | None = None) -> None:
         plot_width = max(self.widget.size.width - 10, 10)
         spc = max(1.0, window / plot_width)
-        start = end - plot_width * spc
+        # the last step's lines only: the previous step's leave the legend and the scale
+        # at the step change (``figures.oldest``)
+        start = max(end - plot_width * spc, state.steps[-1].started if state.steps
+                    else -math.inf)
         index = fig.index_of(state.store)
         lines = [ChartLine(label, fig.combined(index.find(metric, host, **labels), start,
                                                worst=worst))
@@ -146,30 +149,14 @@ def chart_slots(f: fig.HostFigures) -> list[ChartSlot]:
 
 
 def job_rows(state: FleetState, host: str) -> list[tuple[str, ...]]:
-    """Every (step, job, op) of the host: its newest IOPS, bandwidth and percentiles."""
-    store = fig.index_of(state.store)
-    found: dict[tuple[str, str, str], dict[str, float]] = {}
-
-    def put(s: Series, key: str) -> None:
-        if s.last is None:
-            return
-        k = (s.labels.get("step", "-"), s.labels.get("job", "-"), s.labels.get("op", "-"))
-        found.setdefault(k, {})[key] = s.last
-
-    for s in store.find("iops", host):
-        put(s, "iops")
-    for s in store.find("bandwidth_bytes", host):
-        put(s, "bw")
-    for s in store.find("latency_seconds", host):
-        q = s.labels.get("quantile")
-        if q in ("0.5", "0.99", "0.999") and s.labels.get("measure") in (None, "clat", "lat"):
-            put(s, q)
-    for s in store.find("latency_mean_seconds", host, measure="clat"):
-        put(s, "mean")
+    """Every (step, job, op) of the host: its IOPS, bandwidth and percentiles: the tool's
+    own end-of-run figures once the run is over, its newest interval's before
+    (``figures.job_figures``), and which ("from")."""
     return [(step, job, op, format_count(v.get("iops")), format_byte_rate(v.get("bw")),
              format_latency(v.get("mean")), format_latency(v.get("0.5")),
-             format_latency(v.get("0.99")), format_latency(v.get("0.999")))
-            for (step, job, op), v in sorted(found.items())]
+             format_latency(v.get("0.99")), format_latency(v.get("0.999")),
+             "end of run" if final else "interval")
+            for (step, job, op), (v, final) in sorted(fig.job_figures(state, host).items())]
 
 
 def device_rows(f: fig.HostFigures) -> list[tuple[str, ...]]:
@@ -233,7 +220,7 @@ class HostDetailScreen(Screen[None]):
         self.query_one("#devices", DataTable).add_columns(
             "device", "util", "r/s", "w/s", "read", "write", "r_await", "w_await", "queue")
         self.query_one("#jobs", DataTable).add_columns(
-            "step", "job", "op", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9")
+            "step", "job", "op", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9", "from")
         redraw = getattr(self.app, "refresh_display", None)  # the console's: draw it now
         if callable(redraw):
             self.call_after_refresh(redraw)

@@ -1,12 +1,12 @@
 """The console's side of a baseline session (``--baseline OLD.btr``): the ghost.
 
-``GhostDigest`` is what a ghost compares: the console's own figure functions
-(``figures.io_figures`` for the numbers, ``figures.combined`` over the series a pane's
-chart draws), so that a ghost is the same figure as what it stands beside. A
-``session.figure_track.FigureTrack`` runs it over a session's samples: the recorder's as the
-session is recorded (the file's figure track), or the baseline's worker for a file without
-one. ``benchtui.session.baseline.BaselineSeries`` opens the baseline, matches each step as
-it starts and gets, in its worker thread, the baseline's figures per second of the step.
+``GhostDigest`` (``session.ghost_digest``) is what a ghost compares: the console's own
+figure functions (``store.figures``), so that a ghost is the same figure as what it stands
+beside. A ``session.figure_track.FigureTrack`` runs it over a session's samples: the
+recorder's as the session is recorded (the file's figure track), or the baseline's worker for
+a file without one. ``benchtui.session.baseline.BaselineSeries`` opens the baseline, matches
+each step as it starts and gets, in its worker thread, the baseline's figures per second of
+the step.
 
 ``Ghost`` is what the console holds: on every refresh (``update``) it tells the baseline
 which step is on screen and where the clock is; a pane asks it for the ghost of a chart
@@ -22,121 +22,26 @@ import math
 import re
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Mapping
 
-from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL
+from benchtui.model.sample import INTERVAL
 from benchtui.session.baseline import FLEET, BaselineSeries, GhostRun, Key, open_baseline
+from benchtui.session.ghost_digest import GHOST_QUANTILE, METRICS, GhostDigest, chart_key
+from benchtui.store import figures as fig
 from benchtui.store.fleet import FleetState, StepView
 from benchtui.store.live import DEFAULT_WINDOW, Series
-from benchtui.ui import figures as fig
 
-__all__ = ["DEFAULT_TOLERANCE", "Ghost", "GhostDigest", "chart_key", "open_ghost"]
+__all__ = ["DEFAULT_TOLERANCE", "GHOST_QUANTILE", "METRICS", "Ghost", "GhostDigest", "chart_key",
+           "open_ghost"]
 
 #: ``--tolerance``: shares within 5% of the baseline's are not coloured.
 DEFAULT_TOLERANCE = 0.05
-#: The metrics a ghost reads of the baseline (the rest is not decoded).
-METRICS = ("iops", "bandwidth_bytes", "latency_seconds", "latency_mean_seconds",
-           HISTOGRAM_METRIC)
-#: The percentile whose ghost the latency charts draw and whose share the numbers show: the
-#: tail the header compares (fio's other percentile series are not read).
-GHOST_QUANTILE = "0.99"
-_P99 = (0.99,)
-
-
-def chart_key(metric: str, labels: Mapping[str, str]) -> Key:
-    """The key of a latency chart's ghost: the chart's metric and labels
-    (``pane_rows.ChartSpec``)."""
-    return ("chart", metric, *(f"{k}={v}" for k, v in sorted(labels.items())))
-
-
 def _series_key(metric: str, labels: Mapping[str, str]) -> Key:
     """Where a chart's ghost is: IOPS and bandwidth charts draw the numbers (the jobs'
     values summed, as the charts sum them), latency charts their own figure."""
     if metric in ("iops", "bandwidth_bytes") and set(labels) == {"op"}:
         return (metric, labels["op"])
     return chart_key(metric, labels)
-
-
-def _newest_at(points: Series | fig.Points | None, t: float) -> float | None:
-    """The value at ``t`` of a combined series just fed up to ``t`` (None if it has none)."""
-    if points is None or not points.times or points.times[-1] < t - 1e-6:
-        return None
-    return points.values[-1]
-
-
-def _numbers(iops: dict[str, float], bandwidth: dict[str, float],
-             lat: dict[str, fig.Latency], scale: float = 1.0) -> Iterator[tuple[Key, float]]:
-    for op, v in iops.items():
-        yield ("iops", op), v * scale
-    for op, v in bandwidth.items():
-        yield ("bandwidth_bytes", op), v * scale
-    for op, latency in lat.items():
-        if latency.source == "mean":
-            if latency.p50 is not None:
-                yield ("lat", op, "mean"), latency.p50
-        elif latency.p99 is not None:
-            yield ("lat", op, "p99"), latency.p99
-
-
-class GhostDigest:
-    """The figures a ghost compares, computed from a session's samples as the console
-    computes the live ones (``session.figure_track.Digest``)."""
-
-    #: The figures' name in a recording's figure track (``session.figure_track``): to be
-    #: changed whenever what they are changes (a track of other figures is then not read).
-    name = "ghost/1"
-    metrics: Collection[str] = METRICS
-
-    def reads(self, metric: str, labels: Mapping[str, str]) -> bool:
-        """Not fio's other percentiles, nor its submission latency's mean (the total
-        latency's, never smaller, is what the mean figures take)."""
-        if metric == "latency_seconds":
-            return labels.get("quantile") == GHOST_QUANTILE
-        return metric != "latency_mean_seconds" or labels.get("measure") != "slat"
-
-    def host(self, state: FleetState, host: str, t: float) -> Iterator[tuple[Key, float]]:
-        """The host's numbers (``figures.io_figures``: IOPS and bandwidth summed over its
-        jobs, which its IOPS and bandwidth charts draw too, and its latency percentiles from
-        merged histograms) and its latency chart's ghost: the worst job's p99, as the pane's
-        chart combines it (its mean, for tools without percentiles)."""
-        store = state.store
-        iops, bandwidth, lat = fig.io_figures(store, host, t, quantiles=_P99)
-        yield from _numbers(iops, bandwidth, lat)
-        index = fig.index_of(store)
-        percentiles = bool(index.found("latency_seconds", host))
-        for op in lat:
-            if percentiles:
-                v = _newest_at(fig.combined(index.found("latency_seconds", host, op=op,
-                                                        quantile=GHOST_QUANTILE), t,
-                                            worst=True), t)
-                key = chart_key("latency_seconds", {"op": op, "quantile": GHOST_QUANTILE})
-            else:
-                v = _newest_at(fig.combined(index.found("latency_mean_seconds", host, op=op),
-                                            t, worst=True), t)
-                key = chart_key("latency_mean_seconds", {"op": op})
-            if v is not None:
-                yield key, v
-
-    def fleet(self, state: FleetState, t: float) -> Iterator[tuple[Key, float]]:
-        """The fleet's figures (``("fleet", ...)``, the header's), and those of a host of
-        the fleet on average (``--baseline-host fleet``): rates divided by the hosts
-        reporting them, the fleet's latency percentiles (merged histograms); its charts
-        are these numbers."""
-        store = state.store
-        iops, bandwidth, lat = fig.io_figures(store, None, t, quantiles=_P99)
-        for key, value in _numbers(iops, bandwidth, lat):
-            yield ("fleet", *key), value
-        hosts = {s.host for metric in ("iops", "bandwidth_bytes")
-                 for s in fig.fresh(store, metric, None, t)}
-        if not hosts:
-            return
-        for key, value in _numbers(iops, bandwidth, lat, 1.0 / len(hosts)):
-            yield key, value
-            if key[0] == "lat" and key[2] == "mean":
-                yield chart_key("latency_mean_seconds", {"op": key[1]}), value
-            elif key[0] == "lat":
-                yield chart_key("latency_seconds", {"op": key[1],
-                                                    "quantile": GHOST_QUANTILE}), value
 
 
 class _Shown:
@@ -276,7 +181,8 @@ class Ghost:
 
     def _versus(self, host: str, prefix: tuple[str, ...], *, iops: dict[str, float],
                 bandwidth: dict[str, float], latency: dict[str, fig.Latency],
-                now: float) -> fig.Versus | None:
+                now: float, net: Mapping[str, float | None] | None = None
+                ) -> fig.Versus | None:
         if self._run is None or (self._run.baseline_host(host) is None and host != FLEET):
             return None
 
@@ -298,15 +204,17 @@ class Ghost:
                                  lambda op: ("lat", op, "mean")))
         return fig.Versus(shares(iops, lambda op: ("iops", op)),
                           shares(bandwidth, lambda op: ("bandwidth_bytes", op)),
-                          lat_shares, self.tolerance)
+                          lat_shares, shares(net or {}, lambda d: ("net", d)),
+                          self.tolerance)
 
     def host_versus(self, f: fig.HostFigures, now: float) -> fig.Versus | None:
         """A host's current figures against its baseline's (None: no baseline for it; the
         end-of-run figures of a finished host are not compared)."""
         if f.final:
             return None
+        net = {} if f.net_final else {"send": f.net_send, "receive": f.net_receive}
         return self._versus(f.name, (), iops=f.iops, bandwidth=f.bandwidth,
-                            latency=f.latency, now=now)
+                            latency=f.latency, now=now, net=net)
 
     def fleet_versus(self, f: fig.FleetFigures, now: float) -> fig.Versus | None:
         """The fleet's current figures against the baseline's fleet."""

@@ -361,7 +361,7 @@ def subtitle_of(f: fig.HostFigures) -> str:
         parts.append(f.reason)
     elif f.stale:
         parts.append("no data for a while")
-    elif f.final:
+    elif f.final or f.net_final:
         parts.append("end-of-run figures")
     if f.warnings:
         parts.append(f"{f.warnings} warning{'s' if f.warnings != 1 else ''}")

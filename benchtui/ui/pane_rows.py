@@ -203,9 +203,12 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
                                   Segment("/", styles.muted), Segment(write, styles.write)]))
     stream = {"stream": "sum"} if f.net_has_sum else {}
     if "net_bandwidth_bytes" in f.metrics:
+        net = f.versus.net if f.versus is not None else {}
         rows.append(Row("net", [
             Segment("↑ ", styles.muted), Segment(format_bit_rate(f.net_send), styles.write),
-            Segment(" ↓ ", styles.muted), Segment(format_bit_rate(f.net_receive), styles.read)],
+            *share_cells(f.versus, net, "send", styles),
+            Segment(" ↓ ", styles.muted), Segment(format_bit_rate(f.net_receive), styles.read),
+            *share_cells(f.versus, net, "receive", styles)],
             ChartSpec("net_bandwidth_bytes", {"direction": "send", **stream},
                       {"direction": "receive", **stream})))
     if "net_retransmits" in f.metrics:

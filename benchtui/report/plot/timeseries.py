@@ -64,6 +64,7 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
     n = 0
     names: dict[str, str] = {}
     percentiles: list[str] = []
+    partial = False
     ramp = max((rs.window_start for rs in series), default=0.0)
     for ax, op in zip(axes, ops, strict=True):
         for rs in series:
@@ -76,6 +77,11 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
                         marker="o" if len(points) < 3 else None, markersize=3,
                         label=f"{name} {_QUANTILE_NAMES.get(q, q)}".strip())
                 n += 1
+                px, py = points.partial()
+                if px:  # a partial interval: its rate over the seconds it covered
+                    ax.plot(px, py, color=colour, linestyle="none", marker="o",
+                            fillstyle="none", markersize=5, gid=f"partial-{n}")
+                    partial = True
                 names.setdefault(name, colour)
                 if q and q not in percentiles:
                     percentiles.append(q)
@@ -100,6 +106,9 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
     if metric == "latency":
         handles += [Line2D([], [], color="#555555", linestyle=_STYLES[q],
                            label=_QUANTILE_NAMES[q]) for q in percentiles]
+    if partial:
+        handles.append(Line2D([], [], color="#555555", linestyle="none", marker="o",
+                              fillstyle="none", label="partial interval (its own rate)"))
     if ramp > 0:
         handles.append(Patch(color=_RAMP, alpha=0.12,
                              label=f"first {ramp:.0f} s: ramp-up, not in the tables"))

@@ -24,9 +24,10 @@ from operator import add, attrgetter, le, mul
 from benchtui.model.histogram import LatencyHistogram, counts_from_sums
 from benchtui.model.sample import Sample
 from benchtui.store.recording.codec import SeriesDef
-from benchtui.store.recording.series_stats import SeriesStats
+from benchtui.store.recording.series_stats import Partial, SeriesStats
 
 _VALUE, _T, _HISTOGRAM = attrgetter("value"), attrgetter("t"), attrgetter("histogram")
+_DURATION = attrgetter("duration")
 _PLAIN = frozenset({float, int})
 
 
@@ -78,17 +79,24 @@ class BatchColumns:
     (``sids``, held: its identity is the key), batch by batch, and the histograms added up
     by position; their figures are made when the segment ends (``fold_into``)."""
 
-    __slots__ = ("hists", "sids", "times", "values")
+    __slots__ = ("hists", "partials", "sids", "times", "values")
 
     def __init__(self, sids: list[int]) -> None:
         self.sids = sids
         self.values: list[list[float]] = []
         self.times: list[list[float]] = []
         self.hists: dict[int, HistogramSum] = {}
+        #: position -> its samples that cover a partial interval (``Sample.duration``)
+        self.partials: dict[int, Partial] = {}
 
     def add(self, t: float, samples: list[Sample]) -> None:
         self.values.append(_values(samples))
         self.times.append(_times(t, samples))
+        durations = list(map(_DURATION, samples))
+        if durations.count(None) != len(durations):
+            for i, (s, d) in enumerate(zip(samples, durations, strict=True)):
+                if d is not None:
+                    self.partials.setdefault(i, Partial()).add(s.value, d)
         histograms = list(map(_HISTOGRAM, samples))
         if histograms.count(None) == len(histograms):
             return
@@ -110,7 +118,8 @@ class BatchColumns:
         for i, (sid, col, tcol) in enumerate(columns):
             acc = hists.get(i)
             part = SeriesStats(n, sum(col), sum(map(mul, col, col)), min(col), max(col),
-                               min(tcol), max(tcol), None if acc is None else acc.histogram())
+                               min(tcol), max(tcol), None if acc is None else acc.histogram(),
+                               self.partials.get(i))
             have = stats.get(keys[sid])
             if have is None:
                 stats[keys[sid]] = part

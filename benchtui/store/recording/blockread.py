@@ -27,7 +27,7 @@ from typing import NamedTuple
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.store.recording.blocks import PieceInfo, Touched
 from benchtui.store.recording.codec import SeriesDef
-from benchtui.store.recording.series_stats import SeriesStats
+from benchtui.store.recording.series_stats import Partial, SeriesStats
 from benchtui.store.recording.stats import SegmentStats
 from benchtui.store.recording.statsframe import Row, Table
 
@@ -223,17 +223,22 @@ class PieceSums:
         """Add the series' figures to ``out``."""
         for d, rows in self._rows.items():
             if len(rows) == 1:
-                _d, count, total, total_sq, lo, hi, first, last, _h = rows[0]
+                _d, count, total, total_sq, lo, hi, first, last, _h, _p = rows[0]
             else:
-                _ds, counts, totals, squares, los, his, firsts, lasts, _hs = zip(*rows,
-                                                                                   strict=True)
+                _ds, counts, totals, squares, los, his, firsts, lasts, _hs, _ps = zip(
+                    *rows, strict=True)
                 count, lo, hi, first, last = sum(counts), min(los), max(his), min(firsts), \
                     max(lasts)
                 total = sum(totals[1:], totals[0])
                 total_sq = sum(squares[1:], squares[0])
             hist = self._hists.get(d)
+            partial: Partial | None = None
+            for row in rows:
+                if row[9] is not None:
+                    partial = partial or Partial()
+                    partial.merge(Partial(*row[9]))
             st = SeriesStats(count, total, total_sq, lo, hi, first, last,
-                             None if hist is None else LatencyHistogram(hist))
+                             None if hist is None else LatencyHistogram(hist), partial)
             have = out.get(d)
             if have is None:
                 out[d] = st

@@ -57,9 +57,9 @@ FIO_NS: Final = 3    # FIO_BUCKETS[i] / 1e9: varint i
 PYINT: Final = 4     # a Python int (not a float): zigzag varint
 HAS_HISTOGRAM: Final = 0x80
 
-_HOST, _TOOL, _KIND, _METRIC, _LABELS, _T, _ELAPSED, _VALUE, _HISTOGRAM = map(
+_HOST, _TOOL, _KIND, _METRIC, _LABELS, _T, _ELAPSED, _VALUE, _HISTOGRAM, _DURATION = map(
     attrgetter, ("host", "tool", "kind", "metric", "labels", "t", "elapsed", "value",
-                 "histogram"))
+                 "histogram", "duration"))
 _MAX_EXACT: Final = 2**53
 NS: Final = 1e9
 #: A fio bucket in seconds -> its index: the values stored as FIO_NS (the ones in (0, 1000)
@@ -236,6 +236,7 @@ class FrameBuilder:
         self.cols.write(body)
         put_blob(body, self.jsons)
         put_blob(body, self.text)
+        self.cols.write_durations(body)
         return bytes(body)
 
 
@@ -292,6 +293,8 @@ class _SampleColumns(ValueColumns):
         self.e_values: list[float] = []
         self.tags = bytearray()
         self.hists = bytearray()
+        #: (index of the sample in the frame, its duration): the few samples with one.
+        self.durations: list[tuple[int, float]] = []
 
     def add(self, samples: list[Sample]) -> list[int]:
         """Split ``samples`` into the columns; their series ids. This runs in the recorder's
@@ -324,6 +327,10 @@ class _SampleColumns(ValueColumns):
             if tag == RAW:
                 raw_sids.add(sid)
             tags.append(tag)
+        durations = list(map(_DURATION, samples))
+        if durations.count(None) != len(durations):
+            self.durations += [(i, float(d)) for i, d in enumerate(durations, start)
+                               if d is not None]
         histograms = list(map(_HISTOGRAM, samples))
         if histograms.count(None) != len(histograms):
             encode = enc.histograms.encode
@@ -347,6 +354,26 @@ class _SampleColumns(ValueColumns):
         _put_uvarint_blob(body, self.fios)
         body += shuffle(struct.pack(f"<{len(self.raws)}d", *self.raws), 8)
         put_blob(body, self.hists)
+
+    def write_durations(self, body: bytearray) -> None:
+        """The durations blob, after the output lines, when a sample has a duration (a
+        frame without one ends as frames always did: older readers stop before it)."""
+        if self.durations:
+            write_durations_blob(body, self.durations)
+
+
+def write_durations_blob(out: bytearray, durations: Sequence[tuple[int, float]]) -> None:
+    """The frame's optional last blob: the samples that cover a partial interval
+    (``Sample.duration``), as index gaps (list) then their durations (f64 each)."""
+    b = bytearray()
+    gaps: list[int] = []
+    prev = 0
+    for i, _d in durations:
+        gaps.append(i - prev)
+        prev = i
+    put_list(b, gaps)
+    b += struct.pack(f"<{len(durations)}d", *(d for _i, d in durations))
+    put_blob(out, b)
 
 
 def _index_times(times: list[float | None], table: dict[object, int], values: list[float],

@@ -178,6 +178,8 @@ class SegmentDecoder:
         samples, pos = self._samples(body, scan.pos, scan.sids, want_samples, mask)
         jsons, pos = get_blob(body, pos)
         text, pos = get_blob(body, pos)
+        if want_samples and pos < len(body):
+            _set_durations(body, pos, samples)
         out: list[TimedRecord] = []
         strings = self.strings
         ri = si = ji = ti = 0
@@ -279,6 +281,21 @@ class SegmentDecoder:
             out.append(Sample(t_values[ti], d.tool, d.kind, d.metric, value, dict(d.labels),
                               d.host, e_values[ei], hist))
         return out, pos
+
+
+def _set_durations(body: bytes, pos: int, samples: list[Sample | None]) -> None:
+    """Read the frame's durations blob (``codec.write_durations_blob``) into its samples."""
+    blob, _ = get_blob(body, pos)
+    gaps, at = get_list(blob, 0)
+    found = struct.unpack_from(f"<{len(gaps)}d", blob, at)
+    i = 0
+    for gap, d in zip(gaps, found, strict=True):
+        i += gap
+        if i >= len(samples):
+            raise CodecError("a duration for a sample the frame does not have")
+        s = samples[i]
+        if s is not None:
+            s.duration = d
 
 
 def _skip_samples(body: bytes, pos: int, n: int) -> int:

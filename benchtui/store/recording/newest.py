@@ -19,22 +19,33 @@ only skipped (their definitions), as ``timed_records`` does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from benchtui.model.sample import SUMMARY
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import FrameScan, SegmentDecoder
+from benchtui.store.recording.stats import SegmentStats
 from benchtui.store.recording.varint import CodecError
 
-if TYPE_CHECKING:
-    from benchtui.store.recording.reader import SessionReader
+
+class Frames(Protocol):
+    """What is read of a recording (``SessionReader``'s, which calls ``newest_records``;
+    named here so that this module does not import the reader that imports it)."""
+
+    def _overlapping(self, t0: float, t1: float) -> Iterator[SegmentStats]: ...
+
+    def _bodies(self, seg: SegmentStats) -> Iterable[tuple[fmt.FrameHeader, bytes]]: ...
+
+    def _warn_damage(self, seg: SegmentStats, h: fmt.FrameHeader | None,
+                     at: int | None = None) -> None: ...
 
 #: What a series id of a segment is, once met in the backwards pass.
 _UNSEEN, _SUPERSEDED, _SUMMARY = 0, 1, 2
 
 
-def newest_records(reader: SessionReader, t0: float, t1: float) -> list[TimedRecord]:
+def newest_records(reader: Frames, t0: float, t1: float) -> list[TimedRecord]:
     """The records of ``[t0, t1)``, each batch of samples holding only the samples that are
     the last of their series in the span (and every summary sample); events and raw output
     whole. A batch left empty is left out."""
@@ -50,7 +61,7 @@ def newest_records(reader: SessionReader, t0: float, t1: float) -> list[TimedRec
     return out
 
 
-def _scan(reader: SessionReader, t0: float, t1: float
+def _scan(reader: Frames, t0: float, t1: float
           ) -> list[tuple[SegmentDecoder, FrameScan]]:
     """Every frame with records in the span, scanned (with its segment's decoder)."""
     scans: list[tuple[SegmentDecoder, FrameScan]] = []

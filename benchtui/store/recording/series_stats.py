@@ -1,6 +1,12 @@
 """What a report needs of a stretch of a session, per series: how many samples, their sum,
 min and max, and (for latency histogram series) the merged histogram.
 
+Interval values are weighted by the time they cover: a sample with a ``duration`` (a partial
+last interval, ``Sample.duration``) counts for ``duration / interval`` of a nominal one, where
+the nominal interval is the series' own (its nominal samples' spacing, about a second for the
+tools benchtui runs). Its sums are kept apart (``Partial``) so that the weighting is exact
+when stretches are merged.
+
 ``SessionReader.series_stats(t0, t1, wanted)`` answers it for the records that reached the
 sinks in ``[t0, t1)`` (the recording's time axis, as ``records`` uses). A mean over the
 stretch is ``total / count``; a percentile over the stretch is a quantile of ``histogram``:
@@ -16,6 +22,43 @@ from dataclasses import dataclass
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
 from benchtui.store.recording.codec import SeriesDef
+
+#: The nominal interval assumed for a series with fewer than two nominal samples (seconds).
+NOMINAL_INTERVAL = 1.0
+
+
+@dataclass(slots=True)
+class Partial:
+    """The samples of a series that cover a partial interval (``Sample.duration``)."""
+
+    count: int = 0
+    #: Sum of their values and of their squares (as ``SeriesStats.total``, ``total_sq``).
+    total: float = 0.0
+    total_sq: float = 0.0
+    #: Sum of their durations (seconds), of value x duration, and of value^2 x duration.
+    seconds: float = 0.0
+    weighted: float = 0.0
+    weighted_sq: float = 0.0
+
+    def add(self, v: float, d: float) -> None:
+        self.count += 1
+        self.total += v
+        self.total_sq += v * v
+        self.seconds += d
+        self.weighted += v * d
+        self.weighted_sq += v * v * d
+
+    def merge(self, other: Partial) -> None:
+        self.count += other.count
+        self.total += other.total
+        self.total_sq += other.total_sq
+        self.seconds += other.seconds
+        self.weighted += other.weighted
+        self.weighted_sq += other.weighted_sq
+
+    def astuple(self) -> tuple[int, float, float, float, float, float]:
+        return (self.count, self.total, self.total_sq, self.seconds, self.weighted,
+                self.weighted_sq)
 
 
 @dataclass(slots=True)
@@ -33,18 +76,47 @@ class SeriesStats:
     last_t: float
     #: The series' histograms added up (histogram series only).
     histogram: LatencyHistogram | None = None
+    #: Its samples that cover a partial interval (None: none did).
+    partial: Partial | None = None
+
+    @property
+    def interval(self) -> float:
+        """The series' nominal interval in seconds: the spacing of its nominal samples
+        (the time between the first and the last sample, less the partial intervals')."""
+        p = self.partial
+        if p is None or self.count - p.count < 2:
+            return NOMINAL_INTERVAL
+        span = self.last_t - self.first_t - p.seconds
+        return span / (self.count - p.count - 1) if span > 0 else NOMINAL_INTERVAL
+
+    def _weighted(self) -> tuple[float, float, float]:
+        """(weight, sum of weight x value, sum of weight x value^2); a nominal sample
+        weighs 1, a partial one its duration over the nominal interval."""
+        p = self.partial
+        if p is None:
+            return float(self.count), self.total, self.total_sq
+        k = 1.0 / self.interval
+        return (self.count - p.count + p.seconds * k, self.total - p.total + p.weighted * k,
+                self.total_sq - p.total_sq + p.weighted_sq * k)
 
     @property
     def mean(self) -> float:
-        return self.total / self.count if self.count else 0.0
+        """The mean of the values, each weighted by the time it covers."""
+        if not self.count:
+            return 0.0
+        w, total, _ = self._weighted()
+        return total / w if w > 0 else self.total / self.count
 
     @property
     def stdev(self) -> float:
-        """Population standard deviation of the values."""
+        """Population standard deviation of the values (weighted as ``mean``)."""
         if not self.count:
             return 0.0
-        mean = self.total / self.count
-        return math.sqrt(max(self.total_sq / self.count - mean * mean, 0.0))
+        w, total, total_sq = self._weighted()
+        if w <= 0:
+            return 0.0
+        mean = total / w
+        return math.sqrt(max(total_sq / w - mean * mean, 0.0))
 
     @classmethod
     def of(cls, t: float, s: Sample) -> SeriesStats:
@@ -52,10 +124,18 @@ class SeriesStats:
         hist = None
         if s.histogram is not None:
             hist = LatencyHistogram(dict(s.histogram.counts))
-        return cls(1, s.value, s.value * s.value, s.value, s.value, st, st, hist)
+        partial = None
+        if s.duration is not None:
+            partial = Partial()
+            partial.add(s.value, s.duration)
+        return cls(1, s.value, s.value * s.value, s.value, s.value, st, st, hist, partial)
 
     def add(self, t: float, s: Sample) -> None:
         v = s.value
+        if s.duration is not None:
+            if self.partial is None:
+                self.partial = Partial()
+            self.partial.add(v, s.duration)
         self.count += 1
         self.total += v
         self.total_sq += v * v
@@ -82,6 +162,10 @@ class SeriesStats:
             if self.histogram is None:
                 self.histogram = LatencyHistogram()
             self.histogram.merge(other.histogram)
+        if other.partial is not None:
+            if self.partial is None:
+                self.partial = Partial()
+            self.partial.merge(other.partial)
 
 
 def series_def(s: Sample) -> SeriesDef:

@@ -45,9 +45,12 @@ from benchtui.store.recording.varint import (
 )
 
 Table = tuple[SeriesDef, ...]
+#: What a series' partial intervals add (``series_stats.Partial.astuple``), or None.
+PartialRow = tuple[int, float, float, float, float, float] | None
 #: A series' figures in a piece: (series, count, sum, sum of squares, min, max, first and
-#: last time, histogram counts or None).
-Row = tuple[SeriesDef, int, float, float, float, float, float, float, dict[int, int] | None]
+#: last time, histogram counts or None, partial intervals or None).
+Row = tuple[SeriesDef, int, float, float, float, float, float, float, dict[int, int] | None,
+            PartialRow]
 #: A piece's figures stored as values (``codec.ValueColumns``), and as times (f64, by index
 #: into the piece's table of distinct times: a host's series share a few).
 _VALUES: Final = ("minimum", "maximum", "total", "total_sq")
@@ -131,6 +134,15 @@ def _piece_bytes(info: PieceInfo, table: int, stats: list[SeriesStats]) -> bytes
         assert hist is not None
         encode_histogram(blob, hist.counts)
         put_blob(out, blob)
+    with_partial = [i for i, st in enumerate(stats) if st.partial is not None]
+    if with_partial:  # only then: a piece without reads as pieces always did
+        put_list(out, with_partial)
+        figures: list[float] = []
+        for i in with_partial:
+            p = stats[i].partial
+            assert p is not None
+            figures += p.astuple()
+        out += struct.pack(f"<{len(figures)}d", *figures)
     return bytes(out)
 
 
@@ -236,9 +248,17 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list
         blob, pos = get_blob(raw, pos)
         if i in wanted:
             hists[i] = decode_histogram(blob)[0]
+    partials: dict[int, PartialRow] = {}
+    if pos < len(raw):  # the series' partial intervals (written when there are some)
+        with_partial, pos = get_list(raw, pos)
+        figures = struct.unpack_from(f"<{6 * len(with_partial)}d", raw, pos)
+        for k, i in enumerate(with_partial):
+            c, *rest = figures[6 * k:6 * k + 6]
+            partials[i] = (int(c), *rest)
     get = hists.get
     return [(table[i], counts[i], values[2 * n + i], values[3 * n + i], values[i],
-             values[n + i], times[index[i]], times[index[n + i]], get(i)) for i in pick]
+             values[n + i], times[index[i]], times[index[n + i]], get(i), partials.get(i))
+            for i in pick]
 
 
 def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
