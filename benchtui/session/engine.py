@@ -67,6 +67,16 @@ OutputSink = Callable[[OutputLines], None]
 SERVER_READY_TIMEOUT = 5.0
 #: Seconds between a process's TERM and KILL when benchtui stops it.
 STOP_GRACE = 2.0
+#: Seconds between two looks for tools that fell silent.
+SILENCE_TICK = 0.5
+#: A look this much later than planned means this controller itself stood still (frozen,
+#: suspended): the tools' silence is then not theirs, and is counted again from now.
+_STALLED = 5.0
+#: Exit statuses of the host's ``timeout`` when it ended a command at its deadline (TERM was
+#: enough; KILL was needed).
+_DEADLINE_STATUSES = (124, 137)
+#: The default reason of an interrupt that said none.
+_INTERRUPTED = "the session was interrupted"
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -98,6 +108,19 @@ class _Run:
     stopped: bool = False
     #: The host's watchdog stopped it (this controller was gone for longer than the grace).
     watchdog: WatchdogStop | None = None
+    #: Seconds its tool may print nothing before a warning (``StepSpec.silence_limit``).
+    silence: float = math.inf
+    #: When it started, and when its output last arrived (``time.monotonic``).
+    started: float = 0.0
+    last_output: float = 0.0
+    #: The silence warning was given (once per run).
+    silence_warned: bool = False
+    #: The longest time its tool printed nothing, past ``silence`` (0: never that long).
+    longest_silence: float = 0.0
+    #: How it ended (``events.OUTCOMES``), why, and its exit status; None while it runs.
+    outcome: str | None = None
+    reason: str = ""
+    status: int | None = None
 
 
 @dataclass
@@ -106,6 +129,9 @@ class SessionResult:
     failures: list[str] = field(default_factory=list)
     facts: dict[str, HostFacts] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    #: How the session ended (``events.OUTCOMES``) and why ("" when it completed).
+    outcome: str = ev.COMPLETED
+    reason: str = ""
 
 
 def _without_host(error: HostError) -> str:
@@ -157,6 +183,16 @@ class Session:
         self._active: list[_Run] = []
         self._failures: list[str] = []
         self._watchdog_hosts: set[str] = set()
+        #: Why the session is being interrupted (set before its task is cancelled).
+        self._interrupt_reason: str | None = None
+        #: The session stopped itself (``abort``): its cancellation is its own.
+        self._aborted = False
+        self._task: asyncio.Task[object] | None = None
+        #: How each step ended, in order (the session's outcome is the worst).
+        self._step_outcomes: list[str] = []
+        #: The running step's start (``time.monotonic``) and processes.
+        self._step_started = 0.0
+        self._step_runs: list[_Run] = []
 
     # --- sinks -----------------------------------------------------------------------------
 
@@ -175,6 +211,28 @@ class Session:
         event = Event(time.time(), kind, message, level, host, step, dict(data))
         for sink in self._event_sinks:
             sink(event)
+
+    def note_interrupt(self, reason: str) -> None:
+        """Say why the session is about to be cancelled ("SIGTERM", "Ctrl-C"): the step and
+        the session end with it in the record. The first reason given stays."""
+        if self._interrupt_reason is None:
+            self._interrupt_reason = reason
+
+    def abort(self, reason: str) -> None:
+        """Stop the session from within, at once, as an interrupt: ``reason`` says why (its
+        only output failed). Every process is stopped; ``run`` then returns a failed
+        result instead of raising. Safe to call from a sink, and more than once."""
+        self.note_interrupt(reason)
+        task = self._task
+        if task is not None and not task.done() and not self._aborted:
+            self._aborted = True
+            task.cancel()
+
+    def warn(self, message: str) -> None:
+        """A warning of the controller's own (a recording that can no longer be written):
+        an event like any other, so that the console, the progress lines and the record
+        say it."""
+        self.emit(ev.SESSION_WARNING, message, level=ev.WARNING, step=self.current_step)
 
     def mark(self, note: str = "") -> None:
         """A user's mark at this moment (the console's ``m``): an event like any other, so it
@@ -276,8 +334,11 @@ class Session:
                              self._failures + [f.message for f in errors], self.facts, findings)
 
     async def run(self) -> SessionResult:
-        """Run the whole plan. Cancelling the task (Ctrl-C) stops everything, then re-raises."""
+        """Run the whole plan. Cancelling the task (Ctrl-C) stops everything, then re-raises;
+        ``abort`` stops everything too, and returns a failed result."""
         findings: list[Finding] = []
+        self._task = asyncio.current_task()
+        watcher: asyncio.Task[None] | None = None
         try:
             findings = await self.prepare()
             errors = [f for f in findings if f.severity == FINDING_ERROR]
@@ -291,31 +352,103 @@ class Session:
             for host in blocked:
                 self._fail_host(host, "preflight refused it")
             self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})")
+            watcher = asyncio.create_task(self._watch_silence(), name="benchtui-silence")
             monitors = await self._start_monitors()
             for step in self.plan.steps:
                 for repeat in range(step.repeat):
                     await self._run_step(step, repeat)
             await self._stop_runs(monitors)
             ok = not self._failures
+            outcome = ev.worst(self._step_outcomes)
+            if not ok and outcome == ev.COMPLETED:
+                outcome = ev.FAILED
+            reason = "" if ok else f"{len(self._failures)} failure(s): {self._failures[0]}"
             self.emit(ev.SESSION_END, "done" if ok else f"done with {len(self._failures)} "
-                      "failure(s)", level=ev.INFO if ok else ev.ERROR)
-            return SessionResult(ok, self._failures, self.facts, findings)
+                      "failure(s)", level=ev.INFO if ok else ev.ERROR, outcome=outcome,
+                      reason=reason)
+            return SessionResult(ok, self._failures, self.facts, findings, outcome, reason)
         except asyncio.CancelledError:
             self._emit_interrupted()
-            raise
+            if not self._aborted:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            reason = self._interrupt_reason or _INTERRUPTED
+            return SessionResult(False, [*self._failures, reason], self.facts, findings,
+                                 ev.INTERRUPTED, reason)
         finally:
+            if watcher is not None:
+                watcher.cancel()
             await asyncio.shield(self._stop_everything())
 
     def _emit_interrupted(self) -> None:
-        """Ctrl-C, SIGTERM or a quit: the running step and the session end here, so that a
-        recording or a log says how it ended rather than stopping mid-step."""
+        """Ctrl-C, SIGTERM, a quit or a broken output: the running step and the session end
+        here, so that a recording or a log says how it ended rather than stopping mid-step."""
+        reason = self._interrupt_reason or _INTERRUPTED
         step = self.current_step
         if step is not None:
-            self.emit(ev.STEP_END, f"step {step} stopped: the session was interrupted",
-                      level=ev.WARNING, step=step, interrupted=True)
+            self.emit(ev.STEP_END, f"step {step} stopped: interrupted ({reason})",
+                      level=ev.WARNING, step=step, interrupted=True, outcome=ev.INTERRUPTED,
+                      reason=reason, seconds=time.monotonic() - self._step_started,
+                      silences=self._silences(self._step_runs))
             self.current_step = None
-        self.emit(ev.SESSION_END, "stopped: the session was interrupted", level=ev.WARNING,
-                  interrupted=True)
+        self.emit(ev.SESSION_END, f"stopped: interrupted ({reason})", level=ev.WARNING,
+                  interrupted=True, outcome=ev.INTERRUPTED, reason=reason)
+
+    # --- tools that fall silent ------------------------------------------------------------
+
+    async def _watch_silence(self) -> None:
+        """Every ``SILENCE_TICK``: warn, once per run, about a tool that has printed nothing
+        for longer than its ``silence`` (a stuck cluster, a hung device: the tool runs and
+        says nothing). Not while its host's link is down (nothing can arrive then), and not
+        for the time this controller itself stood still."""
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(SILENCE_TICK)
+            now = time.monotonic()
+            if now - last > SILENCE_TICK + _STALLED:
+                for r in self._active:
+                    r.last_output = max(r.last_output, now)
+            last = now
+            for r in list(self._active):
+                if r.task is None or r.task.done() or r.silence_warned \
+                        or self.host_state.get(r.command.host) in ("reconnecting", "failed"):
+                    continue
+                if now - r.last_output > r.silence:
+                    r.silence_warned = True
+                    self._warn_silent(r, now - r.last_output)
+
+    def _warn_silent(self, run: _Run, seconds: float) -> None:
+        cmd = run.command
+        what = "a monitor" if cmd.role == MONITOR else f"step {run.step}"
+        self.emit(ev.SILENCE, f"{cmd.host}: {cmd.tool} ({what}) has printed nothing for "
+                  f"{seconds:.0f} s (silence {run.silence:g} s): it may be stuck; it goes on "
+                  "until it ends or is stopped", level=ev.WARNING, host=cmd.host,
+                  step=run.step if cmd.role != MONITOR else self.current_step, tool=cmd.tool,
+                  seconds=seconds, silence=run.silence, role=cmd.role)
+
+    def _heard(self, run: _Run) -> None:
+        """Output of ``run`` arrived now."""
+        now = time.monotonic()
+        gap = now - run.last_output
+        if gap > run.silence:
+            run.longest_silence = max(run.longest_silence, gap)
+        run.last_output = now
+
+    @staticmethod
+    def _silences(runs: list[_Run]) -> list[dict[str, object]]:
+        """The runs whose tool fell silent past its ``silence``: host, tool, longest seconds."""
+        now = time.monotonic()
+        out: list[dict[str, object]] = []
+        for r in runs:
+            longest = r.longest_silence
+            if r.outcome is None and now - r.last_output > r.silence:
+                longest = max(longest, now - r.last_output)
+            if longest > 0:
+                out.append({"host": r.command.host, "tool": r.command.tool,
+                            "seconds": round(longest, 1)})
+        return out
 
     # --- running processes -----------------------------------------------------------------
 
@@ -331,7 +464,7 @@ class Session:
                     if cmd.tool != monitor.tool:
                         self.emit(ev.RUN_START, f"{cmd.host}: {monitor.tool} is missing, "
                                   f"using {cmd.tool} instead", level=ev.WARNING, host=cmd.host)
-                    runs.append(_Run(cmd, monitor.name))
+                    runs.append(_Run(cmd, monitor.name, silence=monitor.silence_limit))
         await asyncio.gather(*(self._start(r) for r in runs))
         return [r for r in runs if r.task is not None]
 
@@ -344,14 +477,20 @@ class Session:
                   expected_seconds=expected_step_seconds(step), index=step.index,
                   repeat=repeat + 1, repeats=step.repeat, select=step.select,
                   sweep=step.sweep, matrix=dict(step.matrix))
-        started = time.monotonic()
+        started = self._step_started = time.monotonic()
+        self._step_runs = []
         try:
             commands = self._step_commands(step)
         except ValueError as exc:
             self._failures.append(f"step {label}: {exc}")
-            self.emit(ev.STEP_END, f"step {label} failed: {exc}", level=ev.ERROR, step=label)
+            self._step_outcomes.append(ev.FAILED)
+            self.emit(ev.STEP_END, f"step {label} failed: {exc}", level=ev.ERROR, step=label,
+                      outcome=ev.FAILED, reason=str(exc))
+            self.current_step = None
             return
-        runs = [_Run(c, label) for c in commands if self._usable(c.host)]
+        runs = [_Run(c, label, silence=step.silence_limit) for c in commands
+                if self._usable(c.host)]
+        self._step_runs = runs
         for host in {r.command.host for r in runs}:
             self._set_host_state(host, "running")
         await self._upload(runs)
@@ -372,21 +511,46 @@ class Session:
             await self._stop_runs(servers)
         failed_before = len(self._failures)
         for r in runs:
-            if r.task is not None and r.task.done() and not r.task.cancelled() \
-                    and r.task.exception() is None:
-                status = r.task.result()
-                if status != 0 and r.command.role != SERVER and not r.stopped \
-                        and r.watchdog is None:
-                    self._failures.append(f"{r.command.host}: step {label} exited with "
-                                          f"status {status}")
+            if r.outcome in (ev.FAILED, ev.DEADLINE) and r.command.role != SERVER:
+                self._failures.append(f"{r.command.host}: step {label} {r.reason}")
         for host in {r.command.host for r in runs}:
             if self.host_state.get(host) == "running":
                 self._set_host_state(host, "done")
         seconds = time.monotonic() - started
         ok = len(self._failures) == failed_before
-        self.emit(ev.STEP_END, f"step {label} {'done' if ok else 'failed'} in {seconds:.1f} s",
-                  level=ev.INFO if ok else ev.ERROR, step=label, seconds=seconds)
+        outcome, reason, status = self._step_outcome(runs, self._failures[failed_before:])
+        self._step_outcomes.append(outcome)
+        said = {ev.COMPLETED: "done", ev.FAILED: "failed", ev.WATCHDOG: "stopped by the "
+                "host's watchdog", ev.DEADLINE: "cut by its deadline"}.get(outcome, outcome)
+        self.emit(ev.STEP_END, f"step {label} {said} in {seconds:.1f} s"
+                  + (f" ({reason})" if reason else ""),
+                  level=ev.INFO if ok and outcome == ev.COMPLETED else ev.ERROR, step=label,
+                  seconds=seconds, outcome=outcome, reason=reason, exit_status=status,
+                  silences=self._silences(runs))
         self.current_step = None
+
+    @staticmethod
+    def _step_outcome(runs: list[_Run], failures: list[str]
+                      ) -> tuple[str, str, int | None]:
+        """How a step ended, from how its runs did (servers aside): the worst outcome, the
+        reasons of the runs that ended so (host by host), the first such run's exit status.
+        A failure without a run's own outcome (a host that could not start it, or was lost)
+        makes it failed."""
+        ends = [r for r in runs if r.command.role != SERVER and r.outcome is not None]
+        outcome = ev.worst([r.outcome for r in ends if r.outcome is not None])
+        if outcome == ev.COMPLETED and not ends:
+            return ev.FAILED, failures[0] if failures else "no host could run it", None
+        if outcome == ev.COMPLETED and failures:
+            outcome = ev.FAILED
+        if outcome == ev.COMPLETED:
+            return outcome, "", 0
+        worst = [r for r in ends if r.outcome == outcome]
+        reasons = [f"{r.command.host}: {r.command.tool} {r.reason}" for r in worst]
+        if not reasons:
+            reasons = failures[:1]
+        status = next((r.status for r in worst if r.status not in (None, 0)), None)
+        more = f"; and {len(reasons) - 2} more" if len(reasons) > 2 else ""
+        return outcome, "; ".join(reasons[:2]) + more, status
 
     def _step_commands(self, step: StepSpec) -> list[RemoteCommand]:
         address = step.server_address
@@ -415,6 +579,7 @@ class Session:
             self._fail_host(cmd.host, f"cannot start {cmd.tool}: {_without_host(exc)}")
             return
         run.handle = handle
+        run.started = run.last_output = time.monotonic()
         self._active.append(run)
         parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
         parser.stream = True  # live output (fio runs with --status-interval=1)
@@ -431,6 +596,7 @@ class Session:
         warned = 0
         try:
             async for chunk in transport.follow(run.handle):
+                self._heard(run)
                 if self._output_sinks:
                     lines = splitter.feed(chunk)
                     text = "\n".join(lines) if lines else None
@@ -444,6 +610,7 @@ class Session:
                     self._deliver(run, parser.feed_text(text, now))
                     warned = self._report_parse_warnings(parser, run, warned)
         except HostError as exc:
+            run.outcome, run.reason = ev.FAILED, f"was lost: {_without_host(exc)}"
             self._fail_host(cmd.host, f"lost {cmd.tool}: {_without_host(exc)}")
             return -1
         rest = splitter.finish()
@@ -458,14 +625,42 @@ class Session:
         if outcome.watchdog is not None:
             run.watchdog = outcome.watchdog
             self._watchdog_stopped(run, outcome.watchdog)
+        self._heard(run)  # (the silence up to its end counts)
+        run.status = status
+        run.outcome, run.reason = self._run_outcome(run, status)
         if cmd.role != MONITOR:
-            how = "was stopped" if run.stopped else "was stopped by the host's watchdog" \
-                if run.watchdog else f"exited with status {status}"
-            fine = status == 0 or run.stopped or cmd.role == SERVER
+            how = "was stopped" if run.stopped else run.reason
+            fine = run.outcome == ev.COMPLETED or cmd.role == SERVER
             self.emit(ev.RUN_END, f"{cmd.host}: {cmd.tool} {how}, {run.samples} samples",
                       level=ev.INFO if fine else ev.ERROR, host=cmd.host, step=run.step,
-                      status=status)
+                      status=status, exit_status=status, outcome=run.outcome,
+                      reason=run.reason, seconds=time.monotonic() - run.started,
+                      silent_seconds=round(run.longest_silence, 1))
         return status
+
+    def _run_outcome(self, run: _Run, status: int) -> tuple[str, str]:
+        """How one process ended, and the words for it (after the tool's name)."""
+        stop = run.watchdog
+        if stop is not None:
+            return ev.WATCHDOG, (f"was stopped by the host's watchdog: the host had not heard "
+                                 f"from this controller for {stop.gone_for:.0f} s "
+                                 f"(controller_grace {grace_text(stop.grace)})")
+        if run.stopped:
+            return ev.COMPLETED, "was stopped at the end of its step"
+        if not run.stopped and self._interrupt_reason is not None and status != 0:
+            return ev.INTERRUPTED, f"was stopped: {self._interrupt_reason}"
+        if status == 0:
+            return ev.COMPLETED, "exited with status 0"
+        ran = time.monotonic() - run.started
+        deadline = run.command.deadline
+        if status in _DEADLINE_STATUSES and ran >= deadline - 1.0:
+            return ev.DEADLINE, (f"was ended by its deadline on the host after {ran:.0f} s "
+                                 f"(deadline {deadline:g} s: the step's timeout, or its "
+                                 "expected time plus deadline_margin; exit status "
+                                 f"{status})")
+        if status < 0:
+            return ev.FAILED, "vanished: its exit status is unknown"
+        return ev.FAILED, f"exited with status {status}"
 
     def _watchdog_stopped(self, run: _Run, stop: WatchdogStop) -> None:
         """The host stopped ``run`` itself: this controller was gone (its link down) for
