@@ -166,6 +166,9 @@ class SessionInfo:
         out = {k: getattr(self, k) for k in self.__slots__}
         out["duration_seconds"] = self.duration_seconds
         out["steps"] = [{"name": s.name, "start": s.t0, "end": s.t1, "ok": s.ok,
+                         "outcome": s.outcome, "reason": s.reason,
+                         "silences": [{"host": h, "tool": tool, "seconds": seconds}
+                                      for h, tool, seconds in s.silences],
                          "seconds": None if s.t1 is None else s.t1 - s.t0} for s in self.steps]
         out["gaps"] = [{"host": g.host, "start": g.t0, "end": g.t1, "seconds": g.seconds}
                        for g in self.gaps]
@@ -286,9 +289,7 @@ def format_info(info: SessionInfo) -> str:
         f"steps     {len(info.steps)}",
     ]
     for step in info.steps:
-        took = "still running when the recording ended" if step.t1 is None else \
-            f"{_span(step.t1 - step.t0)}, {'ok' if step.ok else 'FAILED'}"
-        lines.append(f"  {step.name}: at +{_span(step.t0 - start)}, {took}")
+        lines.append(f"  {step.name}: at +{_span(step.t0 - start)}, {_how_it_ended(step)}")
     lines.append(f"gaps      {len(info.gaps) or 'none'}")
     lines.extend(f"  {g.host}: no sample for {_span(g.seconds)} from +{_span(g.t0 - start)} "
                  f"({_clock(g.t0)})" for g in info.gaps[:MAX_GAPS_SHOWN])
@@ -307,6 +308,18 @@ def format_info(info: SessionInfo) -> str:
         lines.extend(["", "import map as used:"])
         lines.extend(f"  {line}" for line in map_text.rstrip().splitlines())
     return "\n".join(lines) + "\n"
+
+
+def _how_it_ended(step: TimelineStep) -> str:
+    """``12.8s, completed``, ``12.8s, INTERRUPTED: Ctrl-C (SIGINT)``, with the tools that
+    fell silent: what ``info`` says of a run of a step."""
+    if step.t1 is None:
+        return "still running when the recording ended"
+    outcome = step.outcome or ("completed" if step.ok else "failed")
+    said = outcome if step.ok else outcome.upper() + (f": {step.reason}" if step.reason else "")
+    silent = [f"{tool} on {host} printed nothing for {_span(seconds)}"
+              for host, tool, seconds in step.silences]
+    return f"{_span(step.t1 - step.t0)}, {said}" + ("; " + "; ".join(silent) if silent else "")
 
 
 def _imported(info: SessionInfo) -> list[str]:

@@ -4,7 +4,10 @@ which every command that runs a plan uses for ``--record`` (through ``cli/extras
 No Textual here: progress goes to stderr (one line per step and host, as ``run --jsonl``)
 and a summary of the file at the end. Exit status as ``run``: 0 when every step succeeded, 1
 when a host or step failed, 130 on Ctrl-C/SIGTERM; in every case the file is closed with its
-index, and holds everything up to the end.
+index, and holds everything up to the end. A recording that can no longer be written (a full
+disk) is said at once; ``record`` then stops the session (the file was its only output) and
+exits 1, while ``run --record`` goes on with a warning (the console or ``--jsonl`` still has
+a reader) and exits 1 at its end.
 """
 
 from __future__ import annotations
@@ -38,12 +41,17 @@ def _plan_text(session: Session) -> str:
 
 @contextlib.contextmanager
 def recording(session: Session, path: str, *,
-              on_close: Callable[[Recorder], None] | None = None) -> Iterator[None]:
+              on_close: Callable[[Recorder], None] | None = None,
+              only_output: bool = False) -> Iterator[None]:
     """Record ``session`` to ``path`` while inside: the recorder takes the session's three
     sinks, and the file is closed (segment, facts, end time, index) however the block ends.
     The console's figures go with the samples (the figure track: a baseline's ghost reads
     them instead of computing them again, ``session.figure_track``). ``on_close`` sees the
-    recorder once it is closed (benchmarks read its numbers)."""
+    recorder once it is closed (benchmarks read its numbers).
+
+    A write that fails (a full disk) is said at once, as a warning event; with
+    ``only_output`` (``record``) the session then stops (``Session.abort``) and the error
+    is not raised again at the end (the session's result says it)."""
     from benchtui.ui.ghost import GhostDigest  # (no Textual: the console's figure functions)
 
     digest = GhostDigest()
@@ -51,7 +59,23 @@ def recording(session: Session, path: str, *,
                        _plan_text(session), str(session.plan.path), time.time(), None,
                        hosts=list(session.transports), writer=__version__,
                        histogram_bits=session.histogram_bits, figures=digest.name)
-    recorder = Recorder(path, meta)
+    stopped = False
+
+    def failed(error: RecordingError) -> None:  # (the recorder's thread)
+        session.call_soon_threadsafe(lambda: tell(error))
+
+    def tell(error: RecordingError) -> None:
+        nonlocal stopped
+        cannot = (f"the recording {path} can no longer be written: "
+                  f"{error.reason.removeprefix('cannot write: ')}")
+        if only_output:
+            stopped = True
+            session.warn(f"{cannot}: the session stops, the recording was its only output")
+            session.abort(cannot)
+        else:
+            session.warn(f"{cannot}: it ends here and the run goes on")
+
+    recorder = Recorder(path, meta, on_error=failed)
     figures = FigureRecorder(digest, recorder.on_figures,
                              on_error=lambda: recorder.set_meta(figures=None))
     session.add_sample_sink(recorder.on_samples)
@@ -65,7 +89,11 @@ def recording(session: Session, path: str, *,
         # Facts also arrive as ``facts`` events; this covers a sink added after they came.
         for host, facts in session.facts.items():
             recorder.meta.facts.setdefault(host, dict(facts))
-        recorder.close()
+        try:
+            recorder.close()
+        except RecordingError:
+            if not stopped:
+                raise
         if on_close is not None:
             on_close(recorder)
 
@@ -89,7 +117,8 @@ def run_record(args: argparse.Namespace) -> int:
             shares = StepShares(ghost, state)
             session.add_sample_sink(shares.on_samples)
             session.add_event_sink(shares.on_event)
-        with session_extras(session, state, record=args.output, export=args.export):
+        with recording(session, args.output, only_output=True), \
+                session_extras(session, state, record=None, export=args.export):
             code = asyncio.run(run_until_signal(session, args.facts))
     _print_summary(args.output)
     return code

@@ -11,6 +11,7 @@ every host is stopped before ``run`` returns.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import re
 import tempfile
@@ -188,6 +189,7 @@ class Session:
         #: The session stopped itself (``abort``): its cancellation is its own.
         self._aborted = False
         self._task: asyncio.Task[object] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         #: How each step ended, in order (the session's outcome is the worst).
         self._step_outcomes: list[str] = []
         #: The running step's start (``time.monotonic``) and processes.
@@ -227,6 +229,14 @@ class Session:
         if task is not None and not task.done() and not self._aborted:
             self._aborted = True
             task.cancel()
+
+    def call_soon_threadsafe(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` in the session's event loop, from any thread (a recorder's
+        writing thread that met a full disk); dropped when the session is not running."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # (closed meanwhile)
+                loop.call_soon_threadsafe(callback)
 
     def warn(self, message: str) -> None:
         """A warning of the controller's own (a recording that can no longer be written):
@@ -338,6 +348,7 @@ class Session:
         ``abort`` stops everything too, and returns a failed result."""
         findings: list[Finding] = []
         self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
         watcher: asyncio.Task[None] | None = None
         try:
             findings = await self.prepare()
