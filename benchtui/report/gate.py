@@ -92,8 +92,12 @@ def comparable(row: Row) -> bool:
 
 
 def left_out(report: Report) -> list[Row]:
-    """The rows with a baseline that the gate does not compare (``comparable``)."""
-    return [r for r in report.rows if r.baseline and not comparable(r)]
+    """The rows with a baseline that the gate does not compare (``comparable``); a fleet
+    row only when none of its hosts' rows is listed (it did not complete because they did
+    not)."""
+    rows = [r for r in report.rows if r.baseline and not comparable(r)]
+    hosts = {(r.session, r.label) for r in rows if not r.is_fleet}
+    return [r for r in rows if not r.is_fleet or (r.session, r.label) not in hosts]
 
 
 def why_left_out(row: Row) -> str:

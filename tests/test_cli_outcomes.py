@@ -1,0 +1,334 @@
+"""How a run ended, as the record says it, with real processes: Ctrl-C (SIGINT), SIGTERM, a
+broken standard output, a step cut by its deadline, a tool that falls silent (real fio,
+stopped with SIGSTOP as a stalled cluster stops `rbd bench`), and a recording whose disk
+fills. Each leaves a record that ``info``, ``report`` and the gate describe as such; a run
+whose only output fails stops at once with one sentence and every process gone.
+
+(The host's watchdog stopping a run is in test_cli_watchdog.py: it needs SSH hosts.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from benchtui.cli.main import main
+from tests.helpers import require_tool
+
+ROOT = Path(__file__).resolve().parents[1]
+STEP = "randrw"
+
+
+def plan_text(name: str, data: Path, seconds: int, *, extra: str = "") -> str:
+    return (f'[session]\nname = "{name}"\n\n[hosts.here]\nlocal = true\n\n'
+            '[[monitor]]\ntool = "iostat"\nhosts = "all"\n\n'
+            f'[[step]]\nname = "{STEP}"\ntool = "fio"\nhosts = "all"\n{extra}'
+            f'args = "--filename={data} --size=16m --rw=randrw --bs=4k --ioengine=psync '
+            f'--runtime={seconds} --time_based"\n')
+
+
+class Benchtui:
+    """``benchtui ARGS`` in a process of its own, its stderr lines kept with the time each
+    arrived (``time.monotonic``)."""
+
+    def __init__(self, home: Path, *args: str, stdout: object = subprocess.DEVNULL) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchtui", *args], stdout=stdout,  # type: ignore[arg-type]
+            stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "HOME": str(home)})
+        self.lines: list[tuple[float, str]] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append((time.monotonic(), line.rstrip("\n")))
+
+    def wait_for(self, text: str, seconds: float = 30.0) -> float:
+        """When a stderr line holding ``text`` arrived."""
+        give_up = time.monotonic() + seconds
+        while time.monotonic() < give_up:
+            for t, line in list(self.lines):
+                if text in line:
+                    return t
+            if self.proc.poll() is not None and not self._reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no {text!r} on stderr: {self.stderr()}")
+
+    def finish(self, seconds: float = 60.0) -> int:
+        code = self.proc.wait(timeout=seconds)
+        self._reader.join(timeout=5)
+        return code
+
+    def stderr(self) -> str:
+        return "\n".join(line for _, line in self.lines)
+
+
+def fio_pids(marker: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True, check=False)
+    return [int(p) for p in out.stdout.split() if int(p) != os.getpid()]
+
+
+def gone(marker: str, seconds: float) -> bool:
+    give_up = time.monotonic() + seconds
+    while fio_pids(marker) and time.monotonic() < give_up:
+        time.sleep(0.1)
+    return not fio_pids(marker)
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def info_step(capsys: pytest.CaptureFixture[str], session: Path) -> dict[str, object]:
+    code, out, _ = cli(capsys, "info", str(session), "--json")
+    assert code == 0
+    steps = json.loads(out)["steps"]
+    assert len(steps) == 1
+    return steps[0]  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("outcomes")
+    (d / "home").mkdir()
+    return d
+
+
+@pytest.fixture(scope="module")
+def baseline(workdir: Path) -> Path:
+    """A run of the step that completed: what the gate compares with."""
+    require_tool("fio")
+    require_tool("iostat")
+    plan = workdir / "base.toml"
+    plan.write_text(plan_text("base", workdir / f"base-{uuid.uuid4().hex[:6]}.dat", 7))
+    session = workdir / "base.btr"
+    run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session))
+    assert run.finish() == 0, run.stderr()
+    return session
+
+
+def check_described(capsys: pytest.CaptureFixture[str], session: Path, baseline: Path,
+                    outcome: str, reason: str) -> None:
+    """``info`` (text and JSON), the reports and the gate all say the step ended so."""
+    step = info_step(capsys, session)
+    assert step["outcome"] == outcome and step["ok"] is False, step
+    assert reason in str(step["reason"]), step
+    code, text, _ = cli(capsys, "info", str(session))
+    assert re.search(rf"  {STEP}: at \+\S+, \S+, {outcome.upper()}: .*{re.escape(reason)}",
+                     text), text
+    code, md, _ = cli(capsys, "report", str(session), "--skip", "0")
+    assert code == 0 and f"here [{outcome}]" in md, md
+    assert "runs that did not complete" in md and reason in md, md
+    code, out, _ = cli(capsys, "report", str(session), "--skip", "0", "--format", "json")
+    rows = json.loads(out)["rows"]
+    assert rows and all(r["outcome"] == outcome and r["ok"] is False for r in rows), rows
+    code, out, _ = cli(capsys, "report", str(session), "--skip", "0", "--format", "csv")
+    header, *lines = out.splitlines()
+    assert header.endswith(",outcome") and all(line.endswith(f",{outcome}") for line in lines)
+    # the gate: a threshold every value passes, yet the cut run cannot be compared
+    code, _, err = cli(capsys, "report", str(session), "--skip", "0", "--baseline",
+                       f"session={baseline}", "--fail-below", "1%")
+    assert code == 3, err
+    assert "the gate left out 1 run(s) that did not complete" in err, err
+    assert f"{STEP} / here: {outcome}" in err and reason in err, err
+    assert "no regression among the runs that completed" in err, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "words"), [(signal.SIGINT, "Ctrl-C (SIGINT)"),
+                                            (signal.SIGTERM, "SIGTERM")])
+def test_a_signal_leaves_an_interrupted_record(workdir: Path, baseline: Path,
+                                               capsys: pytest.CaptureFixture[str],
+                                               sig: signal.Signals, words: str) -> None:
+    """The issue's run: a step of 120 s stopped after a few: 'interrupted', never 'ok'."""
+    marker = f"sig-{uuid.uuid4().hex[:8]}"
+    plan = workdir / f"{marker}.toml"
+    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 120))
+    session = workdir / f"{marker}.btr"
+    run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session))
+    run.wait_for("here: fio started")
+    time.sleep(3.0)
+    run.proc.send_signal(sig)
+    assert run.finish() == 130, run.stderr()
+    assert gone(marker, 5.0)
+    assert f"step {STEP} stopped: interrupted ({words})" in run.stderr()
+    check_described(capsys, session, baseline, "interrupted", words)
+
+
+@pytest.mark.slow
+def test_a_broken_stdout_stops_the_run_and_says_so(workdir: Path, baseline: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --jsonl --record | head -n 3`: the reader goes away; the run stops at once (not
+    after its 120 s), exit 1, one sentence; the record calls the step interrupted."""
+    marker = f"pipe-{uuid.uuid4().hex[:8]}"
+    plan = workdir / f"{marker}.toml"
+    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 120))
+    session = workdir / f"{marker}.btr"
+    started = time.monotonic()
+    run = Benchtui(workdir / "home", "run", str(plan), "--jsonl", "--record", str(session),
+                   stdout=subprocess.PIPE)
+    assert run.proc.stdout is not None
+    run.wait_for("here: fio started")
+    for _ in range(3):
+        assert run.proc.stdout.readline().startswith("{")
+    run.proc.stdout.close()  # as `head -n 3` does once it has its lines
+    assert run.finish(30) == 1, run.stderr()
+    assert time.monotonic() - started < 30
+    assert gone(marker, 5.0)
+    said = [line for _, line in run.lines if line.startswith("benchtui: ")]
+    assert said == ["benchtui: standard output can no longer be written: its reader went "
+                    "away; the session was stopped, and every process benchtui started with "
+                    "it"], run.stderr()
+    assert "Traceback" not in run.stderr()
+    check_described(capsys, session, baseline, "interrupted", "its reader went away")
+
+
+@pytest.mark.slow
+def test_jsonl_into_a_full_device_stops_at_once(workdir: Path) -> None:
+    """`run --jsonl > /dev/full`: a 120 s step ends within seconds, exit 1, one sentence,
+    every process stopped (before: `done`, exit 0, after 1.3 s)."""
+    require_tool("fio")
+    marker = f"full-{uuid.uuid4().hex[:8]}"
+    plan = workdir / f"{marker}.toml"
+    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 120))
+    with open("/dev/full", "w", encoding="utf-8") as full:
+        started = time.monotonic()
+        run = Benchtui(workdir / "home", "run", str(plan), "--jsonl", stdout=full)
+        code = run.finish(30)
+    assert code == 1, run.stderr()
+    assert time.monotonic() - started < 20
+    assert gone(marker, 5.0)
+    said = [line for _, line in run.lines if line.startswith("benchtui: ")]
+    assert said == ["benchtui: standard output can no longer be written: No space left on "
+                    "device; the session was stopped, and every process benchtui started "
+                    "with it"], run.stderr()
+    assert "Traceback" not in run.stderr() and " done" not in run.stderr()
+
+
+@pytest.mark.slow
+def test_a_step_cut_by_its_deadline(workdir: Path, baseline: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """`timeout = 4` on a fio step of 60 s: the host's `timeout` ends it; the record says
+    'deadline', with the exit status."""
+    marker = f"deadline-{uuid.uuid4().hex[:8]}"
+    plan = workdir / f"{marker}.toml"
+    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 60, extra="timeout = 4\n"))
+    session = workdir / f"{marker}.btr"
+    run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session))
+    assert run.finish(60) == 1, run.stderr()
+    assert f"step {STEP} cut by its deadline" in run.stderr(), run.stderr()
+    step = info_step(capsys, session)
+    assert 3.5 < float(step["seconds"]) < 15, step  # type: ignore[arg-type]
+    check_described(capsys, session, baseline, "deadline", "ended by its deadline")
+
+
+@pytest.mark.slow
+def test_a_silent_tool_is_warned_about_at_once_and_noted(
+        workdir: Path, baseline: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fio stopped (SIGSTOP) for 6 s, as a stalled cluster stops a benchmark: with
+    `silence = 2` the warning comes within a second or so of the 2 s, once; the run goes
+    on and completes; info, the report and the gate say that fio printed nothing."""
+    marker = f"silent-{uuid.uuid4().hex[:8]}"
+    plan = workdir / f"{marker}.toml"
+    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 14, extra="silence = 2\n"))
+    session = workdir / f"{marker}.btr"
+    run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session))
+    run.wait_for("here: fio started")
+    time.sleep(3.0)
+    pids = fio_pids(marker)
+    assert pids
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    stopped = time.monotonic()
+    warned = run.wait_for("has printed nothing for", 10)
+    time.sleep(max(0.0, 6.0 - (time.monotonic() - stopped)))
+    for pid in pids:
+        os.kill(pid, signal.SIGCONT)
+    assert run.finish(60) == 0, run.stderr()
+    assert 1.0 <= warned - stopped < 3.5, warned - stopped  # (its last line came before)
+    warnings = [line for _, line in run.lines if "has printed nothing" in line]
+    assert len(warnings) == 1, warnings
+    assert "warning: here: fio (step randrw) has printed nothing for 2 s (silence 2 s): it " \
+        "may be stuck" in warnings[0], warnings
+    step = info_step(capsys, session)
+    assert step["outcome"] == "completed" and step["ok"] is True
+    silences = step["silences"]
+    assert isinstance(silences, list) and len(silences) == 1
+    assert silences[0]["host"] == "here" and silences[0]["tool"] == "fio"
+    assert 5.0 < silences[0]["seconds"] < 9.0, silences
+    _, text, _ = cli(capsys, "info", str(session))
+    assert re.search(rf"  {STEP}: at .*, completed; fio on here printed nothing for "
+                     r"[5-8]\.\ds", text), text
+    _, md, _ = cli(capsys, "report", str(session), "--skip", "0")
+    assert re.search(r"here \[silent [5-8]s\]", md), md
+    assert "tools that fell silent" in md
+    code, _, err = cli(capsys, "report", str(session), "--skip", "0", "--baseline",
+                       f"session={baseline}", "--fail-below", "1%")
+    assert code == 0, err
+    assert re.search(r"compared although its tool fell silent: randrw / here printed nothing "
+                     r"for [5-8]", err), err
+
+
+def _mounted_tmpfs(where: Path, size: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    where.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+
+
+@pytest.mark.slow
+def test_a_disk_that_fills_during_record_stops_it_at_once(workdir: Path) -> None:
+    """A 2 MiB tmpfs, nearly full, holds the recording: within 2 s of the disk filling
+    `record` says so, stops the session (fio of 120 s gone at once), exits 1; what was
+    written before is read back."""
+    require_tool("fio")
+    disk = workdir / f"disk-{uuid.uuid4().hex[:6]}"
+    _mounted_tmpfs(disk, "2m")
+    try:
+        free = os.statvfs(disk)
+        filler = disk / "filler"
+        filler.write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 16384))
+        marker = f"fill-{uuid.uuid4().hex[:8]}"
+        plan = workdir / f"{marker}.toml"
+        plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 120))
+        session = disk / "s.btr"
+        run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session))
+        full_at = None
+        give_up = time.monotonic() + 60
+        while run.proc.poll() is None and time.monotonic() < give_up:
+            if full_at is None and os.statvfs(disk).f_bavail == 0:
+                full_at = time.monotonic()
+            time.sleep(0.05)
+        code = run.finish(30)
+        assert full_at is not None, run.stderr()
+        said_at = run.wait_for("can no longer be written: No space left on device")
+        assert said_at - full_at < 2.0, said_at - full_at
+        assert code == 1, run.stderr()
+        assert gone(marker, 3.0)
+        assert "Traceback" not in run.stderr()
+        assert f"benchtui: the recording {session} can no longer be written: No space left " \
+               "on device; the session was stopped" in run.stderr()
+        assert "benchtui: recorded " in run.stderr()  # the summary of what is in the file
+        from benchtui.store.recording import SessionReader
+
+        with SessionReader.open(str(session)) as reader:
+            assert reader.sample_count > 0 and not reader.complete
+    finally:
+        subprocess.run(["umount", "-l", str(disk)], check=False)
