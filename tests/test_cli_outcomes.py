@@ -75,7 +75,9 @@ class Benchtui:
 
 
 def fio_pids(marker: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True, check=False)
+    """fio's processes (and their ``timeout``) of the run whose data file is marked so."""
+    out = subprocess.run(["pgrep", "-f", f"{marker}[.]dat"], capture_output=True, text=True,
+                         check=False)
     return [int(p) for p in out.stdout.split() if int(p) != os.getpid()]
 
 

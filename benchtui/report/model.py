@@ -80,14 +80,14 @@ class Row:
     #: ``outcome == "completed"`` (None: the recording ends before the run did).
     ok: bool | None = None
     #: How the run ended (``events.OUTCOMES``; a fleet row: its hosts' worst) and why; None
-    #: when the recording ends before the run did.
-    outcome: str | None = None
+    #: when the recording ends before the run did. (A report's builder sets it; a row made
+    #: by hand stands for a run that completed.)
+    outcome: str | None = COMPLETED
     reason: str = ""
     #: Seconds its tool printed nothing, past its ``silence`` (0: never).
     silent_seconds: float = 0.0
-    #: The outcome of the baseline row it is compared with (None: no baseline row, or one
-    #: with no end).
-    baseline_outcome: str | None = None
+    #: The outcome of the baseline row it is compared with (None: one with no end).
+    baseline_outcome: str | None = COMPLETED
     #: A sweep's values for this step (the plan's ``matrix``: option -> value), else empty.
     matrix: dict[str, str] = field(default_factory=dict)
 
