@@ -1,10 +1,9 @@
 """How a run ended, as the record says it, with real processes: Ctrl-C (SIGINT), SIGTERM, a
-broken standard output, a step cut by its deadline, a tool that falls silent (real fio,
-stopped with SIGSTOP as a stalled cluster stops `rbd bench`), and a recording whose disk
+broken standard output, a step cut by its deadline, the host's watchdog (a controller frozen
+with SIGSTOP for longer than its grace, on a real sshd host), a tool that falls silent (real
+fio, stopped with SIGSTOP as a stalled cluster stops `rbd bench`), and a recording whose disk
 fills. Each leaves a record that ``info``, ``report`` and the gate describe as such; a run
-whose only output fails stops at once with one sentence and every process gone.
-
-(The host's watchdog stopping a run is in test_cli_watchdog.py: it needs SSH hosts.)"""
+whose only output fails stops at once with one sentence and every process gone."""
 
 from __future__ import annotations
 
@@ -22,7 +21,10 @@ from pathlib import Path
 import pytest
 
 from benchtui.cli.main import main
+from benchtui.store.recording import SessionReader
+from benchtui.transport.watchdog import BEAT_SILENCE
 from tests.helpers import require_tool
+from tests.sshd import SshdHost
 
 ROOT = Path(__file__).resolve().parents[1]
 STEP = "randrw"
@@ -295,42 +297,84 @@ def _mounted_tmpfs(where: Path, size: str) -> None:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
 
 
+def _fill(disk: Path) -> None:
+    """Write a file on ``disk`` until it is full (as another program's logs do)."""
+    with open(disk / "filler", "wb", buffering=0) as f:
+        block = b"\0" * 65536
+        try:
+            while True:
+                f.write(block)
+        except OSError:
+            pass
+        while True:  # the last bytes a block left
+            try:
+                if not f.write(b"\0" * 512):
+                    break
+            except OSError:
+                break
+
+
 @pytest.mark.slow
 def test_a_disk_that_fills_during_record_stops_it_at_once(workdir: Path) -> None:
-    """A 2 MiB tmpfs, nearly full, holds the recording: within 2 s of the disk filling
-    `record` says so, stops the session (fio of 120 s gone at once), exits 1; what was
-    written before is read back."""
+    """A 2 MiB tmpfs holds the recording and fills 3 s into a 120 s fio step: within 2 s
+    `record` says so, stops the session (fio gone at once) and exits 1 (before: fio ran
+    on and the error came only at the end); what was written before is read back."""
     require_tool("fio")
     disk = workdir / f"disk-{uuid.uuid4().hex[:6]}"
     _mounted_tmpfs(disk, "2m")
     try:
-        free = os.statvfs(disk)
-        filler = disk / "filler"
-        filler.write_bytes(b"\0" * (free.f_bavail * free.f_frsize - 16384))
         marker = f"fill-{uuid.uuid4().hex[:8]}"
         plan = workdir / f"{marker}.toml"
         plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 120))
         session = disk / "s.btr"
         run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session))
-        full_at = None
-        give_up = time.monotonic() + 60
-        while run.proc.poll() is None and time.monotonic() < give_up:
-            if full_at is None and os.statvfs(disk).f_bavail == 0:
-                full_at = time.monotonic()
-            time.sleep(0.05)
-        code = run.finish(30)
-        assert full_at is not None, run.stderr()
-        said_at = run.wait_for("can no longer be written: No space left on device")
+        run.wait_for("here: fio started")
+        time.sleep(3.0)
+        _fill(disk)
+        full_at = time.monotonic()
+        said_at = run.wait_for("can no longer be written: No space left on device", 10)
         assert said_at - full_at < 2.0, said_at - full_at
-        assert code == 1, run.stderr()
+        assert run.finish(30) == 1, run.stderr()
+        assert time.monotonic() - full_at < 10
         assert gone(marker, 3.0)
         assert "Traceback" not in run.stderr()
         assert f"benchtui: the recording {session} can no longer be written: No space left " \
                "on device; the session was stopped" in run.stderr()
         assert "benchtui: recorded " in run.stderr()  # the summary of what is in the file
-        from benchtui.store.recording import SessionReader
-
         with SessionReader.open(str(session)) as reader:
             assert reader.sample_count > 0 and not reader.complete
     finally:
         subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+@pytest.mark.slow
+def test_a_frozen_controller_leaves_a_watchdog_record(
+        sshd_hosts: list[SshdHost], workdir: Path, baseline: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's run: `record` on an SSH host frozen (SIGSTOP) for longer than its grace;
+    the host's watchdog stops fio; once thawed, the record calls the step 'watchdog'."""
+    host = sshd_hosts[0]
+    marker = f"frozen-{uuid.uuid4().hex[:8]}"
+    scratch = Path("/tmp") / f"benchtui-{marker}"
+    scratch.mkdir(mode=0o777)
+    scratch.chmod(0o777)
+    plan = workdir / f"{marker}.toml"
+    hosts = (f'[hosts.here]\naddress = "{host.address}"\nport = {host.port}\n'
+             f'user = "{host.user}"\nidentity = "{host.identity}"\n\n')
+    plan.write_text(plan_text(marker, scratch / f"{marker}.dat", 40).replace(
+        "[hosts.here]\nlocal = true\n\n", hosts))
+    session = workdir / f"{marker}.btr"
+    run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session),
+                   "--known-hosts", host.known_hosts, "--controller-grace", "2")
+    run.wait_for("here: fio started")
+    time.sleep(2.0)
+    assert fio_pids(marker)
+    run.proc.send_signal(signal.SIGSTOP)
+    try:
+        assert gone(marker, BEAT_SILENCE + 2 + 8), "the host's watchdog did not stop fio"
+    finally:
+        run.proc.send_signal(signal.SIGCONT)
+    assert run.finish(60) == 1, run.stderr()
+    assert "stopped by the host's watchdog" in run.stderr()
+    assert "has printed nothing" not in run.stderr()  # (the freeze was the controller's)
+    check_described(capsys, session, baseline, "watchdog", "the host's watchdog")
