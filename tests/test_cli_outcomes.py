@@ -16,7 +16,9 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -42,10 +44,11 @@ class Benchtui:
     """``benchtui ARGS`` in a process of its own, its stderr lines kept with the time each
     arrived (``time.monotonic``)."""
 
-    def __init__(self, home: Path, *args: str, stdout: object = subprocess.DEVNULL) -> None:
+    def __init__(self, home: Path, *args: str, stdout: int | IO[str] = subprocess.DEVNULL
+                 ) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchtui", *args], stdout=stdout,  # type: ignore[arg-type]
-            stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, "HOME": str(home)})
+            [sys.executable, "-m", "benchtui", *args], stdout=stdout, stderr=subprocess.PIPE,
+            text=True, cwd=ROOT, env={**os.environ, "HOME": str(home)})
         self.lines: list[tuple[float, str]] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -68,7 +71,7 @@ class Benchtui:
         raise AssertionError(f"no {text!r} on stderr: {self.stderr()}")
 
     def finish(self, seconds: float = 60.0) -> int:
-        code = self.proc.wait(timeout=seconds)
+        code: int = self.proc.wait(timeout=seconds)
         self._reader.join(timeout=5)
         return code
 
@@ -287,14 +290,41 @@ def test_a_silent_tool_is_warned_about_at_once_and_noted(
                      r"for [5-8]", err), err
 
 
-def _mounted_tmpfs(where: Path, size: str) -> None:
+def _fill_while_running(run: Benchtui, disk: Path, recording: Path, said: str) -> float:
+    """Fill ``disk`` 3 s into the step, and watch the recording's size: the write that
+    fails is the one that leaves it at its last size (a full page of the file still takes
+    bytes after the disk is full). ``said`` must come within 2 s of it; when it came."""
+    run.wait_for("here: fio started")
+    time.sleep(3.0)
+    _fill(disk)
+    sizes: list[tuple[float, int]] = []
+    give_up = time.monotonic() + 15
+    while not any(said in line for _, line in run.lines) and time.monotonic() < give_up:
+        sizes.append((time.monotonic(), recording.stat().st_size))
+        time.sleep(0.02)
+    said_at = run.wait_for(said, 1)
+    failed_at = min(t for t, size in sizes if size == sizes[-1][1])
+    assert said_at - failed_at < 2.0, said_at - failed_at
+    print(f"said {said_at - failed_at:.2f} s after the write that failed")
+    return said_at
+
+
+@pytest.fixture
+def small_disk(workdir: Path) -> Iterator[Path]:
+    """A tmpfs of 2 MiB, mounted for the test (root only)."""
+    require_tool("fio")
     if os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
+    where = workdir / f"disk-{uuid.uuid4().hex[:6]}"
     where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(where)],
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(where)],
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
 
 
 def _fill(disk: Path) -> None:
@@ -315,36 +345,56 @@ def _fill(disk: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_disk_that_fills_during_record_stops_it_at_once(workdir: Path) -> None:
+def test_a_disk_that_fills_during_record_stops_it_at_once(workdir: Path,
+                                                          small_disk: Path) -> None:
     """A 2 MiB tmpfs holds the recording and fills 3 s into a 120 s fio step: within 2 s
     `record` says so, stops the session (fio gone at once) and exits 1 (before: fio ran
     on and the error came only at the end); what was written before is read back."""
-    require_tool("fio")
-    disk = workdir / f"disk-{uuid.uuid4().hex[:6]}"
-    _mounted_tmpfs(disk, "2m")
-    try:
-        marker = f"fill-{uuid.uuid4().hex[:8]}"
-        plan = workdir / f"{marker}.toml"
-        plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 120))
-        session = disk / "s.btr"
-        run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session))
-        run.wait_for("here: fio started")
-        time.sleep(3.0)
-        _fill(disk)
-        full_at = time.monotonic()
-        said_at = run.wait_for("can no longer be written: No space left on device", 10)
-        assert said_at - full_at < 2.0, said_at - full_at
-        assert run.finish(30) == 1, run.stderr()
-        assert time.monotonic() - full_at < 10
-        assert gone(marker, 3.0)
-        assert "Traceback" not in run.stderr()
-        assert f"benchtui: the recording {session} can no longer be written: No space left " \
-               "on device; the session was stopped" in run.stderr()
-        assert "benchtui: recorded " in run.stderr()  # the summary of what is in the file
-        with SessionReader.open(str(session)) as reader:
-            assert reader.sample_count > 0 and not reader.complete
-    finally:
-        subprocess.run(["umount", "-l", str(disk)], check=False)
+    disk = small_disk
+    marker = f"fill-{uuid.uuid4().hex[:8]}"
+    plan = workdir / f"{marker}.toml"
+    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 120))
+    session = disk / "s.btr"
+    run = Benchtui(workdir / "home", "record", str(plan), "-o", str(session))
+    said_at = _fill_while_running(run, disk, session, "can no longer be written: No space "
+                                  "left on device")
+    assert run.finish(30) == 1, run.stderr()
+    assert time.monotonic() - said_at < 5
+    assert gone(marker, 3.0)
+    assert "Traceback" not in run.stderr()
+    assert f"benchtui: the recording {session} can no longer be written: No space left " \
+           "on device; the session was stopped" in run.stderr()
+    assert "benchtui: recorded " in run.stderr()  # the summary of what is in the file
+    with SessionReader.open(str(session)) as reader:
+        assert reader.sample_count > 0 and not reader.complete
+
+
+@pytest.mark.slow
+def test_run_jsonl_goes_on_when_its_recording_fills_the_disk(workdir: Path,
+                                                             small_disk: Path) -> None:
+    """`run --jsonl --record` still has a reader on stdout: the full disk is said within
+    2 s, the run goes on to its end with its samples, and exits 1 saying the recording was
+    cut."""
+    disk = small_disk
+    marker = f"fillon-{uuid.uuid4().hex[:8]}"
+    plan = workdir / f"{marker}.toml"
+    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 10))
+    session = disk / "s.btr"
+    run = Benchtui(workdir / "home", "run", str(plan), "--jsonl", "--record", str(session),
+                   stdout=subprocess.PIPE)
+    assert run.proc.stdout is not None
+    lines: list[float] = []
+    reader = threading.Thread(target=lambda: lines.extend(
+        time.monotonic() for _ in run.proc.stdout), daemon=True)
+    reader.start()
+    said_at = _fill_while_running(run, disk, session, "it ends here and the run goes on")
+    assert run.finish(60) == 1, run.stderr()
+    reader.join(5)
+    assert sum(1 for t in lines if t > said_at + 2) > 10  # samples went on coming
+    assert f"step {STEP} done" in run.stderr()
+    assert run.lines[-1][1] == (f"benchtui: {session}: cannot write: No space left on "
+                                "device"), run.stderr()
+    assert "Traceback" not in run.stderr()
 
 
 @pytest.mark.slow

@@ -118,7 +118,3 @@ def worst(outcomes: list[str]) -> str:
             return outcome
     return COMPLETED
 
-
-def describe_outcome(outcome: str, reason: str = "") -> str:
-    """``completed``, ``interrupted (Ctrl-C)``: an outcome in a few words, for a list."""
-    return f"{outcome} ({reason})" if reason and outcome != COMPLETED else outcome
