@@ -382,10 +382,11 @@ def test_run_jsonl_goes_on_when_its_recording_fills_the_disk(workdir: Path,
     session = disk / "s.btr"
     run = Benchtui(workdir / "home", "run", str(plan), "--jsonl", "--record", str(session),
                    stdout=subprocess.PIPE)
-    assert run.proc.stdout is not None
+    out = run.proc.stdout
+    assert out is not None
     lines: list[float] = []
-    reader = threading.Thread(target=lambda: lines.extend(
-        time.monotonic() for _ in run.proc.stdout), daemon=True)
+    reader = threading.Thread(target=lambda: lines.extend(time.monotonic() for _ in out),
+                              daemon=True)
     reader.start()
     said_at = _fill_while_running(run, disk, session, "it ends here and the run goes on")
     assert run.finish(60) == 1, run.stderr()
