@@ -137,6 +137,7 @@ def check_described(capsys: pytest.CaptureFixture[str], session: Path, baseline:
     code, text, _ = cli(capsys, "info", str(session))
     assert re.search(rf"  {STEP}: at \+\S+, \S+, {outcome.upper()}: .*{re.escape(reason)}",
                      text), text
+    assert f"\nended     {outcome.upper()}: " in text, text
     code, md, _ = cli(capsys, "report", str(session), "--skip", "0")
     assert code == 0 and f"here [{outcome}]" in md, md
     assert "runs that did not complete" in md and reason in md, md

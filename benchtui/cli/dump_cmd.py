@@ -157,6 +157,10 @@ class SessionInfo:
     figures: str | None = None
     #: The time of the figure track's last tick (None: it has none).
     figures_until: float | None = None
+    #: How the session ended (``events.OUTCOMES``) and why, from its ``session_end``; None:
+    #: the recording holds no end (it was cut short, or the session did not start).
+    outcome: str | None = None
+    reason: str = ""
 
     @property
     def duration_seconds(self) -> float:
@@ -179,6 +183,7 @@ class SessionInfo:
 def session_info(reader: SessionReader) -> SessionInfo:
     meta = reader.meta
     events = sorted(reader.events(), key=lambda e: e.t)
+    end = next((e for e in reversed(events) if e.kind == ev.SESSION_END), None)
     return SessionInfo(
         path=reader.path, name=meta.name, session_id=meta.session_id,
         schema_version=meta.schema_version, writer=meta.writer, plan_path=meta.plan_path,
@@ -193,7 +198,9 @@ def session_info(reader: SessionReader) -> SessionInfo:
         warnings=list(reader.warnings),
         marks=[(e.t, str(e.data.get("note", ""))) for e in events if e.kind == ev.MARK],
         source=meta.source, imported_from=meta.imported_from, import_map=meta.import_map,
-        figures=meta.figures, figures_until=_track_end(reader))
+        figures=meta.figures, figures_until=_track_end(reader),
+        outcome=None if end is None else ev.outcome_of(end),
+        reason="" if end is None else ev.reason_of(end))
 
 
 def _track_end(reader: SessionReader) -> float | None:
@@ -286,6 +293,7 @@ def format_info(info: SessionInfo) -> str:
         "errors)",
         f"hosts     {len(info.hosts)}",
         *(f"  {h}{': ' + line if line else ''}" for h, line in info.hosts.items()),
+        f"ended     {_session_end(info)}",
         f"steps     {len(info.steps)}",
     ]
     for step in info.steps:
@@ -308,6 +316,14 @@ def format_info(info: SessionInfo) -> str:
         lines.extend(["", "import map as used:"])
         lines.extend(f"  {line}" for line in map_text.rstrip().splitlines())
     return "\n".join(lines) + "\n"
+
+
+def _session_end(info: SessionInfo) -> str:
+    if info.outcome is None:
+        return "no end recorded (the recording was cut short, or nothing was started)"
+    if info.outcome == ev.COMPLETED:
+        return "completed"
+    return info.outcome.upper() + (f": {info.reason}" if info.reason else "")
 
 
 def _how_it_ended(step: TimelineStep) -> str:
