@@ -116,9 +116,12 @@ def write_facts(path: str, facts: dict[str, HostFacts]) -> None:
     data = orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
     if path == "-":
         sys.stdout.write(data + "\n")
-    else:
+        return
+    try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(data + "\n")
+    except OSError as exc:
+        raise UsageError(f"--facts: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -434,8 +434,9 @@ class Session:
         cmd = run.command
         what = "a monitor" if cmd.role == MONITOR else f"step {run.step}"
         self.emit(ev.SILENCE, f"{cmd.host}: {cmd.tool} ({what}) has printed nothing for "
-                  f"{seconds:.0f} s (silence {run.silence:g} s): it may be stuck; it goes on "
-                  "until it ends or is stopped", level=ev.WARNING, host=cmd.host,
+                  f"{seconds:.0f} s (silence {run.silence:g} s): it may be stuck, or at work "
+                  "without a word (fio laying out a file); it goes on until it ends or is "
+                  "stopped", level=ev.WARNING, host=cmd.host,
                   step=run.step if cmd.role != MONITOR else self.current_step, tool=cmd.tool,
                   seconds=seconds, silence=run.silence, role=cmd.role)
 
