@@ -41,6 +41,8 @@ from benchtui.plan.model import Plan, StepSpec
 from benchtui.plan.preflight import ERROR as FINDING_ERROR
 from benchtui.plan.preflight import Finding, fallback_hosts, paths_to_inspect, preflight
 from benchtui.plan.tools import TOOLS, executables_needed
+from benchtui.session import silence
+from benchtui.session.endings import Ending, process_ending, step_ending
 from benchtui.session.facts import HostFacts, facts_script, parse_facts
 from benchtui.session.hosts import SshOptions, close_all, connect_all, make_transport
 from benchtui.session.leftovers import (
@@ -50,6 +52,7 @@ from benchtui.session.leftovers import (
     stop_leftovers,
     stopped_message,
 )
+from benchtui.session.silence import Quiet
 from benchtui.transport import (
     LineSplitter,
     LinkState,
@@ -68,14 +71,6 @@ OutputSink = Callable[[OutputLines], None]
 SERVER_READY_TIMEOUT = 5.0
 #: Seconds between a process's TERM and KILL when benchtui stops it.
 STOP_GRACE = 2.0
-#: Seconds between two looks for tools that fell silent.
-SILENCE_TICK = 0.5
-#: A look this much later than planned means this controller itself stood still (frozen,
-#: suspended): the tools' silence is then not theirs, and is counted again from now.
-_STALLED = 5.0
-#: Exit statuses of the host's ``timeout`` when it ended a command at its deadline (TERM was
-#: enough; KILL was needed).
-_DEADLINE_STATUSES = (124, 137)
 #: The default reason of an interrupt that said none.
 _INTERRUPTED = "the session was interrupted"
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
@@ -109,15 +104,10 @@ class _Run:
     stopped: bool = False
     #: The host's watchdog stopped it (this controller was gone for longer than the grace).
     watchdog: WatchdogStop | None = None
-    #: Seconds its tool may print nothing before a warning (``StepSpec.silence_limit``).
-    silence: float = math.inf
-    #: When it started, and when its output last arrived (``time.monotonic``).
+    #: When it started (``time.monotonic``).
     started: float = 0.0
-    last_output: float = 0.0
-    #: The silence warning was given (once per run).
-    silence_warned: bool = False
-    #: The longest time its tool printed nothing, past ``silence`` (0: never that long).
-    longest_silence: float = 0.0
+    #: How long its tool printed nothing (its limit: ``StepSpec.silence_limit``).
+    quiet: Quiet = field(default_factory=Quiet)
     #: How it ended (``events.OUTCOMES``), why, and its exit status; None while it runs.
     outcome: str | None = None
     reason: str = ""
@@ -363,7 +353,8 @@ class Session:
             for host in blocked:
                 self._fail_host(host, "preflight refused it")
             self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})")
-            watcher = asyncio.create_task(self._watch_silence(), name="benchtui-silence")
+            watcher = asyncio.create_task(silence.watch(self._audible, self._warn_silent),
+                                          name="benchtui-silence")
             monitors = await self._start_monitors()
             for step in self.plan.steps:
                 for repeat in range(step.repeat):
@@ -409,44 +400,25 @@ class Session:
 
     # --- tools that fall silent ------------------------------------------------------------
 
-    async def _watch_silence(self) -> None:
-        """Every ``SILENCE_TICK``: warn, once per run, about a tool that has printed nothing
-        for longer than its ``silence`` (a stuck cluster, a hung device: the tool runs and
-        says nothing). Not while its host's link is down (nothing can arrive then), and not
-        for the time this controller itself stood still."""
-        last = time.monotonic()
-        while True:
-            await asyncio.sleep(SILENCE_TICK)
-            now = time.monotonic()
-            if now - last > SILENCE_TICK + _STALLED:
-                for r in self._active:
-                    r.last_output = max(r.last_output, now)
-            last = now
-            for r in list(self._active):
-                if r.task is None or r.task.done() or r.silence_warned \
-                        or self.host_state.get(r.command.host) in ("reconnecting", "failed"):
-                    continue
-                if now - r.last_output > r.silence:
-                    r.silence_warned = True
-                    self._warn_silent(r, now - r.last_output)
+    def _audible(self) -> list[Quiet]:
+        """The silence of each run that could be heard now (not while its host's link is
+        down: nothing can arrive then)."""
+        return [r.quiet for r in self._active if r.task is not None and not r.task.done()
+                and self.host_state.get(r.command.host) not in ("reconnecting", "failed")]
 
-    def _warn_silent(self, run: _Run, seconds: float) -> None:
+    def _warn_silent(self, quiet: Quiet, seconds: float) -> None:
+        """A run's tool fell silent (``silence.watch``): a warning, once per run."""
+        run = next((r for r in self._active if r.quiet is quiet), None)
+        if run is None:  # (it ended meanwhile)
+            return
         cmd = run.command
         what = "a monitor" if cmd.role == MONITOR else f"step {run.step}"
         self.emit(ev.SILENCE, f"{cmd.host}: {cmd.tool} ({what}) has printed nothing for "
-                  f"{seconds:.0f} s (silence {run.silence:g} s): it may be stuck, or at work "
+                  f"{seconds:.0f} s (silence {quiet.limit:g} s): it may be stuck, or at work "
                   "without a word (fio laying out a file); it goes on until it ends or is "
                   "stopped", level=ev.WARNING, host=cmd.host,
                   step=run.step if cmd.role != MONITOR else self.current_step, tool=cmd.tool,
-                  seconds=seconds, silence=run.silence, role=cmd.role)
-
-    def _heard(self, run: _Run) -> None:
-        """Output of ``run`` arrived now."""
-        now = time.monotonic()
-        gap = now - run.last_output
-        if gap > run.silence:
-            run.longest_silence = max(run.longest_silence, gap)
-        run.last_output = now
+                  seconds=seconds, silence=quiet.limit, role=cmd.role)
 
     @staticmethod
     def _silences(runs: list[_Run]) -> list[dict[str, object]]:
@@ -454,9 +426,7 @@ class Session:
         now = time.monotonic()
         out: list[dict[str, object]] = []
         for r in runs:
-            longest = r.longest_silence
-            if r.outcome is None and now - r.last_output > r.silence:
-                longest = max(longest, now - r.last_output)
+            longest = r.quiet.longest_so_far(now, running=r.outcome is None)
             if longest > 0:
                 out.append({"host": r.command.host, "tool": r.command.tool,
                             "seconds": round(longest, 1)})
@@ -476,7 +446,7 @@ class Session:
                     if cmd.tool != monitor.tool:
                         self.emit(ev.RUN_START, f"{cmd.host}: {monitor.tool} is missing, "
                                   f"using {cmd.tool} instead", level=ev.WARNING, host=cmd.host)
-                    runs.append(_Run(cmd, monitor.name, silence=monitor.silence_limit))
+                    runs.append(_Run(cmd, monitor.name, quiet=Quiet(monitor.silence_limit)))
         await asyncio.gather(*(self._start(r) for r in runs))
         return [r for r in runs if r.task is not None]
 
@@ -500,7 +470,7 @@ class Session:
                       outcome=ev.FAILED, reason=str(exc))
             self.current_step = None
             return
-        runs = [_Run(c, label, silence=step.silence_limit) for c in commands
+        runs = [_Run(c, label, quiet=Quiet(step.silence_limit)) for c in commands
                 if self._usable(c.host)]
         self._step_runs = runs
         for host in {r.command.host for r in runs}:
@@ -530,7 +500,10 @@ class Session:
                 self._set_host_state(host, "done")
         seconds = time.monotonic() - started
         ok = len(self._failures) == failed_before
-        outcome, reason, status = self._step_outcome(runs, self._failures[failed_before:])
+        outcome, reason, status = step_ending(
+            [Ending(r.command.host, r.command.tool, r.outcome, r.reason, r.status) for r in runs
+             if r.command.role != SERVER and r.outcome is not None],
+            self._failures[failed_before:])
         self._step_outcomes.append(outcome)
         said = {ev.COMPLETED: "done", ev.FAILED: "failed", ev.WATCHDOG: "stopped by the "
                 "host's watchdog", ev.DEADLINE: "cut by its deadline"}.get(outcome, outcome)
@@ -540,29 +513,6 @@ class Session:
                   seconds=seconds, outcome=outcome, reason=reason, exit_status=status,
                   silences=self._silences(runs))
         self.current_step = None
-
-    @staticmethod
-    def _step_outcome(runs: list[_Run], failures: list[str]
-                      ) -> tuple[str, str, int | None]:
-        """How a step ended, from how its runs did (servers aside): the worst outcome, the
-        reasons of the runs that ended so (host by host), the first such run's exit status.
-        A failure without a run's own outcome (a host that could not start it, or was lost)
-        makes it failed."""
-        ends = [r for r in runs if r.command.role != SERVER and r.outcome is not None]
-        outcome = ev.worst([r.outcome for r in ends if r.outcome is not None])
-        if outcome == ev.COMPLETED and not ends:
-            return ev.FAILED, failures[0] if failures else "no host could run it", None
-        if outcome == ev.COMPLETED and failures:
-            outcome = ev.FAILED
-        if outcome == ev.COMPLETED:
-            return outcome, "", 0
-        worst = [r for r in ends if r.outcome == outcome]
-        reasons = [f"{r.command.host}: {r.command.tool} {r.reason}" for r in worst]
-        if not reasons:
-            reasons = failures[:1]
-        status = next((r.status for r in worst if r.status not in (None, 0)), None)
-        more = f"; and {len(reasons) - 2} more" if len(reasons) > 2 else ""
-        return outcome, "; ".join(reasons[:2]) + more, status
 
     def _step_commands(self, step: StepSpec) -> list[RemoteCommand]:
         address = step.server_address
@@ -591,7 +541,7 @@ class Session:
             self._fail_host(cmd.host, f"cannot start {cmd.tool}: {_without_host(exc)}")
             return
         run.handle = handle
-        run.started = run.last_output = time.monotonic()
+        run.started = run.quiet.last = time.monotonic()
         self._active.append(run)
         parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
         parser.stream = True  # live output (fio runs with --status-interval=1)
@@ -608,7 +558,7 @@ class Session:
         warned = 0
         try:
             async for chunk in transport.follow(run.handle):
-                self._heard(run)
+                run.quiet.heard()
                 if self._output_sinks:
                     lines = splitter.feed(chunk)
                     text = "\n".join(lines) if lines else None
@@ -637,9 +587,12 @@ class Session:
         if outcome.watchdog is not None:
             run.watchdog = outcome.watchdog
             self._watchdog_stopped(run, outcome.watchdog)
-        self._heard(run)  # (the silence up to its end counts)
+        run.quiet.heard()  # (the silence up to its end counts)
         run.status = status
-        run.outcome, run.reason = self._run_outcome(run, status)
+        run.outcome, run.reason = process_ending(
+            status, stopped=run.stopped, watchdog=run.watchdog,
+            interrupt=self._interrupt_reason, ran=time.monotonic() - run.started,
+            deadline=cmd.deadline)
         if cmd.role != MONITOR:
             how = "was stopped" if run.stopped else run.reason
             fine = run.outcome == ev.COMPLETED or cmd.role == SERVER
@@ -647,32 +600,8 @@ class Session:
                       level=ev.INFO if fine else ev.ERROR, host=cmd.host, step=run.step,
                       status=status, exit_status=status, outcome=run.outcome,
                       reason=run.reason, seconds=time.monotonic() - run.started,
-                      silent_seconds=round(run.longest_silence, 1))
+                      silent_seconds=round(run.quiet.longest, 1))
         return status
-
-    def _run_outcome(self, run: _Run, status: int) -> tuple[str, str]:
-        """How one process ended, and the words for it (after the tool's name)."""
-        stop = run.watchdog
-        if stop is not None:
-            return ev.WATCHDOG, (f"was stopped by the host's watchdog: the host had not heard "
-                                 f"from this controller for {stop.gone_for:.0f} s "
-                                 f"(controller_grace {grace_text(stop.grace)})")
-        if run.stopped:
-            return ev.COMPLETED, "was stopped at the end of its step"
-        if not run.stopped and self._interrupt_reason is not None and status != 0:
-            return ev.INTERRUPTED, f"was stopped: {self._interrupt_reason}"
-        if status == 0:
-            return ev.COMPLETED, "exited with status 0"
-        ran = time.monotonic() - run.started
-        deadline = run.command.deadline
-        if status in _DEADLINE_STATUSES and ran >= deadline - 1.0:
-            return ev.DEADLINE, (f"was ended by its deadline on the host after {ran:.0f} s "
-                                 f"(deadline {deadline:g} s: the step's timeout, or its "
-                                 "expected time plus deadline_margin; exit status "
-                                 f"{status})")
-        if status < 0:
-            return ev.FAILED, "vanished: its exit status is unknown"
-        return ev.FAILED, f"exited with status {status}"
 
     def _watchdog_stopped(self, run: _Run, stop: WatchdogStop) -> None:
         """The host stopped ``run`` itself: this controller was gone (its link down) for
