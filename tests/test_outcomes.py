@@ -4,7 +4,9 @@ session's layout, and the plan's ``silence``."""
 
 from __future__ import annotations
 
+import asyncio
 import math
+import time
 from pathlib import Path
 
 import pytest
@@ -14,8 +16,11 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.plan.loader import load_plan
 from benchtui.session.compare import SessionLayout
+from benchtui.session.endings import Ending, process_ending, step_ending
+from benchtui.session.silence import Quiet, watch
 from benchtui.session.timeline import steps_from_events
 from benchtui.store.fleet import FleetState
+from benchtui.transport import WatchdogStop
 
 
 def _end(level: str = ev.INFO, **data: object) -> Event:
@@ -127,3 +132,51 @@ def test_a_bad_silence_is_a_plan_error_with_its_line(tmp_path: Path, bad: str) -
     with pytest.raises(PlanError) as caught:
         load_plan(_plan(tmp_path, bad))
     assert caught.value.line == 14 and "silence of step 1" in str(caught.value)
+
+
+@pytest.mark.parametrize(("status", "kwargs", "outcome", "words"), [
+    (0, {}, "completed", "exited with status 0"),
+    (143, {"stopped": True}, "completed", "was stopped at the end of its step"),
+    (1, {}, "failed", "exited with status 1"),
+    (-1, {}, "failed", "vanished"),
+    (143, {"interrupt": "SIGTERM"}, "interrupted", "was stopped: SIGTERM"),
+    (124, {"ran": 30.2}, "deadline", "ended by its deadline on the host after 30 s"),
+    (137, {"ran": 40.0}, "deadline", "exit status 137"),
+    (124, {"ran": 3.0}, "failed", "exited with status 124"),  # the tool's own 124, early
+    (143, {"watchdog": WatchdogStop(12.0, 10.0)}, "watchdog",
+     "had not heard from this controller for 12 s (controller_grace 10 s)"),
+])
+def test_how_a_process_ended(status: int, kwargs: dict[str, object], outcome: str,
+                             words: str) -> None:
+    given: dict[str, object] = {"stopped": False, "watchdog": None, "interrupt": None,
+                                "ran": 5.0, **kwargs}
+    got, said = process_ending(status, deadline=30.0, **given)  # type: ignore[arg-type]
+    assert got == outcome and words in said
+
+
+def test_how_a_step_ended() -> None:
+    done = Ending("a", "fio", "completed", "exited with status 0", 0)
+    assert step_ending([done, done], []) == ("completed", "", 0)
+    failed = Ending("b", "fio", "failed", "exited with status 1", 1)
+    cut = Ending("c", "fio", "deadline", "was ended by its deadline", 124)
+    assert step_ending([done, failed, cut], ["b: ..."]) == (
+        "deadline", "c: fio was ended by its deadline", 124)
+    assert step_ending([done], ["d: cannot start fio"]) == (
+        "failed", "d: cannot start fio", None)
+    assert step_ending([], []) == ("failed", "no host could run it", None)
+    many = [Ending(h, "fio", "failed", "exited with status 2", 2) for h in "abcd"]
+    assert step_ending(many, [])[1].endswith("; and 2 more")
+
+
+async def test_a_silent_run_is_warned_about_once() -> None:
+    loud, quiet = Quiet(limit=0.6, last=time.monotonic()), Quiet(limit=0.6,
+                                                                 last=time.monotonic())
+    warned: list[tuple[Quiet, float]] = []
+    task = asyncio.create_task(watch(lambda: [loud, quiet], lambda q, s: warned.append((q, s))))
+    for _ in range(8):
+        await asyncio.sleep(0.25)
+        loud.heard()
+    task.cancel()
+    assert [q for q, _ in warned] == [quiet] and 0.6 < warned[0][1] < 1.5
+    quiet.heard()
+    assert quiet.longest > 1.5 and loud.longest == 0.0
