@@ -229,7 +229,7 @@ BAD_PLANS = [
                  "plan.toml:11: unknown key 'flavour' in step \"x\"; the keys of step are: "
                  "name, tool, hosts, args, command, parser, executable, env, jobfile, repeat, "
                  "select, matrix, "
-                 "server, clients, server_args, server_address, timeout, duration",
+                 "server, clients, server_args, server_address, timeout, duration, silence",
                  id="unknown-key-no-guess"),
     pytest.param('[hosts.db1]\naddress = "10.0.0.11"\nport = "22"\n',
                  'plan.toml:3: port of host "db1" must be a whole number, not text ("22"); '

@@ -5,7 +5,9 @@ shows the ``FleetState`` the session's sinks feed. Quitting while steps run (q, 
 or SIGTERM cancel the session, which stops every process it started on every host before the
 console closes. Exit status, as ``run --jsonl``: 0 when every step succeeded, 1 when a host or
 step failed, 130 when interrupted. After the console closes, one line on stderr says how the
-session ended, so the terminal keeps a trace of it.
+session ended, so the terminal keeps a trace of it. A ``--record`` file that can no longer be
+written (a full disk) is a warning in the console at once; the session goes on (the console
+is still its output), and the exit status is 1 with one sentence once it ends.
 """
 
 from __future__ import annotations

@@ -157,6 +157,10 @@ class SessionInfo:
     figures: str | None = None
     #: The time of the figure track's last tick (None: it has none).
     figures_until: float | None = None
+    #: How the session ended (``events.OUTCOMES``) and why, from its ``session_end``; None:
+    #: the recording holds no end (it was cut short, or the session did not start).
+    outcome: str | None = None
+    reason: str = ""
 
     @property
     def duration_seconds(self) -> float:
@@ -166,6 +170,9 @@ class SessionInfo:
         out = {k: getattr(self, k) for k in self.__slots__}
         out["duration_seconds"] = self.duration_seconds
         out["steps"] = [{"name": s.name, "start": s.t0, "end": s.t1, "ok": s.ok,
+                         "outcome": s.outcome, "reason": s.reason,
+                         "silences": [{"host": h, "tool": tool, "seconds": seconds}
+                                      for h, tool, seconds in s.silences],
                          "seconds": None if s.t1 is None else s.t1 - s.t0} for s in self.steps]
         out["gaps"] = [{"host": g.host, "start": g.t0, "end": g.t1, "seconds": g.seconds}
                        for g in self.gaps]
@@ -176,6 +183,7 @@ class SessionInfo:
 def session_info(reader: SessionReader) -> SessionInfo:
     meta = reader.meta
     events = sorted(reader.events(), key=lambda e: e.t)
+    end = next((e for e in reversed(events) if e.kind == ev.SESSION_END), None)
     return SessionInfo(
         path=reader.path, name=meta.name, session_id=meta.session_id,
         schema_version=meta.schema_version, writer=meta.writer, plan_path=meta.plan_path,
@@ -190,7 +198,9 @@ def session_info(reader: SessionReader) -> SessionInfo:
         warnings=list(reader.warnings),
         marks=[(e.t, str(e.data.get("note", ""))) for e in events if e.kind == ev.MARK],
         source=meta.source, imported_from=meta.imported_from, import_map=meta.import_map,
-        figures=meta.figures, figures_until=_track_end(reader))
+        figures=meta.figures, figures_until=_track_end(reader),
+        outcome=None if end is None else ev.outcome_of(end),
+        reason="" if end is None else ev.reason_of(end))
 
 
 def _track_end(reader: SessionReader) -> float | None:
@@ -283,12 +293,11 @@ def format_info(info: SessionInfo) -> str:
         "errors)",
         f"hosts     {len(info.hosts)}",
         *(f"  {h}{': ' + line if line else ''}" for h, line in info.hosts.items()),
+        f"ended     {_session_end(info)}",
         f"steps     {len(info.steps)}",
     ]
     for step in info.steps:
-        took = "still running when the recording ended" if step.t1 is None else \
-            f"{_span(step.t1 - step.t0)}, {'ok' if step.ok else 'FAILED'}"
-        lines.append(f"  {step.name}: at +{_span(step.t0 - start)}, {took}")
+        lines.append(f"  {step.name}: at +{_span(step.t0 - start)}, {_how_it_ended(step)}")
     lines.append(f"gaps      {len(info.gaps) or 'none'}")
     lines.extend(f"  {g.host}: no sample for {_span(g.seconds)} from +{_span(g.t0 - start)} "
                  f"({_clock(g.t0)})" for g in info.gaps[:MAX_GAPS_SHOWN])
@@ -307,6 +316,26 @@ def format_info(info: SessionInfo) -> str:
         lines.extend(["", "import map as used:"])
         lines.extend(f"  {line}" for line in map_text.rstrip().splitlines())
     return "\n".join(lines) + "\n"
+
+
+def _session_end(info: SessionInfo) -> str:
+    if info.outcome is None:
+        return "no end recorded (the recording was cut short, or nothing was started)"
+    if info.outcome == ev.COMPLETED:
+        return "completed"
+    return info.outcome.upper() + (f": {info.reason}" if info.reason else "")
+
+
+def _how_it_ended(step: TimelineStep) -> str:
+    """``12.8s, completed``, ``12.8s, INTERRUPTED: Ctrl-C (SIGINT)``, with the tools that
+    fell silent: what ``info`` says of a run of a step."""
+    if step.t1 is None:
+        return "still running when the recording ended"
+    outcome = step.outcome or ("completed" if step.ok else "failed")
+    said = outcome if step.ok else outcome.upper() + (f": {step.reason}" if step.reason else "")
+    silent = [f"{tool} on {host} printed nothing for {_span(seconds)}"
+              for host, tool, seconds in step.silences]
+    return f"{_span(step.t1 - step.t0)}, {said}" + ("; " + "; ".join(silent) if silent else "")
 
 
 def _imported(info: SessionInfo) -> list[str]:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 
 from benchtui import __version__
+from benchtui.errors import RecordingError
 from benchtui.session.engine import Session
 from benchtui.session.figure_track import FigureRecorder
 from benchtui.session.ghost_digest import GhostDigest
@@ -53,19 +54,40 @@ def _plan_text(session: Session) -> str:
 
 @contextlib.contextmanager
 def recording(session: Session, path: str, *,
-              on_close: Callable[[Recorder], None] | None = None) -> Iterator[None]:
+              on_close: Callable[[Recorder], None] | None = None,
+              only_output: bool = False) -> Iterator[None]:
     """Record ``session`` to ``path`` while inside: the recorder takes the session's three
     sinks, and the file is closed (segment, facts, end time, index) however the block ends.
     The console's figures go with the samples (the figure track: a baseline's ghost reads
     them instead of computing them again, ``session.figure_track``). ``on_close`` sees the
-    recorder once it is closed (benchmarks read its numbers)."""
+    recorder once it is closed (benchmarks read its numbers).
+
+    A write that fails (a full disk) is said at once, as a warning event; with
+    ``only_output`` (``record``) the session then stops (``Session.abort``) and the error
+    is not raised again at the end (the session's result says it)."""
 
     digest = GhostDigest()
     meta = SessionMeta(SCHEMA_VERSION, session.plan.name, session.session_id,
                        _plan_text(session), str(session.plan.path), time.time(), None,
                        hosts=list(session.transports), writer=__version__,
                        histogram_bits=session.histogram_bits, figures=digest.name)
-    recorder = Recorder(path, meta)
+    stopped = False
+
+    def failed(error: RecordingError) -> None:  # (the recorder's thread)
+        session.call_soon_threadsafe(lambda: tell(error))
+
+    def tell(error: RecordingError) -> None:
+        nonlocal stopped
+        cannot = (f"the recording {path} can no longer be written: "
+                  f"{error.reason.removeprefix('cannot write: ')}")
+        if only_output:
+            stopped = True
+            session.warn(f"{cannot}: the session stops, the recording was its only output")
+            session.abort(cannot)
+        else:
+            session.warn(f"{cannot}: it ends here and the run goes on")
+
+    recorder = Recorder(path, meta, on_error=failed)
     figures = FigureRecorder(digest, recorder.on_figures,
                              on_error=lambda: recorder.set_meta(figures=None))
     session.add_sample_sink(recorder.on_samples)
@@ -79,7 +101,11 @@ def recording(session: Session, path: str, *,
         # Facts also arrive as ``facts`` events; this covers a sink added after they came.
         for host, facts in session.facts.items():
             recorder.meta.facts.setdefault(host, dict(facts))
-        recorder.close()
+        try:
+            recorder.close()
+        except RecordingError:
+            if not stopped:
+                raise
         if on_close is not None:
             on_close(recorder)
 

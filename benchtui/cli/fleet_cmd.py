@@ -1,7 +1,8 @@
 """``benchtui check PLAN`` and ``benchtui run PLAN --jsonl``: the engine, headless.
 
 Samples go to stdout as JSON Lines; progress (one line per step and host) goes to stderr.
-Exit status: 0 when every step succeeded, 1 when a host or step failed, 130 on Ctrl-C/SIGTERM.
+Exit status: 0 when every step succeeded, 1 when a host or step failed (or standard output
+could no longer be written: the session stops at once), 130 on Ctrl-C/SIGTERM.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import signal
 import sys
 import time
@@ -35,7 +37,10 @@ from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_
 EXIT_INTERRUPTED = 130
 #: Event kinds worth a progress line on stderr.
 _PROGRESS = {ev.HOST_STATE, ev.PREFLIGHT, ev.SESSION_START, ev.SESSION_END, ev.STEP_START,
-             ev.STEP_END, ev.RUN_START, ev.RUN_END, ev.PARSE_WARNING}
+             ev.STEP_END, ev.RUN_START, ev.RUN_END, ev.PARSE_WARNING, ev.SILENCE,
+             ev.SESSION_WARNING}
+#: What an interrupting signal is called in the record.
+_SIGNAL_WORDS = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
 
 
 def session_options(args: argparse.Namespace) -> SessionOptions:
@@ -60,17 +65,63 @@ class ProgressPrinter:
             return
         clock = time.strftime("%H:%M:%S", time.localtime(event.t))
         tag = {ev.ERROR: "error: ", ev.WARNING: "warning: "}.get(event.level, "")
-        self.out.write(f"[{clock}] {tag}{event.message}\n")
-        self.out.flush()
+        with contextlib.suppress(OSError):  # (progress is for people: it never stops a run)
+            self.out.write(f"[{clock}] {tag}{event.message}\n")
+            self.out.flush()
 
+
+def signal_words(sig: int) -> str:
+    """``Ctrl-C (SIGINT)``, ``SIGTERM``, ``the terminal closed (SIGHUP)``."""
+    if is_hangup(sig):
+        return "the terminal closed (SIGHUP)"
+    for known, words in _SIGNAL_WORDS.items():
+        if sig == known:
+            return words
+    return signal.Signals(sig).name
+
+
+def discard_stdout() -> None:
+    """Point standard output at ``/dev/null`` once writing it failed: what is still in its
+    buffer goes nowhere instead of failing again as the process exits."""
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+
+
+class StdoutSamples:
+    """The samples to standard output as JSON Lines, flushed at once. When standard output
+    can no longer be written (a full disk, a reader gone: ``| head``), the session stops at
+    once: it was the run's only output. ``failed`` then says why, in one sentence."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.writer = JsonlWriter(sys.stdout)
+        self.failed: str | None = None
+
+    def __call__(self, samples: list[Sample]) -> None:
+        if self.failed is not None:
+            return
+        try:
+            self.writer.write(samples)
+            sys.stdout.flush()
+        except OSError as exc:
+            reason = "its reader went away" if isinstance(exc, BrokenPipeError) \
+                else exc.strerror or str(exc)
+            self.failed = f"standard output can no longer be written: {reason}"
+            discard_stdout()
+            self.session.abort(self.failed)
 
 def write_facts(path: str, facts: dict[str, HostFacts]) -> None:
     data = orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
     if path == "-":
         sys.stdout.write(data + "\n")
-    else:
+        return
+    try:
         with open(path, "w", encoding="utf-8") as f:
             f.write(data + "\n")
+    except OSError as exc:
+        raise UsageError(f"--facts: cannot write {path}: {exc.strerror or exc}") from None
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -141,14 +192,10 @@ def run_headless(args: argparse.Namespace) -> int:
     if args.facts == "-":
         raise UsageError("--facts - would mix with the samples on stdout; give a file name")
     plan = load_plan(args.plan, parser_names=all_parsers())
-    writer = JsonlWriter(sys.stdout)
-
-    def write(samples: list[Sample]) -> None:
-        writer.write(samples)
-        sys.stdout.flush()
-
-    session = Session(plan, options=session_options(args), on_samples=write,
+    session = Session(plan, options=session_options(args),
                       on_event=ProgressPrinter(sys.stderr, verbose=args.verbose))
+    samples = StdoutSamples(session)
+    session.add_sample_sink(samples)
     with session_extras(session, None, record=args.record, export=args.export):
         return asyncio.run(run_until_signal(session, args.facts))
 
@@ -163,6 +210,7 @@ async def run_until_signal(session: Session, facts_path: str | None) -> int:
         interrupted = True
         if is_hangup(sig):
             detach_from_terminal()
+        session.note_interrupt(signal_words(sig))
         if task is not None:
             task.cancel()
 
@@ -185,6 +233,10 @@ async def run_until_signal(session: Session, facts_path: str | None) -> int:
             loop.remove_signal_handler(signal.SIGUSR1)
         if facts_path:
             write_facts(facts_path, session.facts)
+    if result.outcome == ev.INTERRUPTED:  # (the session stopped itself: an output failed)
+        print(f"benchtui: {result.reason}; the session was stopped, and every process "
+              "benchtui started with it", file=sys.stderr)
+        return 1
     for failure in result.failures:
         print(f"benchtui: {failure}", file=sys.stderr)
     return 0 if result.ok else 1

@@ -4,7 +4,10 @@ itself, which every command that runs a plan uses for ``--record``: ``cli/extras
 No Textual here: progress goes to stderr (one line per step and host, as ``run --jsonl``)
 and a summary of the file at the end. Exit status as ``run``: 0 when every step succeeded, 1
 when a host or step failed, 130 on Ctrl-C/SIGTERM; in every case the file is closed with its
-index, and holds everything up to the end.
+index, and holds everything up to the end. A recording that can no longer be written (a full
+disk) is said at once; ``record`` then stops the session (the file was its only output) and
+exits 1, while ``run --record`` goes on with a warning (the console or ``--jsonl`` still has
+a reader) and exits 1 at its end.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ def run_record(args: argparse.Namespace) -> int:
             shares = StepShares(ghost, state)
             session.add_sample_sink(shares.on_samples)
             session.add_event_sink(shares.on_event)
-        with session_extras(session, state, record=args.output, export=args.export):
+        with recording(session, args.output, only_output=True), \
+                session_extras(session, state, record=None, export=args.export):
             code = asyncio.run(run_until_signal(session, args.facts))
     _print_summary(args.output)
     return code

@@ -4,7 +4,8 @@ and its regression gate (``--fail-below``, ``--fail-above``): docs/report.md.
 Exit status: 0; 1 for a file that cannot be read as a session (as ``dump`` and ``replay``);
 2 for a mistake on the command line (an unknown baseline, sessions with no step in common, a
 bad threshold): one sentence each, and nothing written; 3 when the gate finds a regression
-(the report is still written, the regressions go to stderr).
+or had to leave out a run that did not complete (the report is still written, the
+regressions and the runs left out go to stderr).
 """
 
 from __future__ import annotations
@@ -18,9 +19,19 @@ import tempfile
 from pathlib import Path
 
 from benchtui.errors import UsageError
+from benchtui.model.format import format_duration
 from benchtui.report.build import DEFAULT_SKIP, ReportOptions, build_report
 from benchtui.report.figures import coarse_threshold_warnings
-from benchtui.report.gate import ABOVE, BELOW, describe, parse_threshold, regressions
+from benchtui.report.gate import (
+    ABOVE,
+    BELOW,
+    describe,
+    left_out,
+    parse_threshold,
+    regressions,
+    silent,
+    why_left_out,
+)
 from benchtui.report.markdown import write_markdown
 from benchtui.report.model import Report
 from benchtui.report.tidy import write_csv, write_json
@@ -108,11 +119,23 @@ def run_report(args: argparse.Namespace) -> int:
     if not thresholds:
         return 0
     found = regressions(report, thresholds)
+    skipped = left_out(report)
+    for row in silent(report):
+        print(f"benchtui: note: compared although its tool fell silent: {row.label} / "
+              f"{row.host} printed nothing for {format_duration(row.silent_seconds)}",
+              file=sys.stderr)
+    if skipped:
+        print(f"benchtui: the gate left out {len(skipped)} run(s) that did not complete, "
+              "and cannot pass without them:", file=sys.stderr)
+        for row in skipped:
+            print("  " + why_left_out(row), file=sys.stderr)
     if not found:
         against = report.baseline.describe() if report.baseline else "the baseline"
         limits = ", ".join(f"{t.direction} {t.text}" for t in thresholds)
-        print(f"benchtui: no regression against {against} ({limits})", file=sys.stderr)
-        return 0
+        among = " among the runs that completed" if skipped else ""
+        print(f"benchtui: no regression{among} against {against} ({limits})",
+              file=sys.stderr)
+        return EXIT_REGRESSED if skipped else 0
     print(f"benchtui: {len(found)} value(s) past the thresholds:", file=sys.stderr)
     for line in describe(found, len(report.sessions)):
         print("  " + line, file=sys.stderr)

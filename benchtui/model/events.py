@@ -21,6 +21,7 @@ RUN_START: Final = "run_start"        # one process on one host started
 RUN_END: Final = "run_end"
 PARSE_WARNING: Final = "parse_warning"
 MARK: Final = "mark"                  # a user's mark
+SESSION_WARNING: Final = "session_warning"  # the controller's own (a recording not written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,3 +59,62 @@ class OutputLines:
     tool: str
     role: str
     lines: tuple[str, ...]
+
+
+# --- how a step, a run or a session ended (``step_end``/``run_end``/``session_end`` data) ----
+SILENCE: Final = "silence"            # a tool printed nothing for longer than its ``silence``
+
+#: It ran to its end (exit status 0, or stopped by benchtui at its ``duration``).
+COMPLETED: Final = "completed"
+#: It ended by itself with an exit status other than 0, or its host failed under it.
+FAILED: Final = "failed"
+#: The user (Ctrl-C, a quit), a signal (SIGTERM, SIGHUP) or an output that broke ended it.
+INTERRUPTED: Final = "interrupted"
+#: The host's watchdog stopped it: the controller was gone for longer than its grace.
+WATCHDOG: Final = "watchdog"
+#: The host's ``timeout`` ended it at its deadline (the plan's ``timeout``, or derived).
+DEADLINE: Final = "deadline"
+OUTCOMES: Final = (COMPLETED, FAILED, INTERRUPTED, WATCHDOG, DEADLINE)
+#: Which outcome names a step whose runs ended differently: the first of these found.
+_WORST_FIRST: Final = (INTERRUPTED, WATCHDOG, DEADLINE, FAILED, COMPLETED)
+
+
+def outcome_of(event: Event) -> str:
+    """How the step, run or session an end event closes ended: its ``outcome``, or, for a
+    recording made before outcomes were written, what its level and ``interrupted`` said
+    (an error: failed; interrupted: interrupted; else completed)."""
+    given = event.data.get("outcome")
+    if isinstance(given, str) and given in OUTCOMES:
+        return given
+    if event.data.get("interrupted"):
+        return INTERRUPTED
+    return FAILED if event.level == ERROR else COMPLETED
+
+
+def reason_of(event: Event) -> str:
+    """The sentence an end event gives for its outcome ("" when it has none)."""
+    reason = event.data.get("reason")
+    return reason if isinstance(reason, str) else ""
+
+
+def silences_of(event: Event) -> list[tuple[str, str, float]]:
+    """A step end's tools that fell silent past their ``silence``: (host, tool, longest
+    seconds without output)."""
+    found = event.data.get("silences")
+    out: list[tuple[str, str, float]] = []
+    if isinstance(found, list):
+        for each in found:
+            if isinstance(each, dict) and isinstance(each.get("seconds"), int | float):
+                out.append((str(each.get("host", "?")), str(each.get("tool", "?")),
+                            float(each["seconds"])))
+    return out
+
+
+def worst(outcomes: list[str]) -> str:
+    """The outcome of a whole made of parts that ended as ``outcomes`` (completed when
+    empty): a step is only completed when every run of it is."""
+    for outcome in _WORST_FIRST:
+        if outcome in outcomes:
+            return outcome
+    return COMPLETED
+

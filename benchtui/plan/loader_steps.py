@@ -8,6 +8,7 @@ arguments are split into words.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import stat
@@ -17,9 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from benchtui.errors import PlanError
+from benchtui.model.units import parse_duration
 from benchtui.plan.fields import Fields, Source, checked_name, closest, shown, type_name
 from benchtui.plan.fio_options import JobfileSyntaxError, parse_jobfile
-from benchtui.plan.model import COMMAND_TOOL, HostSpec, MonitorSpec, StepSpec
+from benchtui.plan.model import (
+    COMMAND_TOOL,
+    DEFAULT_SILENCE,
+    SILENCE_INTERVALS,
+    HostSpec,
+    MonitorSpec,
+    StepSpec,
+)
 from benchtui.plan.sweep import expand, read_matrix, read_select
 from benchtui.plan.tools import TOOLS, ToolSpec, known_tool_list
 
@@ -33,6 +42,8 @@ _COMMON_KEYS = {
     "executable": 'executable = "/opt/fio/bin/fio"',
     "env": 'env = { CEPH_ARGS = "--id bench" }',
 }
+_SILENCE = 'silence = "5m" (or 300, or "off")'
+
 STEP_KEYS = {
     **_COMMON_KEYS,
     "jobfile": 'jobfile = "jobs/randread.fio"',
@@ -45,6 +56,7 @@ STEP_KEYS = {
     "server_address": 'server_address = "10.0.0.11"',
     "timeout": "timeout = 600",
     "duration": "duration = 60",
+    "silence": _SILENCE,
 }
 MONITOR_KEYS = {
     **_COMMON_KEYS,
@@ -52,6 +64,7 @@ MONITOR_KEYS = {
     "tool": 'tool = "iostat"',
     "devices": 'devices = ["nvme1n1"]',
     "interval": "interval = 1",
+    "silence": _SILENCE,
 }
 _PARSER_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,63}")
 #: Largest jobfile read (a jobfile is a few lines; this stops /dev/zero and the like).
@@ -240,6 +253,32 @@ def _read_jobfile(fields: Fields, run: _Runnable, base: Path) -> tuple[Path | No
     return path, text
 
 
+def _read_silence(fields: Fields, interval: float) -> float:
+    """``silence``: seconds (a number, or a duration such as "5m") or "off" (never warn);
+    never less than two of the tool's intervals."""
+    if not fields.has("silence"):
+        return DEFAULT_SILENCE
+    value = fields.table["silence"]
+    if isinstance(value, str) and value.strip().lower() == "off":
+        return math.inf
+    seconds: float | None = None
+    if isinstance(value, str):
+        seconds = parse_duration(value.strip().replace(" ", ""))
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        seconds = float(value)
+    if seconds is None or not math.isfinite(seconds) or seconds <= 0 or seconds > 1e9:
+        raise fields.error("silence", f"silence of {fields.what} must be a number of seconds "
+                                      f'more than zero, a duration such as "5m", or "off", '
+                                      f"not {shown(value)}", fields.example("silence"))
+    least = SILENCE_INTERVALS * interval
+    if seconds < least:
+        raise fields.error("silence", f"silence of {fields.what} ({seconds:g} s) is less than "
+                                      f"twice the tool's interval ({interval:g} s): it would "
+                                      "warn between two reports", f"write silence = {least:g} "
+                                      "or more")
+    return seconds
+
+
 def _unique_name(base: str, used: set[str]) -> str:
     """``base``, or ``base-2``, ``base-3``... whichever is not taken yet."""
     base = re.sub(r"[^A-Za-z0-9._-]+", "-", base).strip("-._")[:60] or "step"
@@ -317,7 +356,8 @@ def read_monitors(source: Source, tables: list[Any], hosts: HostNames,
         monitors.append(MonitorSpec(
             name=name, tool=run.tool, hosts=hosts.many(fields, "hosts"), parser=run.parser,
             devices=tuple(devices), args=run.args, command=run.command,
-            executable=run.executable, interval=interval, env=run.env, index=i,
+            executable=run.executable, interval=interval, env=run.env,
+            silence=_read_silence(fields, interval), index=i,
             line=source.line(("monitor", i))))
     return monitors
 
@@ -354,8 +394,8 @@ def read_steps(source: Source, tables: list[Any], hosts: HostNames,
             repeat=fields.whole("repeat", 1, 1, 10000) or 1, server=server, clients=clients,
             server_args=fields.words("server_args") or (), server_address=server_address,
             command=run.command, executable=run.executable, timeout=timeout,
-            duration=duration, env=run.env, select=read_select(fields), index=i,
-            line=source.line(("step", i)))
+            duration=duration, env=run.env, select=read_select(fields),
+            silence=_read_silence(fields, 1.0), index=i, line=source.line(("step", i)))
         steps += expand(step, matrix, fields, used) if matrix else [step]
     return steps
 

@@ -24,6 +24,10 @@ DEFAULT_REMOTE_DIR = "/var/tmp/benchtui"
 DEFAULT_DEADLINE_MARGIN = 60.0
 #: The deadline of a command whose run time cannot be told from the plan (seconds).
 DEFAULT_DEADLINE = 7200.0
+#: Seconds a step's or monitor's tool may print nothing before benchtui warns (``silence``).
+DEFAULT_SILENCE = 60.0
+#: ``silence`` is never less than this many of the tool's intervals between reports.
+SILENCE_INTERVALS = 2
 
 
 @dataclass(frozen=True)
@@ -83,8 +87,15 @@ class MonitorSpec:
     executable: str | None = None
     interval: float = 1.0
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: Seconds its tool may print nothing before benchtui warns (``math.inf``: "off").
+    silence: float = DEFAULT_SILENCE
     index: int = 0
     line: int | None = field(default=None, compare=False)
+
+    @property
+    def silence_limit(self) -> float:
+        """``silence``, but never less than two of the tool's intervals."""
+        return max(self.silence, SILENCE_INTERVALS * self.interval)
 
 
 #: What a report shows of a step's repeats (``select``): the typical run, the best, every run.
@@ -125,6 +136,8 @@ class StepSpec:
     #: This step's combination of its sweep's values: fio option -> value as fio reads it,
     #: in the plan's key order (already in ``args`` and ``jobfile_text``); empty: no sweep.
     matrix: Mapping[str, str] = field(default_factory=dict, hash=False)
+    #: Seconds its tool may print nothing before benchtui warns (``math.inf``: "off").
+    silence: float = DEFAULT_SILENCE
     #: Position of the step's ``[[step]]`` table (the steps of one sweep share it).
     index: int = 0
     line: int | None = field(default=None, compare=False)
@@ -132,6 +145,12 @@ class StepSpec:
     @property
     def is_client_server(self) -> bool:
         return self.server is not None
+
+    @property
+    def silence_limit(self) -> float:
+        """``silence``, but never less than two of the tool's intervals (a step's tools
+        report every second)."""
+        return max(self.silence, SILENCE_INTERVALS * 1.0)
 
 
 @dataclass(frozen=True)

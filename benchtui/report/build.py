@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchtui.errors import CompareError
+from benchtui.model import events as ev
 from benchtui.report import figures
 from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
@@ -168,7 +169,8 @@ class _SessionRows:
         values = figures.io_values(io) + figures.device_values(window) \
             + figures.other_values(window, summary, prefer_summary=prefer_summary)
         row = Row(self.name, run.step, run.host, run.label, run.repeat, w0, t1, values,
-                  steady, ok=run.ok, matrix=self._matrix(run.step))
+                  steady, ok=run.ok, outcome=run.outcome, reason=run.reason,
+                  silent_seconds=run.silent_seconds, matrix=self._matrix(run.step))
         return _RunFigures(run, io, row)
 
     def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
@@ -202,8 +204,14 @@ class _SessionRows:
         t0 = min(p.row.t0 for p in parts)
         t1 = max(p.row.t1 for p in parts)
         ok = None if any(p.run.ok is None for p in parts) else all(p.run.ok for p in parts)
+        ends = [p.run.outcome for p in parts]
+        outcome = None if None in ends else ev.worst([e for e in ends if e is not None])
+        reason = "; ".join(f"{p.run.host}: {p.run.reason or p.run.outcome}" for p in parts
+                           if p.run.outcome != ev.COMPLETED)
         return Row(self.name, step, FLEET, label, first.repeat, t0, t1,
-                   figures.io_values(fleet), ok=ok, matrix=self._matrix(step))
+                   figures.io_values(fleet), ok=ok, outcome=outcome, reason=reason,
+                   silent_seconds=max(p.run.silent_seconds for p in parts),
+                   matrix=self._matrix(step))
 
     def _matrix(self, step: str) -> dict[str, str]:
         """A sweep step's option values (the ``step_start`` event's ``matrix``)."""
@@ -272,6 +280,7 @@ def _compare(rows: _SessionRows, matching: Matching, base: _SessionRows) -> None
         if b is None:
             continue
         row.baseline = f"{b.step} / {b.host}" + (f" ({base.name})" if base is not rows else "")
+        row.baseline_outcome = b.outcome
         by_key = {v.key: v for v in b.values}
         for v in row.values:
             bv = by_key.get(v.key)

@@ -5,6 +5,11 @@ name, for a family: ``--fail-below`` for the throughput figures (IOPS, bandwidth
 memory, scores: lower is worse), ``--fail-above`` for the latency figures (higher is worse).
 Every value of every row that has a baseline is checked; the values that fall past a
 threshold are the *regressions* the command prints and exits 3 for.
+
+Only runs that completed are compared, against baseline runs that completed: a run cut short
+(interrupted, stopped by the host's watchdog, cut by its deadline, failed, or with no end in
+its recording) has figures of only part of its work. Such runs are *left out* and named; a
+gate that left a run out cannot pass (exit 3 as well), since it could not check it.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from benchtui.errors import UsageError
+from benchtui.model.events import COMPLETED
 from benchtui.model.format import format_metric
 from benchtui.report.model import Report, Row, Value
 
@@ -80,10 +86,42 @@ class Regression:
     threshold: Threshold
 
 
+def comparable(row: Row) -> bool:
+    """The row and its baseline row both completed: the gate may compare them."""
+    return row.completed and row.baseline_outcome == COMPLETED
+
+
+def left_out(report: Report) -> list[Row]:
+    """The rows with a baseline that the gate does not compare (``comparable``); a fleet
+    row only when none of its hosts' rows is listed (it did not complete because they did
+    not)."""
+    rows = [r for r in report.rows if r.baseline and not comparable(r)]
+    hosts = {(r.session, r.label) for r in rows if not r.is_fleet}
+    return [r for r in rows if not r.is_fleet or (r.session, r.label) not in hosts]
+
+
+def why_left_out(row: Row) -> str:
+    """``randrw / host1: interrupted (Ctrl-C (SIGINT))``, or what its baseline did."""
+    where = f"{row.label} / {row.host}"
+    if not row.completed:
+        how = row.outcome or "no end recorded"
+        return f"{where}: {how}" + (f" ({row.reason})" if row.reason else "")
+    return f"{where}: its baseline {row.baseline} did not complete " \
+        f"({row.baseline_outcome or 'no end recorded'})"
+
+
+def silent(report: Report) -> list[Row]:
+    """Compared rows whose tool fell silent past its ``silence`` for a while."""
+    return [r for r in report.rows if r.baseline and comparable(r) and r.silent_seconds > 0]
+
+
 def regressions(report: Report, thresholds: list[Threshold]) -> list[Regression]:
-    """Every value past a threshold, in the report's order."""
+    """Every value past a threshold, in the report's order; rows that are not
+    ``comparable`` are left out (``left_out`` lists them)."""
     out: list[Regression] = []
     for row in report.rows:
+        if not comparable(row):
+            continue
         for v in row.values:
             for th in thresholds:
                 if th.fails(v):

@@ -70,7 +70,7 @@ def row_name(row: Row, sessions: int) -> str:
         name += f" ({row.selected_by} of {row.selected_from} runs)"
     elif row.label != row.step:
         name += f" (run {row.repeat})"
-    return name
+    return name + "".join(f" [{flag}]" for flag in row.flags())
 
 
 def _ops(rows: list[Row], metric: str) -> list[str]:
@@ -163,7 +163,8 @@ def _overview_by_host(report: Report, steps: list[str]) -> Table:
             found = by_step.get(s)
             for metric in ("iops", "bandwidth_bytes"):
                 value, base = total(found, metric) if found else (None, None)
-                cells.append(_cell(metric, value, base))
+                flags = "".join(f" [{f}]" for f in found.flags()) if found else ""
+                cells.append(_cell(metric, value, base) + flags)
         body.append(cells)
     return Table("IOPS and bandwidth by step", None, header, body)
 
@@ -201,8 +202,29 @@ def intro(report: Report) -> list[str]:
     lines += [f"- {sentence}" for sentence in sources_sentences(report.rows)]
     if report.unmatched_steps:
         lines.append("- steps with no baseline: " + ", ".join(report.unmatched_steps))
+    lines.extend(_not_clean(report))
     for w in report.warnings:
         lines.append(f"- warning: {w}")
+    return lines
+
+
+def _not_clean(report: Report) -> list[str]:
+    """The runs marked in the tables: those that did not complete, and those whose tool
+    fell silent (the hosts' rows; a fleet row is marked as its hosts are)."""
+    rows = [r for r in report.rows if r.host != FLEET]
+    lines = []
+    cut = [r for r in rows if not r.completed]
+    if cut:
+        lines.append("- **runs that did not complete** (marked in the tables; their figures "
+                     "cover only the time they ran, and the gate leaves them out): " + "; ".join(
+                         f"{r.label} on {r.host}: {r.outcome or 'no end recorded'}"
+                         + (f" ({r.reason})" if r.reason else "") for r in cut))
+    quiet = [r for r in rows if r.silent_seconds > 0]
+    if quiet:
+        lines.append("- **tools that fell silent** (marked in the tables; their figures leave "
+                     "out the time they printed nothing): " + "; ".join(
+                         f"{r.label} on {r.host}: nothing for "
+                         f"{format_duration(r.silent_seconds)}" for r in quiet))
     return lines
 
 

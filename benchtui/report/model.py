@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from benchtui.model.events import COMPLETED
+from benchtui.model.format import format_duration
 from benchtui.session.compare import FLEET, BaselineSpec
 
 if TYPE_CHECKING:
@@ -75,13 +77,38 @@ class Row:
     selected_by: str = ""
     #: The baseline row this one is compared with: "step / host", when there is one.
     baseline: str = ""
+    #: ``outcome == "completed"`` (None: the recording ends before the run did).
     ok: bool | None = None
+    #: How the run ended (``events.OUTCOMES``; a fleet row: its hosts' worst) and why; None
+    #: when the recording ends before the run did. (A report's builder sets it; a row made
+    #: by hand stands for a run that completed.)
+    outcome: str | None = COMPLETED
+    reason: str = ""
+    #: Seconds its tool printed nothing, past its ``silence`` (0: never).
+    silent_seconds: float = 0.0
+    #: The outcome of the baseline row it is compared with (None: one with no end).
+    baseline_outcome: str | None = COMPLETED
     #: A sweep's values for this step (the plan's ``matrix``: option -> value), else empty.
     matrix: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_fleet(self) -> bool:
         return self.host == FLEET
+
+    @property
+    def completed(self) -> bool:
+        """The run ran to its end: its figures cover the whole of it."""
+        return self.outcome == COMPLETED
+
+    def flags(self) -> list[str]:
+        """What a table marks a row with: how it ended when it did not complete, and a
+        tool's silence (``["interrupted", "silent 11m00s"]``); empty for a clean run."""
+        out = []
+        if not self.completed:
+            out.append(self.outcome or "no end recorded")
+        if self.silent_seconds > 0:
+            out.append(f"silent {format_duration(self.silent_seconds)}")
+        return out
 
     def get(self, metric: str, op: str = "", item: str = "") -> Value | None:
         for v in self.values:

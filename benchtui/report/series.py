@@ -262,10 +262,13 @@ def _group_title(step: str, rows: Sequence[Row]) -> str:
     first = rows[0]
     if first.selected_from > 1:
         chosen = first.selected_by or "selected"
-        return f"{step}: each host's {chosen} run of {first.selected_from}"
-    if first.label != step:
-        return f"{step}, run {first.repeat}"
-    return step
+        title = f"{step}: each host's {chosen} run of {first.selected_from}"
+    elif first.label != step:
+        title = f"{step}, run {first.repeat}"
+    else:
+        title = step
+    marks = [f"{r.host} {', '.join(r.flags())}" for r in rows if r.flags()]
+    return title + (f" [{'; '.join(marks)}]" if marks else "")
 
 
 def plot_groups(report: Report) -> list[PlotGroup]:

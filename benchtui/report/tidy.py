@@ -19,7 +19,7 @@ from benchtui.report.model import Report, Row, Value
 
 CSV_COLUMNS = ("session", "step", "host", "metric", "op", "value", "unit", "baseline_value",
                "percent_of_baseline", "item", "repeat", "runs", "source", "baseline",
-               "steady", "window_start", "window_end")
+               "steady", "window_start", "window_end", "outcome")
 
 
 def _num(v: float | None) -> str:
@@ -41,7 +41,7 @@ def csv_rows(report: Report) -> Iterator[list[str]]:
             yield [row.session, row.step, row.host, v.metric, v.op, _num(v.value), v.unit,
                    _num(v.baseline), "" if pct is None else f"{pct:.2f}", v.item,
                    str(row.repeat), str(row.selected_from), v.source, row.baseline,
-                   _steady(row), f"{row.t0:.3f}", f"{row.t1:.3f}"]
+                   _steady(row), f"{row.t0:.3f}", f"{row.t1:.3f}", row.outcome or ""]
 
 
 def write_csv(report: Report, out: IO[str]) -> None:
@@ -69,7 +69,9 @@ def as_dict(report: Report) -> dict[str, object]:
         row: dict[str, object] = {
             "session": r.session, "step": r.step, "host": r.host, "label": r.label,
             "repeat": r.repeat, "runs": r.selected_from, "selected_by": r.selected_by or None,
-            "window": [r.t0, r.t1], "ok": r.ok,
+            "window": [r.t0, r.t1], "ok": r.ok, "outcome": r.outcome,
+            "reason": r.reason or None, "silent_seconds": r.silent_seconds or None,
+            "baseline_outcome": r.baseline_outcome,
             "baseline": r.baseline or None, "values": [_value(v) for v in r.values]}
         if r.matrix:
             row["matrix"] = r.matrix

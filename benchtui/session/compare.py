@@ -24,7 +24,7 @@ Steps are matched by name with the repeat stripped (``randread#2`` is a run of `
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from benchtui.errors import CompareError
 from benchtui.model import events as ev
@@ -48,7 +48,14 @@ class RunWindow:
     host: str
     t0: float
     t1: float | None
+    #: ``outcome == "completed"``; None when the recording ends before the run did.
     ok: bool | None
+    #: How the run ended on this host (``events.OUTCOMES``; the step's, when the step was
+    #: interrupted or the host has no ``run_end``) and why; None without an end.
+    outcome: str | None = None
+    reason: str = ""
+    #: Seconds its tool printed nothing, past its ``silence`` (0: it never fell silent).
+    silent_seconds: float = 0.0
 
 
 def split_label(label: str, data: Mapping[str, object]) -> tuple[str, int]:
@@ -61,6 +68,29 @@ def split_label(label: str, data: Mapping[str, object]) -> tuple[str, int]:
             and not (isinstance(repeats, int) and repeats <= 1):
         return label[: -len(f"#{repeat}")], repeat
     return label, repeat if isinstance(repeat, int) and repeat >= 1 else 1
+
+
+def _run_window(run: RunWindow, step_end: Event | None, host_end: Event | None
+                ) -> RunWindow:
+    """``run`` (its window) ended as its host's own ``run_end`` says (its worst process),
+    or as its step's end says when the host has none (the step was interrupted, the host
+    lost); no outcome while the step has no end. A recording made before outcomes were
+    written: as its step, unless the step completed and the host's process did not."""
+    if step_end is None:
+        return run
+    host = run.host
+    outcome, reason = ev.outcome_of(step_end), ev.reason_of(step_end)
+    silent = 0.0
+    if host_end is not None:
+        seconds = host_end.data.get("silent_seconds")
+        silent = float(seconds) if isinstance(seconds, int | float) else 0.0
+        if "outcome" in host_end.data or outcome == ev.COMPLETED:
+            outcome, reason = ev.outcome_of(host_end), ev.reason_of(host_end) or reason
+    for h, _tool, seconds in ev.silences_of(step_end):
+        if h == host:
+            silent = max(silent, seconds)
+    return replace(run, ok=outcome == ev.COMPLETED, outcome=outcome, reason=reason,
+                   silent_seconds=silent)
 
 
 @dataclass(frozen=True)
@@ -85,9 +115,9 @@ class SessionLayout:
         step_data: dict[str, Mapping[str, object]] = {}
         labels: dict[str, tuple[str, int, Mapping[str, object]]] = {}
         step_window: dict[str, list[float | None]] = {}
-        step_ok: dict[str, bool | None] = {}
+        step_end: dict[str, Event] = {}
         host_window: dict[tuple[str, str], list[float | None]] = {}
-        host_ok: dict[tuple[str, str], bool] = {}
+        host_end: dict[tuple[str, str], Event] = {}
         for e in events:
             label = e.step
             if label is None:
@@ -99,17 +129,19 @@ class SessionLayout:
                     steps.append(name)
                     step_data[name] = e.data
                 step_window[label] = [e.t, None]
-                step_ok[label] = None
+                step_end.pop(label, None)
             elif e.kind == ev.STEP_END and label in step_window:
                 step_window[label][1] = e.t
-                step_ok[label] = e.level != ev.ERROR and not e.data.get("interrupted")
+                step_end[label] = e
             elif e.kind == ev.RUN_START and e.host is not None:
                 w = host_window.setdefault((label, e.host), [e.t, None])
                 w[0] = min(w[0] or e.t, e.t)
             elif e.kind == ev.RUN_END and e.host is not None and (label, e.host) in host_window:
                 host_window[(label, e.host)][1] = e.t
-                host_ok[(label, e.host)] = host_ok.get((label, e.host), True) \
-                    and e.level != ev.ERROR
+                before = host_end.get((label, e.host))
+                if before is None or ev.worst([ev.outcome_of(before), ev.outcome_of(e)]) \
+                        != ev.outcome_of(before):
+                    host_end[(label, e.host)] = e  # (a host's worst process names its run)
         runs: list[RunWindow] = []
         for label, (name, repeat, data) in labels.items():
             s0, s1 = step_window[label]
@@ -122,10 +154,8 @@ class SessionLayout:
                 h0, h1 = host_window.get((label, host), [s0, s1])
                 t0 = s0 if h0 is None else h0
                 t1 = h1 if h1 is not None else s1
-                ok = host_ok.get((label, host), True) if step_ok[label] is not False \
-                    else False
-                runs.append(RunWindow(label, name, repeat, host, t0,
-                                      t1, ok if step_ok[label] is not None else None))
+                runs.append(_run_window(RunWindow(label, name, repeat, host, t0, t1, None),
+                                        step_end.get(label), host_end.get((label, host))))
         runs.sort(key=lambda r: (r.t0, r.host))
         started = {label: w[0] for label, w in step_window.items() if w[0] is not None}
         return cls(tuple(steps), tuple(runs), step_data, started)

@@ -11,6 +11,7 @@ every host is stopped before ``run`` returns.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import re
 import tempfile
@@ -40,6 +41,8 @@ from benchtui.plan.model import Plan, StepSpec
 from benchtui.plan.preflight import ERROR as FINDING_ERROR
 from benchtui.plan.preflight import Finding, fallback_hosts, paths_to_inspect, preflight
 from benchtui.plan.tools import TOOLS, executables_needed
+from benchtui.session import silence
+from benchtui.session.endings import Ending, process_ending, step_ending
 from benchtui.session.facts import HostFacts, facts_script, parse_facts
 from benchtui.session.hosts import SshOptions, close_all, connect_all, make_transport
 from benchtui.session.leftovers import (
@@ -49,6 +52,7 @@ from benchtui.session.leftovers import (
     stop_leftovers,
     stopped_message,
 )
+from benchtui.session.silence import Quiet
 from benchtui.transport import (
     LineSplitter,
     LinkState,
@@ -67,6 +71,8 @@ OutputSink = Callable[[OutputLines], None]
 SERVER_READY_TIMEOUT = 5.0
 #: Seconds between a process's TERM and KILL when benchtui stops it.
 STOP_GRACE = 2.0
+#: The default reason of an interrupt that said none.
+_INTERRUPTED = "the session was interrupted"
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -98,6 +104,14 @@ class _Run:
     stopped: bool = False
     #: The host's watchdog stopped it (this controller was gone for longer than the grace).
     watchdog: WatchdogStop | None = None
+    #: When it started (``time.monotonic``).
+    started: float = 0.0
+    #: How long its tool printed nothing (its limit: ``StepSpec.silence_limit``).
+    quiet: Quiet = field(default_factory=Quiet)
+    #: How it ended (``events.OUTCOMES``), why, and its exit status; None while it runs.
+    outcome: str | None = None
+    reason: str = ""
+    status: int | None = None
 
 
 @dataclass
@@ -106,6 +120,9 @@ class SessionResult:
     failures: list[str] = field(default_factory=list)
     facts: dict[str, HostFacts] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
+    #: How the session ended (``events.OUTCOMES``) and why ("" when it completed).
+    outcome: str = ev.COMPLETED
+    reason: str = ""
 
 
 def _without_host(error: HostError) -> str:
@@ -157,6 +174,17 @@ class Session:
         self._active: list[_Run] = []
         self._failures: list[str] = []
         self._watchdog_hosts: set[str] = set()
+        #: Why the session is being interrupted (set before its task is cancelled).
+        self._interrupt_reason: str | None = None
+        #: The session stopped itself (``abort``): its cancellation is its own.
+        self._aborted = False
+        self._task: asyncio.Task[object] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: How each step ended, in order (the session's outcome is the worst).
+        self._step_outcomes: list[str] = []
+        #: The running step's start (``time.monotonic``) and processes.
+        self._step_started = 0.0
+        self._step_runs: list[_Run] = []
 
     # --- sinks -----------------------------------------------------------------------------
 
@@ -175,6 +203,36 @@ class Session:
         event = Event(time.time(), kind, message, level, host, step, dict(data))
         for sink in self._event_sinks:
             sink(event)
+
+    def note_interrupt(self, reason: str) -> None:
+        """Say why the session is about to be cancelled ("SIGTERM", "Ctrl-C"): the step and
+        the session end with it in the record. The first reason given stays."""
+        if self._interrupt_reason is None:
+            self._interrupt_reason = reason
+
+    def abort(self, reason: str) -> None:
+        """Stop the session from within, at once, as an interrupt: ``reason`` says why (its
+        only output failed). Every process is stopped; ``run`` then returns a failed
+        result instead of raising. Safe to call from a sink, and more than once."""
+        self.note_interrupt(reason)
+        task = self._task
+        if task is not None and not task.done() and not self._aborted:
+            self._aborted = True
+            task.cancel()
+
+    def call_soon_threadsafe(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` in the session's event loop, from any thread (a recorder's
+        writing thread that met a full disk); dropped when the session is not running."""
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # (closed meanwhile)
+                loop.call_soon_threadsafe(callback)
+
+    def warn(self, message: str) -> None:
+        """A warning of the controller's own (a recording that can no longer be written):
+        an event like any other, so that the console, the progress lines and the record
+        say it."""
+        self.emit(ev.SESSION_WARNING, message, level=ev.WARNING, step=self.current_step)
 
     def mark(self, note: str = "") -> None:
         """A user's mark at this moment (the console's ``m``): an event like any other, so it
@@ -276,8 +334,12 @@ class Session:
                              self._failures + [f.message for f in errors], self.facts, findings)
 
     async def run(self) -> SessionResult:
-        """Run the whole plan. Cancelling the task (Ctrl-C) stops everything, then re-raises."""
+        """Run the whole plan. Cancelling the task (Ctrl-C) stops everything, then re-raises;
+        ``abort`` stops everything too, and returns a failed result."""
         findings: list[Finding] = []
+        self._task = asyncio.current_task()
+        self._loop = asyncio.get_running_loop()
+        watcher: asyncio.Task[None] | None = None
         try:
             findings = await self.prepare()
             errors = [f for f in findings if f.severity == FINDING_ERROR]
@@ -291,31 +353,84 @@ class Session:
             for host in blocked:
                 self._fail_host(host, "preflight refused it")
             self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})")
+            watcher = asyncio.create_task(silence.watch(self._audible, self._warn_silent),
+                                          name="benchtui-silence")
             monitors = await self._start_monitors()
             for step in self.plan.steps:
                 for repeat in range(step.repeat):
                     await self._run_step(step, repeat)
             await self._stop_runs(monitors)
             ok = not self._failures
+            outcome = ev.worst(self._step_outcomes)
+            if not ok and outcome == ev.COMPLETED:
+                outcome = ev.FAILED
+            reason = "" if ok else f"{len(self._failures)} failure(s): {self._failures[0]}"
             self.emit(ev.SESSION_END, "done" if ok else f"done with {len(self._failures)} "
-                      "failure(s)", level=ev.INFO if ok else ev.ERROR)
-            return SessionResult(ok, self._failures, self.facts, findings)
+                      "failure(s)", level=ev.INFO if ok else ev.ERROR, outcome=outcome,
+                      reason=reason)
+            return SessionResult(ok, self._failures, self.facts, findings, outcome, reason)
         except asyncio.CancelledError:
             self._emit_interrupted()
-            raise
+            if not self._aborted:
+                raise
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            reason = self._interrupt_reason or _INTERRUPTED
+            return SessionResult(False, [*self._failures, reason], self.facts, findings,
+                                 ev.INTERRUPTED, reason)
         finally:
+            if watcher is not None:
+                watcher.cancel()
             await asyncio.shield(self._stop_everything())
 
     def _emit_interrupted(self) -> None:
-        """Ctrl-C, SIGTERM or a quit: the running step and the session end here, so that a
-        recording or a log says how it ended rather than stopping mid-step."""
+        """Ctrl-C, SIGTERM, a quit or a broken output: the running step and the session end
+        here, so that a recording or a log says how it ended rather than stopping mid-step."""
+        reason = self._interrupt_reason or _INTERRUPTED
         step = self.current_step
         if step is not None:
-            self.emit(ev.STEP_END, f"step {step} stopped: the session was interrupted",
-                      level=ev.WARNING, step=step, interrupted=True)
+            self.emit(ev.STEP_END, f"step {step} stopped: interrupted ({reason})",
+                      level=ev.WARNING, step=step, interrupted=True, outcome=ev.INTERRUPTED,
+                      reason=reason, seconds=time.monotonic() - self._step_started,
+                      silences=self._silences(self._step_runs))
             self.current_step = None
-        self.emit(ev.SESSION_END, "stopped: the session was interrupted", level=ev.WARNING,
-                  interrupted=True)
+        self.emit(ev.SESSION_END, f"stopped: interrupted ({reason})", level=ev.WARNING,
+                  interrupted=True, outcome=ev.INTERRUPTED, reason=reason)
+
+    # --- tools that fall silent ------------------------------------------------------------
+
+    def _audible(self) -> list[Quiet]:
+        """The silence of each run that could be heard now (not while its host's link is
+        down: nothing can arrive then)."""
+        return [r.quiet for r in self._active if r.task is not None and not r.task.done()
+                and self.host_state.get(r.command.host) not in ("reconnecting", "failed")]
+
+    def _warn_silent(self, quiet: Quiet, seconds: float) -> None:
+        """A run's tool fell silent (``silence.watch``): a warning, once per run."""
+        run = next((r for r in self._active if r.quiet is quiet), None)
+        if run is None:  # (it ended meanwhile)
+            return
+        cmd = run.command
+        what = "a monitor" if cmd.role == MONITOR else f"step {run.step}"
+        self.emit(ev.SILENCE, f"{cmd.host}: {cmd.tool} ({what}) has printed nothing for "
+                  f"{seconds:.0f} s (silence {quiet.limit:g} s): it may be stuck, or at work "
+                  "without a word (fio laying out a file); it goes on until it ends or is "
+                  "stopped", level=ev.WARNING, host=cmd.host,
+                  step=run.step if cmd.role != MONITOR else self.current_step, tool=cmd.tool,
+                  seconds=seconds, silence=quiet.limit, role=cmd.role)
+
+    @staticmethod
+    def _silences(runs: list[_Run]) -> list[dict[str, object]]:
+        """The runs whose tool fell silent past its ``silence``: host, tool, longest seconds."""
+        now = time.monotonic()
+        out: list[dict[str, object]] = []
+        for r in runs:
+            longest = r.quiet.longest_so_far(now, running=r.outcome is None)
+            if longest > 0:
+                out.append({"host": r.command.host, "tool": r.command.tool,
+                            "seconds": round(longest, 1)})
+        return out
 
     # --- running processes -----------------------------------------------------------------
 
@@ -331,7 +446,7 @@ class Session:
                     if cmd.tool != monitor.tool:
                         self.emit(ev.RUN_START, f"{cmd.host}: {monitor.tool} is missing, "
                                   f"using {cmd.tool} instead", level=ev.WARNING, host=cmd.host)
-                    runs.append(_Run(cmd, monitor.name))
+                    runs.append(_Run(cmd, monitor.name, quiet=Quiet(monitor.silence_limit)))
         await asyncio.gather(*(self._start(r) for r in runs))
         return [r for r in runs if r.task is not None]
 
@@ -344,14 +459,20 @@ class Session:
                   expected_seconds=expected_step_seconds(step), index=step.index,
                   repeat=repeat + 1, repeats=step.repeat, select=step.select,
                   sweep=step.sweep, matrix=dict(step.matrix))
-        started = time.monotonic()
+        started = self._step_started = time.monotonic()
+        self._step_runs = []
         try:
             commands = self._step_commands(step)
         except ValueError as exc:
             self._failures.append(f"step {label}: {exc}")
-            self.emit(ev.STEP_END, f"step {label} failed: {exc}", level=ev.ERROR, step=label)
+            self._step_outcomes.append(ev.FAILED)
+            self.emit(ev.STEP_END, f"step {label} failed: {exc}", level=ev.ERROR, step=label,
+                      outcome=ev.FAILED, reason=str(exc))
+            self.current_step = None
             return
-        runs = [_Run(c, label) for c in commands if self._usable(c.host)]
+        runs = [_Run(c, label, quiet=Quiet(step.silence_limit)) for c in commands
+                if self._usable(c.host)]
+        self._step_runs = runs
         for host in {r.command.host for r in runs}:
             self._set_host_state(host, "running")
         await self._upload(runs)
@@ -372,20 +493,25 @@ class Session:
             await self._stop_runs(servers)
         failed_before = len(self._failures)
         for r in runs:
-            if r.task is not None and r.task.done() and not r.task.cancelled() \
-                    and r.task.exception() is None:
-                status = r.task.result()
-                if status != 0 and r.command.role != SERVER and not r.stopped \
-                        and r.watchdog is None:
-                    self._failures.append(f"{r.command.host}: step {label} exited with "
-                                          f"status {status}")
+            if r.outcome in (ev.FAILED, ev.DEADLINE) and r.command.role != SERVER:
+                self._failures.append(f"{r.command.host}: step {label} {r.reason}")
         for host in {r.command.host for r in runs}:
             if self.host_state.get(host) == "running":
                 self._set_host_state(host, "done")
         seconds = time.monotonic() - started
         ok = len(self._failures) == failed_before
-        self.emit(ev.STEP_END, f"step {label} {'done' if ok else 'failed'} in {seconds:.1f} s",
-                  level=ev.INFO if ok else ev.ERROR, step=label, seconds=seconds)
+        outcome, reason, status = step_ending(
+            [Ending(r.command.host, r.command.tool, r.outcome, r.reason, r.status) for r in runs
+             if r.command.role != SERVER and r.outcome is not None],
+            self._failures[failed_before:])
+        self._step_outcomes.append(outcome)
+        said = {ev.COMPLETED: "done", ev.FAILED: "failed", ev.WATCHDOG: "stopped by the "
+                "host's watchdog", ev.DEADLINE: "cut by its deadline"}.get(outcome, outcome)
+        self.emit(ev.STEP_END, f"step {label} {said} in {seconds:.1f} s"
+                  + (f" ({reason})" if reason else ""),
+                  level=ev.INFO if ok and outcome == ev.COMPLETED else ev.ERROR, step=label,
+                  seconds=seconds, outcome=outcome, reason=reason, exit_status=status,
+                  silences=self._silences(runs))
         self.current_step = None
 
     def _step_commands(self, step: StepSpec) -> list[RemoteCommand]:
@@ -415,6 +541,7 @@ class Session:
             self._fail_host(cmd.host, f"cannot start {cmd.tool}: {_without_host(exc)}")
             return
         run.handle = handle
+        run.started = run.quiet.last = time.monotonic()
         self._active.append(run)
         parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
         parser.stream = True  # live output (fio runs with --status-interval=1)
@@ -431,6 +558,7 @@ class Session:
         warned = 0
         try:
             async for chunk in transport.follow(run.handle):
+                run.quiet.heard()
                 if self._output_sinks:
                     lines = splitter.feed(chunk)
                     text = "\n".join(lines) if lines else None
@@ -444,6 +572,7 @@ class Session:
                     self._deliver(run, parser.feed_text(text, now))
                     warned = self._report_parse_warnings(parser, run, warned)
         except HostError as exc:
+            run.outcome, run.reason = ev.FAILED, f"was lost: {_without_host(exc)}"
             self._fail_host(cmd.host, f"lost {cmd.tool}: {_without_host(exc)}")
             return -1
         rest = splitter.finish()
@@ -458,13 +587,20 @@ class Session:
         if outcome.watchdog is not None:
             run.watchdog = outcome.watchdog
             self._watchdog_stopped(run, outcome.watchdog)
+        run.quiet.heard()  # (the silence up to its end counts)
+        run.status = status
+        run.outcome, run.reason = process_ending(
+            status, stopped=run.stopped, watchdog=run.watchdog,
+            interrupt=self._interrupt_reason, ran=time.monotonic() - run.started,
+            deadline=cmd.deadline)
         if cmd.role != MONITOR:
-            how = "was stopped" if run.stopped else "was stopped by the host's watchdog" \
-                if run.watchdog else f"exited with status {status}"
-            fine = status == 0 or run.stopped or cmd.role == SERVER
+            how = "was stopped" if run.stopped else run.reason
+            fine = run.outcome == ev.COMPLETED or cmd.role == SERVER
             self.emit(ev.RUN_END, f"{cmd.host}: {cmd.tool} {how}, {run.samples} samples",
                       level=ev.INFO if fine else ev.ERROR, host=cmd.host, step=run.step,
-                      status=status)
+                      status=status, exit_status=status, outcome=run.outcome,
+                      reason=run.reason, seconds=time.monotonic() - run.started,
+                      silent_seconds=round(run.quiet.longest, 1))
         return status
 
     def _watchdog_stopped(self, run: _Run, stop: WatchdogStop) -> None:

@@ -31,7 +31,13 @@ class TimelineStep:
     name: str
     t0: float
     t1: float | None
+    #: ``outcome == "completed"``; None while it runs (no end recorded).
     ok: bool | None
+    #: How it ended (``events.OUTCOMES``) and why; None without an end.
+    outcome: str | None = None
+    reason: str = ""
+    #: Its tools that fell silent past their ``silence``: (host, tool, longest seconds).
+    silences: tuple[tuple[str, str, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,5 +108,7 @@ def steps_from_events(events: list[Event]) -> list[TimelineStep]:
             found.append(TimelineStep(name, e.t, None, None))
         elif e.kind == ev.STEP_END and name in open_steps:
             i = open_steps.pop(name)
-            found[i] = TimelineStep(name, found[i].t0, e.t, e.level != ev.ERROR)
+            outcome = ev.outcome_of(e)
+            found[i] = TimelineStep(name, found[i].t0, e.t, outcome == ev.COMPLETED, outcome,
+                                    ev.reason_of(e), tuple(ev.silences_of(e)))
     return found

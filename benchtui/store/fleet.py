@@ -74,8 +74,15 @@ class StepView:
     #: How long the step should take by its own options (fio runtime, iperf -t, duration).
     expected_seconds: float | None = None
     ended: float | None = None
+    #: ``outcome == "completed"`` once ended (None while it runs).
     ok: bool | None = None
     message: str = ""
+    #: How it ended (``events.OUTCOMES``: completed, failed, interrupted, watchdog,
+    #: deadline) and why; None while it runs.
+    outcome: str | None = None
+    reason: str = ""
+    #: Its tools that fell silent past their ``silence``: (host, tool, longest seconds).
+    silences: list[tuple[str, str, float]] = field(default_factory=list)
 
     def progress(self, now: float) -> float | None:
         """Fraction done (0..1) by the clock, when the step's length is known."""
@@ -112,6 +119,9 @@ class FleetState:
         self.started: float | None = None
         self.ended: float | None = None
         self.ok: bool | None = None
+        #: How the session ended (``events.OUTCOMES``) and why; None while it runs.
+        self.outcome: str | None = None
+        self.reason = ""
         #: The newest time seen in any record (epoch seconds): replay's clock, and a lower
         #: bound of the live one.
         self.latest_t: float | None = None
@@ -197,13 +207,16 @@ class FleetState:
             self.started = event.t
         elif kind == ev.SESSION_END:
             self.ended = event.t
-            self.ok = event.level != ev.ERROR and not data.get("interrupted")
+            self.outcome, self.reason = ev.outcome_of(event), ev.reason_of(event)
+            self.ok = self.outcome == ev.COMPLETED
             if self.started is None:
                 self.started = event.t
         elif kind == ev.STEP_START:
             self._step_start(event)
         elif kind == ev.STEP_END:
             self._step_end(event)
+        elif kind == ev.SILENCE and event.step is not None:
+            self._silence(event)
         self.version += 1
 
     def _saw(self, t: float) -> None:
@@ -238,8 +251,21 @@ class FleetState:
         for step in reversed(self.steps):
             if step.name == event.step and step.ended is None:
                 step.ended = event.t
-                step.ok = event.level != ev.ERROR and not event.data.get("interrupted")
+                step.outcome, step.reason = ev.outcome_of(event), ev.reason_of(event)
+                step.ok = step.outcome == ev.COMPLETED
                 step.message = event.message
+                found = ev.silences_of(event)
+                if found:
+                    step.silences = found
                 if step is self.steps[-1]:
                     self.store.scope = event.t  # its figures end with it
                 return
+
+    def _silence(self, event: Event) -> None:
+        """A tool of a running step fell silent: the step keeps it (its end event says for
+        how long in all)."""
+        step = self.current_step
+        tool, seconds = event.data.get("tool"), event.data.get("seconds")
+        if step is not None and step.name == event.step and event.host is not None:
+            step.silences.append((event.host, str(tool or "?"),
+                                  float(seconds) if isinstance(seconds, int | float) else 0.0))

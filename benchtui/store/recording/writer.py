@@ -330,11 +330,13 @@ class Recorder:
     the frame every ``flush_seconds`` and writes it, so a kill -9 loses at most that much, and
     does the fsync at each segment's end. The sinks never wait for the disk: the thread
     writes outside the lock they take. ``close()`` writes what is left, the end time and the
-    index (safe to call twice). A write error (disk full) stops the recording; ``close()``
-    then raises it as a ``RecordingError``."""
+    index (safe to call twice). A write error (disk full) stops the recording: ``on_error``
+    hears of it at once (from the thread that met it; within ``flush_seconds`` of the write
+    that failed), and ``close()`` then raises it as a ``RecordingError``."""
 
     def __init__(self, path: str, meta: SessionMeta, *,
-                 flush_seconds: float = FLUSH_SECONDS) -> None:
+                 flush_seconds: float = FLUSH_SECONDS,
+                 on_error: Callable[[RecordingError], None] | None = None) -> None:
         self._writer = SessionWriter(path, meta)
         self.path = path
         self._lock = threading.Lock()  # the writer's encoding side (the sinks, sealing)
@@ -343,6 +345,7 @@ class Recorder:
         self._flush_seconds = flush_seconds
         self._filter = JsonOutputFilter()
         self.error: RecordingError | None = None
+        self._on_error = on_error
         self.closed = False
         self.records = 0
         #: CPU seconds the writing thread has used (for benchmarks).
@@ -420,10 +423,15 @@ class Recorder:
         try:
             return step(*args)
         except RecordingError as exc:
-            self.error = exc
+            self._failed(exc)
         except Exception as exc:  # noqa: BLE001 (a bug must not kill the session silently)
-            self.error = RecordingError(self.path, f"recording stopped: {exc!r}")
+            self._failed(RecordingError(self.path, f"recording stopped: {exc!r}"))
         return None
+
+    def _failed(self, error: RecordingError) -> None:
+        self.error = error
+        if self._on_error is not None:
+            self._on_error(error)
 
     def close(self) -> None:
         """Stop the thread, write the rest and the index. Raises the write error, if any."""
