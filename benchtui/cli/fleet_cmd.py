@@ -17,7 +17,8 @@ from typing import TextIO
 import orjson
 
 from benchtui.cli.extras import session_extras
-from benchtui.errors import UsageError
+from benchtui.cli.output import check_writable
+from benchtui.errors import OutputError, UsageError
 from benchtui.export.formats import JsonlWriter
 from benchtui.model import events as ev
 from benchtui.model.events import Event
@@ -39,6 +40,9 @@ _PROGRESS = {ev.HOST_STATE, ev.PREFLIGHT, ev.SESSION_START, ev.SESSION_END, ev.S
 
 
 def session_options(args: argparse.Namespace) -> SessionOptions:
+    facts = getattr(args, "facts", None)
+    if facts and facts != "-":
+        check_writable(facts, "the hosts' facts")
     return SessionOptions(keep_going=args.keep_going, ssh=SshOptions(
         accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
         config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None),
@@ -69,8 +73,11 @@ def write_facts(path: str, facts: dict[str, HostFacts]) -> None:
     if path == "-":
         sys.stdout.write(data + "\n")
     else:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(data + "\n")
+        try:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(data + "\n")
+        except OSError as exc:
+            raise OutputError(path, "the hosts' facts", exc.strerror or str(exc)) from None
 
 
 def run_check(args: argparse.Namespace) -> int:
