@@ -13,6 +13,7 @@ interpreter's last flush at exit does not fail a second time.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sys
@@ -110,10 +111,8 @@ def silence_stdout() -> None:
         os.dup2(null, fd)
     finally:
         os.close(null)
-    try:
+    with contextlib.suppress(OSError, ValueError):
         stream.flush()  # what was buffered goes to /dev/null now
-    except (OSError, ValueError):
-        pass
 
 
 def check_writable(path: str, what: str) -> None:
