@@ -55,6 +55,12 @@ def _three_digits(magnitude: float) -> str:
     return f"{magnitude:.2f}"
 
 
+def _whole(magnitude: float) -> str:
+    """A number past every prefix: whole up to a billion, then "1.70e+293" (an absurd but
+    finite value stays one short cell, not three hundred digits)."""
+    return f"{magnitude:.0f}" if magnitude < 1e9 else f"{magnitude:.3g}"
+
+
 def _scaled(value: float, step: float, prefixes: tuple[str, ...]) -> tuple[str, str]:
     """(number text, prefix) with the number below 1000 after rounding to 3 digits."""
     sign = "-" if value < 0 else ""
@@ -65,7 +71,7 @@ def _scaled(value: float, step: float, prefixes: tuple[str, ...]) -> tuple[str, 
         magnitude /= step
         index += 1
     if magnitude >= 1000:  # beyond the last prefix: print it whole
-        return f"{sign}{magnitude:.0f}", prefixes[index]
+        return sign + _whole(magnitude), prefixes[index]
     return sign + _three_digits(magnitude), prefixes[index]
 
 
@@ -133,7 +139,7 @@ def format_latency(seconds: float | None) -> str:
         last = index == len(_TIME_UNITS) - 1
         if last or scaled < 999.5:
             if scaled >= 1000:
-                return f"{sign}{scaled:.0f} {unit}"
+                return f"{sign}{_whole(scaled)} {unit}"
             return f"{sign}{_three_digits(scaled)} {unit}"
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from benchtui.model.format import MISSING, format_duration, format_metric
-from benchtui.report.model import Report, Row, Value, percent_of
+from benchtui.report.model import OVERFLOW, Report, Row, Value, overflowed, percent_of
 from benchtui.session.compare import FLEET
 
 _OP_SHORT = {"read": "r", "write": "w", "trim": "t", "total": "", "send": "send",
@@ -25,12 +25,16 @@ _LATENCY = (("latency_mean_seconds", "mean"), ("latency_p50_seconds", "p50"),
 
 
 def _pct(p: float | None) -> str:
+    if overflowed(p):
+        return f" ({OVERFLOW})"
     return "" if p is None else f" ({p:.0f}%)"
 
 
 def _cell(metric: str, value: float | None, baseline: float | None) -> str:
     if value is None:
         return MISSING
+    if overflowed(value):
+        return OVERFLOW
     return format_metric(metric, value) + _pct(percent_of(value, baseline))
 
 
