@@ -23,15 +23,16 @@ Pure text in, pieces out; only ``load_map`` reads a file.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Final
 
 from benchtui.errors import InputError
 from benchtui.plan.locate import KeyIndex, syntax_error
+from benchtui.session.inputs import read_input
 
 MARKERS: Final = ("heading", "bullet", "comment", "line")
 _RULE_KEYS: Final = ("marker", "level", "match", "strip", "rename")
@@ -118,18 +119,21 @@ class Piece:
 # --- reading the map -----------------------------------------------------------------------
 
 
+#: The largest map file read (a map is a few rules of TOML).
+MAX_MAP_BYTES = 2**20
+
+
 def load_map(path: str) -> ImportMap:
+    if not os.path.exists(path):
+        raise InputError(path, "no such map file")
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory, not a map file")
+    data = read_input(path, hint="a map is a small TOML file (docs/import.md)",
+                      limit=MAX_MAP_BYTES)
     try:
-        data = Path(path).read_bytes()
         text = data.decode("utf-8").removeprefix("\ufeff")
-    except FileNotFoundError:
-        raise InputError(path, "no such map file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, not a map file") from None
     except UnicodeDecodeError:
         raise InputError(path, "is not a text (UTF-8) map file") from None
-    except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot be read") from None
     return parse_map(text, path, data)
 
 

@@ -53,6 +53,7 @@ from benchtui.session.import_parse import (
     merge_runs,
     parse_file_pieces,
 )
+from benchtui.session.inputs import read_input
 from benchtui.store.recording import IMPORTED, SCHEMA_VERSION, Record, SessionMeta, SessionWriter
 from benchtui.store.recording.outputfilter import JsonOutputFilter
 from benchtui.transport import new_session_id
@@ -154,16 +155,7 @@ def _refuse_existing(path: str) -> None:
 
 
 def _read(path: str) -> _Source:
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, not a file of tool output") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot be read") from None
+    data = read_input(path, hint="cut it into parts (split -l) and import the part you need")
     # A report whose line breaks were lost (seed 001) is put back on fio's lines first.
     return _Source(path, data, restore_line_breaks(decode_output(data)))
 
