@@ -26,6 +26,7 @@ from benchtui.errors import UsageError
 from benchtui.export.formats import writer_for
 from benchtui.model import events as ev
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, relative_error
+from benchtui.model.format import escape_control
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
 from benchtui.session.replay import TimelineStep, parse_position, steps_from_events
 from benchtui.store.recording import RECORDED, Gap, SessionReader
@@ -306,7 +307,8 @@ def format_info(info: SessionInfo) -> str:
     if isinstance(map_text, str) and map_text.strip():
         lines.extend(["", "import map as used:"])
         lines.extend(f"  {line}" for line in map_text.rstrip().splitlines())
-    return "\n".join(lines) + "\n"
+    # names from an old or foreign file may hold control characters: never print them raw
+    return "\n".join(escape_control(line) for line in lines) + "\n"
 
 
 def _imported(info: SessionInfo) -> list[str]:

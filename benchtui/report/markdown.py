@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO
 
-from benchtui.model.format import MISSING, format_duration, format_metric
+from benchtui.model.format import MISSING, escape_control, format_duration, format_metric
 from benchtui.report.model import OVERFLOW, Report, Row, Value, overflowed, percent_of
 from benchtui.session.compare import FLEET
 
@@ -43,7 +43,9 @@ def _value_cell(v: Value | None) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """A cell's text: a '|' or a control character (a newline in a name of an old session)
+    would break the row or reach the reader's terminal raw."""
+    return escape_control(text).replace("|", "\\|")
 
 
 def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
