@@ -64,9 +64,8 @@ def _huge_iostat(tmp_path: Path) -> Path:
     lines = []
     for line in src.read_text(encoding="utf-8").splitlines():
         parts = line.split()
-        if parts and parts[0] == "nvme1n1":
-            line = " ".join([parts[0], *(HUGE for _ in parts[1:])])
-        lines.append(line)
+        huge = parts and parts[0] == "nvme1n1"
+        lines.append(" ".join([parts[0], *(HUGE for _ in parts[1:])]) if huge else line)
     path = tmp_path / "huge.txt"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
