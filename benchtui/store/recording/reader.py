@@ -115,20 +115,26 @@ class SessionReader:
     def _load(self) -> None:
         mm, size = self._mm, self.size_bytes
         head = mm[:fmt.FILE_HEADER_SIZE]
-        header = fmt.read_file_header(head)
+        header = fmt.read_file_header(mm)
         if header is None:
             if len(head) < fmt.FILE_HEADER_SIZE and (fmt.MAGIC.startswith(head)
                                                      or head.startswith(fmt.MAGIC)):
                 raise RecordingError(self.path, f"is cut short: it ends inside its header "
                                      f"(byte {size}): nothing to read")
             raise RecordingError(self.path, "is not a benchtui session file")
-        if header.schema > fmt.SCHEMA_VERSION:
+        if header.damaged:
+            # Its CRC proves damage, not a newer writer: the frames carry their own CRCs and
+            # are read as this benchtui's schema (it reads every older one too).
+            self.warnings.append(
+                "the file header (its first 16 bytes) is damaged: its CRC does not match; "
+                f"the frames after it were read as schema {fmt.SCHEMA_VERSION}")
+            self._schema = fmt.SCHEMA_VERSION
+        elif header.schema > fmt.SCHEMA_VERSION:
             raise RecordingError(self.path, f"was written by a newer benchtui (schema "
                                  f"{header.schema}, this one reads up to "
                                  f"{fmt.SCHEMA_VERSION}): upgrade benchtui to read it")
-        if not header.crc_ok:
-            self.warnings.append("the file header is damaged; reading the file anyway")
-        self._schema = header.schema
+        else:
+            self._schema = header.schema
         if not self._load_index(size):
             self._scan(size)
         self._ends = list(accumulate((s.t1 or 0.0 for s in self._segments), max))
