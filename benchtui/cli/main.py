@@ -121,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print a session file's plan, hosts, steps, duration, size and any gaps.")
     p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
     p.add_argument("--json", action="store_true", help="print it as a JSON document")
+    p.add_argument("--verify", action="store_true",
+                   help="read every frame (not only the index) and say what is damaged; "
+                   "exit 1 when anything is")
 
     p = sub.add_parser(
         "import", help="make a session file from saved tool output",

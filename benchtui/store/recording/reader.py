@@ -12,6 +12,7 @@ binary search (``bisect``) over the segments' time ranges.
 from __future__ import annotations
 
 import contextlib
+import math
 import mmap
 import os
 from bisect import bisect_left
@@ -323,6 +324,18 @@ class SessionReader:
         """As ``records``, with each record's time (for pacing a replay)."""
         for seg in self._overlapping(t0, t1):
             yield from self._decode(seg, t0, t1)
+
+    def verify(self) -> int:
+        """Read every frame of every segment as replay and dump do (both CRCs, the
+        decompression, the decoding): the damage that opening from the index cannot see is
+        added to ``warnings``. The number of samples that could be read (``sample_count`` is
+        what the index or the walk counted)."""
+        readable = 0
+        for seg in self._segments:
+            for _t, r in self._decode(seg, -math.inf, math.inf, to_end=True):
+                if isinstance(r, list):
+                    readable += len(r)
+        return readable
 
     def newest_records(self, t0: float, t1: float) -> list[TimedRecord]:
         """As ``timed_records``, but each batch of samples keeps only the samples that are the
