@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
+from textual.widgets import RichLog
 
 from benchtui.cli.main import main
 from benchtui.session.replay import ReplayPlayer
@@ -17,6 +19,17 @@ from benchtui.ui.replay import READER_WARNING, ReplayApp, ReplaySource
 from tests.replay_recording import RecordedRun
 
 SIZE = (120, 40)
+
+
+async def notified(app: ReplayApp, pilot: Pilot[int], text: str) -> list[str]:
+    """The notifications' messages once one holds ``text`` (a few ticks; a loaded machine
+    may take seconds)."""
+    for _ in range(100):
+        messages = [n.message for n in app._notifications]
+        if any(text in m for m in messages):
+            return messages
+        await pilot.pause(0.1)
+    raise AssertionError(f"no notification with {text!r}: {messages}")
 
 
 def data_damaged(src: Path, dst: Path) -> None:
@@ -44,16 +57,19 @@ async def test_replay_of_unreadable_data_says_why_in_the_console(damaged: Path) 
         assert reader.warnings == []  # opened from the index: nothing seen yet
         app = ReplayApp(ReplaySource(ReplayPlayer(reader)))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause(0.3)
-            messages = [n.message for n in app._notifications]
+            messages = await notified(app, pilot, "cannot be read in full")
             assert any(m.startswith("the recording cannot be read in full: the file is "
                                     "damaged at byte ") for m in messages), messages
             state = app.player.state
             assert any(e.kind == READER_WARNING for e in state.events)
             assert state.warnings_total >= 1  # the header's warning count shows it
             await pilot.press("l")  # and the log keeps it
-            await pilot.pause(0.2)
-            log = "\n".join(str(line.text) for line in app.screen.query_one("#events").lines)
+            for _ in range(50):
+                await pilot.pause(0.1)
+                log = "\n".join(str(line.text)
+                                for line in app.screen.query_one("#events", RichLog).lines)
+                if "cannot be read in full" in log:
+                    break
             assert "cannot be read in full" in log
 
 
@@ -64,9 +80,7 @@ async def test_replay_of_a_cut_file_says_so_at_once(recorded: RecordedRun,
     with SessionReader.open(str(cut)) as reader:
         app = ReplayApp(ReplaySource(ReplayPlayer(reader)))
         async with app.run_test(size=SIZE, notifications=True) as pilot:
-            await pilot.pause(0.2)
-            messages = [n.message for n in app._notifications]
-            assert any("the recording was not closed" in m for m in messages), messages
+            await notified(app, pilot, "the recording was not closed")
 
 
 def test_info_says_it_read_the_index_and_verify_reads_every_frame(
