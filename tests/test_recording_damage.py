@@ -234,3 +234,14 @@ def test_kill_9_loses_at_most_the_last_second(tmp_path: Path) -> None:
 def _without_seq(s: Sample) -> Sample:
     s.labels.pop("seq")
     return s
+
+
+def test_a_device_or_a_pipe_is_not_opened_as_a_session(tmp_path: Path) -> None:
+    """/dev/zero would read as empty (or endlessly), a FIFO would block the open: both are
+    refused before opening, in one sentence."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for path in ("/dev/zero", str(fifo)):
+        with pytest.raises(RecordingError, match="is not a file .a device, a pipe or a "
+                           "socket.: a session file is a regular file"):
+            SessionReader.open(path)

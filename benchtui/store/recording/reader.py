@@ -15,6 +15,7 @@ import contextlib
 import math
 import mmap
 import os
+import stat
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Collection, Iterator
@@ -73,6 +74,10 @@ class SessionReader:
         self._damaged: set[int] = set()
         self._figure_track: FigureTrackReader | None = None
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+                # a device reads endlessly or as empty, a FIFO would block the open
+                raise RecordingError(path, "is not a file (a device, a pipe or a socket): a "
+                                     "session file is a regular file")
             self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
         except FileNotFoundError:
             raise RecordingError(path, "no such file") from None
