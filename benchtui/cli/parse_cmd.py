@@ -9,12 +9,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from benchtui.errors import InputError, UsageError
+from benchtui.errors import UsageError
 from benchtui.export.formats import SampleWriter, writer_for
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import MIN_CHARS, restore_line, restore_line_breaks
 from benchtui.parsers.base import Parser, ParseWarning, decode_output
-from benchtui.session.inputs import is_stream, read_input
+from benchtui.session.inputs import input_error, is_stream, read_input
 
 #: Warnings printed per input before they are only counted.
 MAX_WARNINGS_SHOWN = 20
@@ -84,14 +84,8 @@ def _open(path: str) -> BinaryIO:
         return sys.stdin.buffer
     try:
         return open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, not a file of tool output") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
     except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot be read") from None
+        raise input_error(path, exc) from None
 
 
 def _make(classes: list[type[Parser]], host: str, source: str,

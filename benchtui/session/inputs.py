@@ -29,15 +29,22 @@ def _size(n: float) -> str:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def input_error(path: str, exc: OSError) -> InputError:
+    """The sentence for an input that cannot be opened or read."""
+    if isinstance(exc, FileNotFoundError):
+        return InputError(path, "no such file")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(path, "is a directory, not a file of tool output")
+    if isinstance(exc, PermissionError):
+        return InputError(path, "permission denied")
+    return InputError(path, exc.strerror or "cannot be read")
+
+
 def _stat(path: str) -> os.stat_result:
     try:
         return os.stat(path)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
     except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot be read") from None
+        raise input_error(path, exc) from None
 
 
 def is_stream(path: str) -> bool:
@@ -63,10 +70,8 @@ def read_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> bytes:
     try:
         with open(path, "rb") as f:
             data = f.read(limit + 1)
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
     except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot be read") from None
+        raise input_error(path, exc) from None
     if len(data) > limit:
         raise InputError(path, f"grew past {_size(limit)} while it was read", hint)
     return data
