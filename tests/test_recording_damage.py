@@ -242,6 +242,6 @@ def test_a_device_or_a_pipe_is_not_opened_as_a_session(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     for path in ("/dev/zero", str(fifo)):
-        with pytest.raises(RecordingError, match="is not a file .a device, a pipe or a "
-                           "socket.: a session file is a regular file"):
+        with pytest.raises(RecordingError, match=r"is not a file \(a device, a pipe or a "
+                           r"socket\): a session file is a regular file"):
             SessionReader.open(path)
