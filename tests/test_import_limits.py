@@ -139,10 +139,22 @@ def test_a_backtracking_match_is_cut_at_its_time_bound(
     assert err.startswith(f"benchtui: {report}:{line}: the [host] rule (bullets matching "
                           "'^(a+)+$') ran past "), err
     assert "write a simpler match" in err
-    # the bound is lifted afterwards: nothing is left armed
+    # the bound is lifted afterwards, and a timer that ran before (pytest-timeout's) runs on
     import signal
 
+    outer = signal.setitimer(signal.ITIMER_REAL, 0)  # (pytest-timeout's, if any: put back)
+    with importer.time_bound(1.0):
+        pass
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    previous = signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 60.0)
+        with importer.time_bound(1.0):
+            pass
+        assert 50 < signal.getitimer(signal.ITIMER_REAL)[0] <= 60
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_REAL, *outer)
 
 
 def test_names_of_an_older_session_are_printed_escaped(
