@@ -330,8 +330,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
             return code
         except OSError as exc:
-            sentence = failure_sentence(exc, guard) or _os_sentence(exc)
-            silence_stdout()
+            sentence = failure_sentence(exc, guard)
+            if sentence is None:
+                sentence = _os_sentence(exc)
+            else:
+                silence_stdout()  # (what is still buffered for it can go nowhere)
             print(f"benchtui: {sentence}", file=sys.stderr)
             return EXIT_FAILED
 
