@@ -361,6 +361,20 @@ async def test_a_bad_jump_is_a_config_error_not_a_connect_failure(
     assert "ValueError" not in str(caught.value)
 
 
+async def test_a_bad_proxyjump_in_the_ssh_config_names_the_config(
+        sshd_hosts: list[SshdHost], make_ssh: MakeTransport, tmp_path: Path) -> None:
+    host = sshd_hosts[0]
+    config = tmp_path / "config"
+    config.write_text(f"Host {host.address}\n  ProxyJump root@127.0.0.1:notaport\n",
+                      encoding="utf-8")
+    with pytest.raises(HostConfigError) as caught:
+        await make_ssh(host, config=str(config)).connect()
+    assert str(caught.value).startswith(
+        f"db1: the SSH settings for {host.address}:{host.port} cannot be used: ")
+    assert str(caught.value).endswith(f"(check {config} (ProxyJump, Port, ...) for "
+                                      f"{host.address})")
+
+
 async def test_an_unreadable_identity_in_the_ssh_config_names_the_file(
         sshd_hosts: list[SshdHost], make_ssh: MakeTransport, tmp_path: Path) -> None:
     """An IdentityFile of the SSH config that cannot be read is that file's problem, not an

@@ -562,6 +562,10 @@ def map_error(name: str, target: SshTarget, exc: BaseException,
         return HostUnreachableError(name, f"cannot reach {where}: {exc.strerror or exc}")
     if isinstance(exc, asyncssh.Error):
         return HostUnreachableError(name, f"SSH error with {where}: {exc.reason}")
+    if isinstance(exc, ValueError):  # asyncssh's reading of the SSH config (a ProxyJump...)
+        return HostConfigError(name, f"the SSH settings for {where} cannot be used: {exc}",
+                               f"check {target.config_path()} (ProxyJump, Port, ...) for "
+                               f"{target.host}")
     return HostCommandError(name, f"cannot connect to {where}: {exc}")
 
 
