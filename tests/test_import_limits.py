@@ -176,3 +176,12 @@ def test_names_of_an_older_session_are_printed_escaped(
     assert main(["report", session]) == 0
     table = [x for x in capsys.readouterr().out.splitlines() if x.startswith("|")]
     assert len({x.count("|") for x in table}) == 1  # every row has the header's cells
+
+
+def test_a_session_name_with_control_characters_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["import", str(IOSTAT), "--host", "h", "--step", "s", "--name", "n\x1b[2J",
+                 "-o", str(tmp_path / "n.btr")]) == 2
+    assert capsys.readouterr().err == (
+        "benchtui: the session name 'n\\x1b[2J' holds control characters; give one without "
+        "them (--name)\n")

@@ -111,6 +111,10 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
     if not paths:
         raise UsageError("import needs an OUTPUT file to read")
     _refuse_existing(output)
+    name = name or Path(paths[0]).stem
+    if CONTROL.search(name):
+        raise UsageError(f"the session name '{escape_control(name)}' holds control "
+                         "characters; give one without them (--name)")
     among = registry.candidates(tool) if tool else None
     named = _plain_names(paths, hosts, steps) if import_map is None else []
     sources = [_read(p) for p in paths]
@@ -131,7 +135,6 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
     t0 = float(int(time.time() if start is None else start))
     timeline = _Timeline(t0, runs)
     session_id = new_session_id()
-    name = name or Path(paths[0]).stem
     meta = SessionMeta(
         SCHEMA_VERSION, name, session_id, "", None, t0, None, hosts=timeline.hosts,
         writer=__version__, histogram_bits=FIO_PLAT_BITS, source=IMPORTED,
