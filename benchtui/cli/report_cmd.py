@@ -3,7 +3,8 @@ and its regression gate (``--fail-below``, ``--fail-above``): docs/report.md.
 
 Exit status: 0; 1 for a file that cannot be read as a session (as ``dump`` and ``replay``);
 2 for a mistake on the command line (an unknown baseline, sessions with no step in common, a
-bad threshold): one sentence each, and nothing written; 3 when the gate finds a regression
+bad threshold, a path that cannot be written): one sentence each, and nothing written; 1 too
+when writing the report fails on the way (a full disk); 3 when the gate finds a regression
 (the report is still written, the regressions go to stderr).
 """
 
