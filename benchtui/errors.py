@@ -76,15 +76,31 @@ class ToolMissingError(HostError):
 
 @dataclass
 class RecordingError(BenchtuiError):
-    """A session file cannot be read or written."""
+    """A session file cannot be read or written. ``exit_code`` 2 when it could not even be
+    created (a path of the user's that cannot be written: a usage error, README)."""
 
     path: str
     reason: str
     offset: int | None = None
+    exit_code: int = 1
 
     def __str__(self) -> str:
         where = f"{self.path} at byte {self.offset}" if self.offset is not None else self.path
         return f"{where}: {self.reason}"
+
+
+@dataclass
+class OutputError(BenchtuiError):
+    """An output benchtui was writing failed while it wrote (a full disk, an I/O error): a
+    failure at run time. A path that cannot be written at all is a ``UsageError`` before
+    anything runs."""
+
+    path: str
+    what: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"cannot write {self.what} to {self.path}: {self.reason}"
 
 
 @dataclass

@@ -170,7 +170,10 @@ def test_a_jobfile_is_resolved_and_read(tmp_path: Path) -> None:
     assert step.repeat == 3 and step.timeout == 90.0
 
 
-def test_host_options(tmp_path: Path) -> None:
+def test_host_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".ssh").mkdir()
+    (tmp_path / ".ssh" / "id_test").write_text("key", encoding="utf-8")
     plan = load(tmp_path, """\
 [hosts.db1]
 address = "10.0.0.11"
@@ -637,3 +640,26 @@ def test_deep_nesting_is_a_plan_error() -> None:
         parse_plan("a = " + "[" * 100000, Path("p.toml"))
     assert str(caught.value) == ("p.toml: TOML syntax error: values are nested too deeply; a "
                                  "plan needs no more than a few levels of tables and lists")
+
+
+def test_a_bad_jump_or_a_missing_identity_is_a_plan_error_with_its_line(
+        tmp_path: Path) -> None:
+    head = '[hosts.db1]\naddress = "10.0.0.11"\n'
+    tail = '[[monitor]]\ntool = "diskstats"\n'
+    for jump, reason in (("root@127.0.0.1:notaport", "its port 'notaport' is not a port number"),
+                         ("root@bastion:70000", "its port '70000' is not a port number"),
+                         ("@bastion", "the user before '@' is empty"),
+                         ("fe80::1", "an IPv6 address goes in brackets"),
+                         ("[fe80::1", "its '[' has no ']'")):
+        err = error(tmp_path, head + f'jump = "{jump}"\n' + tail)
+        assert err.line == 3, jump
+        assert str(err).startswith(f"{tmp_path / 'plan.toml'}:3: host \"db1\": {jump!r} is "
+                                   f"not a jump host: {reason}"), str(err)
+        assert 'write jump = "[user@]host[:port]"' in str(err)
+    missing = tmp_path / "no_such_key"
+    err = error(tmp_path, head + f'identity = "{missing}"\n' + tail)
+    assert err.line == 3
+    assert str(err).startswith(f"{tmp_path / 'plan.toml'}:3: the identity file {missing} of "
+                               'host "db1" does not exist; give the private key\'s path')
+    err = error(tmp_path, head + f'identity = "{tmp_path}"\n' + tail)
+    assert "is not a file" in str(err)

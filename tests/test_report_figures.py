@@ -86,7 +86,13 @@ def test_thresholds() -> None:
     found = regressions(report, [below, p99])
     assert [(r.value.metric, r.threshold.direction) for r in found] == [
         ("iops", BELOW), ("latency_p99_seconds", ABOVE)]
-    assert not regressions(report, [parse_threshold("iops=90", BELOW)])
+    assert not regressions(report, [parse_threshold("iops=90%", BELOW)])
     for bad in ("ninety", "p42=10%", "=5%"):
         with pytest.raises(UsageError):
             parse_threshold(bad, ABOVE)
+    # a bare number is not taken as a percentage silently: the error shows the form
+    with pytest.raises(UsageError, match=r"--fail-below '95' needs its percent sign: write "
+                       r"--fail-below 95%"):
+        parse_threshold("95", BELOW)
+    with pytest.raises(UsageError, match=r"write --fail-above p99=110%"):
+        parse_threshold("p99=110", ABOVE)

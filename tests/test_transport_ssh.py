@@ -25,6 +25,7 @@ import pytest
 from benchtui.errors import HostError
 from benchtui.transport import (
     HostAuthError,
+    HostConfigError,
     HostKeyError,
     HostLookupError,
     HostUnreachableError,
@@ -32,6 +33,7 @@ from benchtui.transport import (
     LinkState,
     RemoteRun,
     RunHandle,
+    is_transient,
 )
 from benchtui.transport.ssh import SshTransport, map_error
 from benchtui.transport.sshtarget import SshTarget
@@ -327,8 +329,65 @@ async def test_a_key_the_host_does_not_accept_is_an_auth_error(sshd_hosts: list[
                                                                make_ssh: MakeTransport,
                                                                tmp_path: Path) -> None:
     keygen(tmp_path / "stranger", "stranger")
-    with pytest.raises(HostAuthError, match=f"authentication failed as {TEST_USER}"):
-        await make_ssh(sshd_hosts[0], identity=str(tmp_path / "stranger")).connect()
+    host = sshd_hosts[0]
+    with pytest.raises(HostAuthError) as caught:
+        await make_ssh(host, identity=str(tmp_path / "stranger")).connect()
+    assert str(caught.value) == (
+        f"db1: authentication failed as {TEST_USER} on {host.address}:{host.port}: the host "
+        f"refused the key {tmp_path / 'stranger'} (add {tmp_path / 'stranger'}.pub to that "
+        "user's ~/.ssh/authorized_keys on the host, or give another identity)")
+
+
+async def test_a_missing_identity_file_is_said_as_such(sshd_hosts: list[SshdHost],
+                                                      make_ssh: MakeTransport,
+                                                      tmp_path: Path) -> None:
+    """The host is up; the key file is what is missing (it was "cannot reach ...: No such
+    file or directory")."""
+    missing = tmp_path / "no_such_key"
+    with pytest.raises(HostConfigError) as caught:
+        await make_ssh(sshd_hosts[0], identity=str(missing)).connect()
+    assert str(caught.value).startswith(f"db1: the identity file {missing} does not exist (")
+    assert not is_transient(caught.value)
+    with pytest.raises(HostConfigError, match=f"the identity file {tmp_path} is a directory"):
+        await make_ssh(sshd_hosts[0], identity=str(tmp_path)).connect()
+
+
+async def test_a_bad_jump_is_a_config_error_not_a_connect_failure(
+        sshd_hosts: list[SshdHost], make_ssh: MakeTransport) -> None:
+    with pytest.raises(HostConfigError) as caught:
+        await make_ssh(sshd_hosts[0], jump="root@127.0.0.1:notaport").connect()
+    assert str(caught.value).startswith(
+        "db1: jump host 'root@127.0.0.1:notaport': its port 'notaport' is not a port number")
+    assert "ValueError" not in str(caught.value)
+
+
+async def test_a_bad_proxyjump_in_the_ssh_config_names_the_config(
+        sshd_hosts: list[SshdHost], make_ssh: MakeTransport, tmp_path: Path) -> None:
+    host = sshd_hosts[0]
+    config = tmp_path / "config"
+    config.write_text(f"Host {host.address}\n  ProxyJump root@127.0.0.1:notaport\n",
+                      encoding="utf-8")
+    with pytest.raises(HostConfigError) as caught:
+        await make_ssh(host, config=str(config)).connect()
+    assert str(caught.value).startswith(
+        f"db1: the SSH settings for {host.address}:{host.port} cannot be used: ")
+    assert str(caught.value).endswith(f"(check {config} (ProxyJump, Port, ...) for "
+                                      f"{host.address})")
+
+
+async def test_an_unreadable_identity_in_the_ssh_config_names_the_file(
+        sshd_hosts: list[SshdHost], make_ssh: MakeTransport, tmp_path: Path) -> None:
+    """An IdentityFile of the SSH config that cannot be read is that file's problem, not an
+    unreachable host (asyncssh raises the OS error for it)."""
+    host = sshd_hosts[0]
+    key = tmp_path / "dir_key"
+    key.mkdir()
+    config = tmp_path / "config"
+    config.write_text(f"Host {host.address}\n  IdentityFile {key}\n", encoding="utf-8")
+    with pytest.raises(HostConfigError) as caught:
+        await make_ssh(host, identity=None, config=str(config)).connect()
+    assert str(caught.value) == (f"db1: cannot read {key}: Is a directory (check the SSH "
+                                 "config and the identity files it names)")
 
 
 def test_an_unknown_host_name_is_one_sentence() -> None:

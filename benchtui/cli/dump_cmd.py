@@ -26,6 +26,7 @@ from benchtui.errors import UsageError
 from benchtui.export.formats import writer_for
 from benchtui.model import events as ev
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, relative_error
+from benchtui.model.format import escape_control
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
 from benchtui.session.replay import TimelineStep, parse_position, steps_from_events
 from benchtui.store.recording import RECORDED, Gap, SessionReader
@@ -63,6 +64,7 @@ def run_dump(args: argparse.Namespace) -> int:
         raise UsageError("--histograms needs --format jsonl or openmetrics "
                          "(a histogram does not fit in a CSV row)")
     with _open(args.session) as reader:
+        opened = len(reader.warnings)
         t0 = _time_bound("--from", args.from_, reader)
         t1 = _time_bound("--to", args.to, reader)
         if t0 is not None and t1 is not None and t1 <= t0:
@@ -82,6 +84,15 @@ def run_dump(args: argparse.Namespace) -> int:
             writer = writer_for(args.format, out, histograms=args.histograms)
             written = sum(writer.write(batch) for batch in _batches(samples))
         out.flush()
+        for warning in reader.warnings[opened:]:  # damage met while reading the frames
+            print(f"benchtui: warning: {warning}", file=sys.stderr)
+        damaged = any("damaged" in w for w in reader.warnings)
+    unfiltered = not (args.host or args.metric or args.from_ or args.to)
+    if written == 0 and damaged and unfiltered and reader.sample_count:
+        print(f"benchtui: no sample of {args.session} could be read: the file is damaged "
+              f"(the warnings above say where; its index counts {reader.sample_count})",
+              file=sys.stderr)
+        return 1
     if written == 0:
         print(f"benchtui: no recorded sample in {args.session} matches "
               f"{_describe_filter(args)}", file=sys.stderr)
@@ -161,6 +172,12 @@ class SessionInfo:
     #: the recording holds no end (it was cut short, or the session did not start).
     outcome: str | None = None
     reason: str = ""
+    #: What was read to tell this: "index" (a closed file: its index only, the frames' data
+    #: not read), "frames" (no usable index: every frame header was walked) or "every frame"
+    #: (``--verify``: every frame read and decoded).
+    checked: str = "index"
+    #: With ``--verify``: the samples that could be read (``sample_count`` is the index's).
+    readable_samples: int | None = None
 
     @property
     def duration_seconds(self) -> float:
@@ -180,7 +197,10 @@ class SessionInfo:
         return out
 
 
-def session_info(reader: SessionReader) -> SessionInfo:
+def session_info(reader: SessionReader, *, verify: bool = False) -> SessionInfo:
+    """What ``info`` tells; with ``verify`` every frame is read first (its damage joins the
+    warnings), else a closed file is described from its index alone."""
+    readable = reader.verify() if verify else None
     meta = reader.meta
     events = sorted(reader.events(), key=lambda e: e.t)
     end = next((e for e in reversed(events) if e.kind == ev.SESSION_END), None)
@@ -200,7 +220,9 @@ def session_info(reader: SessionReader) -> SessionInfo:
         source=meta.source, imported_from=meta.imported_from, import_map=meta.import_map,
         figures=meta.figures, figures_until=_track_end(reader),
         outcome=None if end is None else ev.outcome_of(end),
-        reason="" if end is None else ev.reason_of(end))
+        reason="" if end is None else ev.reason_of(end),
+        checked="every frame" if verify else "index" if reader.complete else "frames",
+        readable_samples=readable)
 
 
 def _track_end(reader: SessionReader) -> float | None:
@@ -266,12 +288,17 @@ def _size(n: int) -> str:
 
 def run_info(args: argparse.Namespace) -> int:
     with _open(args.session) as reader:
-        info = session_info(reader)
+        opened = len(reader.warnings)
+        info = session_info(reader, verify=args.verify)
+        for warning in reader.warnings[opened:]:  # what only reading every frame found
+            print(f"benchtui: warning: {warning}", file=sys.stderr)
     if args.json:
         sys.stdout.write(orjson.dumps(info.to_dict(), option=orjson.OPT_INDENT_2).decode()
                          + "\n")
     else:
         sys.stdout.write(format_info(info))
+    if args.verify and (info.warnings or info.readable_samples != info.sample_count):
+        return 1
     return 0
 
 
@@ -291,6 +318,7 @@ def format_info(info: SessionInfo) -> str:
         f"size      {_size(info.size_bytes)}, {info.sample_count} samples, "
         f"{info.event_count} events ({info.event_warnings} warnings, {info.event_errors} "
         "errors)",
+        f"checked   {_checked(info)}",
         f"hosts     {len(info.hosts)}",
         *(f"  {h}{': ' + line if line else ''}" for h, line in info.hosts.items()),
         f"ended     {_session_end(info)}",
@@ -315,7 +343,24 @@ def format_info(info: SessionInfo) -> str:
     if isinstance(map_text, str) and map_text.strip():
         lines.extend(["", "import map as used:"])
         lines.extend(f"  {line}" for line in map_text.rstrip().splitlines())
-    return "\n".join(lines) + "\n"
+    # names from an old or foreign file may hold control characters: never print them raw
+    return "\n".join(escape_control(line) for line in lines) + "\n"
+
+
+def _checked(info: SessionInfo) -> str:
+    """What the counts above were read from, in words: a plain ``info`` of a closed file
+    trusts its index and does not read the data (``--verify`` does)."""
+    if info.checked == "index":
+        return ("the index only: the frames' data were not read (benchtui info --verify "
+                "reads every frame)")
+    if info.checked == "frames":
+        return ("every frame header (the file has no usable index); benchtui info --verify "
+                "also reads their data")
+    readable = info.readable_samples or 0
+    if readable == info.sample_count and not info.warnings:
+        return f"every frame read: all {info.sample_count} samples intact"
+    return (f"every frame read: DAMAGED, {readable} of {info.sample_count} samples can be "
+            "read (the warnings below say where)")
 
 
 def _session_end(info: SessionInfo) -> str:

@@ -19,7 +19,8 @@ from typing import TextIO
 import orjson
 
 from benchtui.cli.extras import session_extras
-from benchtui.errors import UsageError
+from benchtui.cli.output import check_writable
+from benchtui.errors import OutputError, UsageError
 from benchtui.export.formats import JsonlWriter
 from benchtui.model import events as ev
 from benchtui.model.events import Event
@@ -44,6 +45,9 @@ _SIGNAL_WORDS = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
 
 
 def session_options(args: argparse.Namespace) -> SessionOptions:
+    facts = getattr(args, "facts", None)
+    if facts and facts != "-":
+        check_writable(facts, "the hosts' facts")
     return SessionOptions(keep_going=args.keep_going, ssh=SshOptions(
         accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
         config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None),
@@ -112,6 +116,7 @@ class StdoutSamples:
             discard_stdout()
             self.session.abort(self.failed)
 
+
 def write_facts(path: str, facts: dict[str, HostFacts]) -> None:
     data = orjson.dumps(facts, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode()
     if path == "-":
@@ -121,7 +126,7 @@ def write_facts(path: str, facts: dict[str, HostFacts]) -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.write(data + "\n")
     except OSError as exc:
-        raise UsageError(f"--facts: cannot write {path}: {exc.strerror or exc}") from None
+        raise OutputError(path, "the hosts' facts", exc.strerror or str(exc)) from None
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from benchtui import __version__
+from benchtui.cli.output import failure_sentence, guard_stdout, silence_stdout
 from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 
@@ -120,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Print a session file's plan, hosts, steps, duration, size and any gaps.")
     p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
     p.add_argument("--json", action="store_true", help="print it as a JSON document")
+    p.add_argument("--verify", action="store_true",
+                   help="read every frame (not only the index) and say what is damaged; "
+                   "exit 1 when anything is")
 
     p = sub.add_parser(
         "import", help="make a session file from saved tool output",
@@ -312,6 +316,36 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit status. Standard output that cannot be written (a full disk,
+    a reader gone, a closed descriptor) ends any command the same way: one sentence, exit 1."""
+    with guard_stdout() as guard:
+        try:
+            try:
+                code = _dispatch(argv)
+            except SystemExit:  # argparse: --help, --version, a usage error
+                sys.stdout.flush()
+                if guard.error is not None:  # argparse swallows its own write errors
+                    raise guard.error from None
+                raise
+            sys.stdout.flush()
+            return code
+        except OSError as exc:
+            sentence = failure_sentence(exc, guard)
+            if sentence is None:
+                sentence = _os_sentence(exc)
+            else:
+                silence_stdout()  # (what is still buffered for it can go nowhere)
+            print(f"benchtui: {sentence}", file=sys.stderr)
+            return EXIT_FAILED
+
+
+def _os_sentence(exc: OSError) -> str:
+    """An operating system error no command turned into words: still one sentence."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return f"{where}{exc.strerror or exc}"
+
+
+def _dispatch(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -373,9 +407,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (``benchtui parse x | head``): not an error of ours.
-        sys.stderr.close()
-        return EXIT_OK
     print(f"benchtui: unknown command {args.command!r}", file=sys.stderr)
     return EXIT_USAGE

@@ -9,11 +9,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from benchtui.errors import InputError, UsageError
+from benchtui.errors import UsageError
 from benchtui.export.formats import SampleWriter, writer_for
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import MIN_CHARS, restore_line, restore_line_breaks
 from benchtui.parsers.base import Parser, ParseWarning, decode_output
+from benchtui.session.inputs import input_error, is_stream, read_input
 
 #: Warnings printed per input before they are only counted.
 MAX_WARNINGS_SHOWN = 20
@@ -83,14 +84,8 @@ def _open(path: str) -> BinaryIO:
         return sys.stdin.buffer
     try:
         return open(path, "rb")
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, not a file of tool output") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
     except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot be read") from None
+        raise input_error(path, exc) from None
 
 
 def _make(classes: list[type[Parser]], host: str, source: str,
@@ -103,17 +98,15 @@ def _make(classes: list[type[Parser]], host: str, source: str,
 
 def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
                writer: SampleWriter, *, histograms: bool) -> _Outcome:
-    stream = _open(path)
-    try:
-        if path == "-":
-            return _parse_stream(stream, among, host, writer, histograms=histograms)
+    if is_stream(path):  # stdin, or a pipe such as <(fio ...): parsed as it comes
+        stream = _open(path)
         try:
-            data = stream.read()
-        except OSError as exc:
-            raise InputError(path, exc.strerror or "cannot be read") from None
-    finally:
-        if path != "-":
-            stream.close()
+            return _parse_stream(stream, among, host, writer, histograms=histograms,
+                                 source="<stdin>" if path == "-" else path)
+        finally:
+            if path != "-":
+                stream.close()
+    data = read_input(path, hint="benchtui parse - < FILE reads it as a stream, at any size")
     # Only the head is decoded for detection; a parser with feed_bytes (fio-json) takes the
     # bytes as read, so a 250 MB capture is not copied into a str it does not need. A report
     # flattened onto one line (seed 001) is put back on its lines for the text parsers.
@@ -149,10 +142,9 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
 
 
 def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
-                  writer: SampleWriter, *, histograms: bool) -> _Outcome:
-    """stdin: buffer until the tool is recognised, then parse and print line by line, so that
-    ``fio ... | benchtui parse -`` shows samples as fio prints them."""
-    source = "<stdin>"
+                  writer: SampleWriter, *, histograms: bool, source: str) -> _Outcome:
+    """stdin (or a pipe): buffer until the tool is recognised, then parse and print line by
+    line, so that ``fio ... | benchtui parse -`` shows samples as fio prints them."""
     buffered: list[bytes] = []
     size = 0
     flattened = False  # a line long enough to be a flattened report was read

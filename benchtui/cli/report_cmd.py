@@ -3,7 +3,8 @@ and its regression gate (``--fail-below``, ``--fail-above``): docs/report.md.
 
 Exit status: 0; 1 for a file that cannot be read as a session (as ``dump`` and ``replay``);
 2 for a mistake on the command line (an unknown baseline, sessions with no step in common, a
-bad threshold): one sentence each, and nothing written; 3 when the gate finds a regression
+bad threshold, a path that cannot be written): one sentence each, and nothing written; 1 too
+when writing the report fails on the way (a full disk); 3 when the gate finds a regression
 or had to leave out a run that did not complete (the report is still written, the
 regressions and the runs left out go to stderr).
 """
@@ -18,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchtui.errors import UsageError
+from benchtui.errors import OutputError, UsageError
 from benchtui.model.format import format_duration
 from benchtui.report.build import DEFAULT_SKIP, ReportOptions, build_report
 from benchtui.report.figures import coarse_threshold_warnings
@@ -73,8 +74,7 @@ def write_whole(path: str, data: bytes) -> None:
         st = None
     try:
         if st is not None and not stat.S_ISREG(st.st_mode):
-            with target.open("wb") as f:
-                f.write(data)
+            _write_device(target, data)
             return
         directory = target.parent if str(target.parent) else Path(".")
         fd, part = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=directory)
@@ -86,12 +86,21 @@ def write_whole(path: str, data: bytes) -> None:
             os.fchmod(f.fileno(), stat.S_IMODE(st.st_mode) if st is not None
                       else 0o666 & ~_umask())
         os.replace(part, target)
-    except OSError as exc:
+    except OSError as exc:  # the path was fine; writing it failed (a full disk): run time
         Path(part).unlink(missing_ok=True)
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise OutputError(path, "the output", exc.strerror or str(exc)) from None
     except BaseException:
         Path(part).unlink(missing_ok=True)
         raise
+
+
+def _write_device(target: Path, data: bytes) -> None:
+    f = target.open("wb")  # opening failed: a usage error (the caller's except)
+    try:
+        with f:
+            f.write(data)
+    except OSError as exc:  # /dev/full, a FIFO whose reader left: run time
+        raise OutputError(str(target), "the output", exc.strerror or str(exc)) from None
 
 
 def run_report(args: argparse.Namespace) -> int:

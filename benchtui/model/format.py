@@ -25,11 +25,13 @@ Public API::
     format_ratio(ratio)                 # "87.5%", "100%", "0%"
     format_share(share)                 # a share of a baseline: "97%", "104%", "12x"
     format_metric(metric, value)        # picks one of the above from a SAMPLES.md metric name
+    escape_control(text)                # "db\\x1b[2J1": control characters made visible
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Final
 
 MISSING: Final = "–"
@@ -38,6 +40,21 @@ _COUNT_PREFIXES: Final = ("", "k", "M", "G", "T", "P")
 _BYTE_PREFIXES: Final = ("B", "KiB", "MiB", "GiB", "TiB", "PiB")
 _BIT_PREFIXES: Final = ("bit/s", "kbit/s", "Mbit/s", "Gbit/s", "Tbit/s", "Pbit/s")
 _TIME_UNITS: Final = ((1e-9, "ns"), (1e-6, "µs"), (1e-3, "ms"), (1.0, "s"))
+
+
+#: Control characters (C0, DEL, C1): a name holding them would clear a terminal or break a
+#: table's row when printed raw.
+CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_ESCAPED: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is only a space
+
+
+def escape_control(text: str) -> str:
+    """``text`` with each control character but tab written as Python writes it (``\\x1b``,
+    ``\\n``): safe to print anywhere, and still telling what was there. Other text is
+    unchanged."""
+    if not _ESCAPED.search(text):
+        return text
+    return _ESCAPED.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 def _usable(value: float | None) -> float | None:
@@ -55,6 +72,12 @@ def _three_digits(magnitude: float) -> str:
     return f"{magnitude:.2f}"
 
 
+def _whole(magnitude: float) -> str:
+    """A number past every prefix: whole up to a billion, then "1.70e+293" (an absurd but
+    finite value stays one short cell, not three hundred digits)."""
+    return f"{magnitude:.0f}" if magnitude < 1e9 else f"{magnitude:.3g}"
+
+
 def _scaled(value: float, step: float, prefixes: tuple[str, ...]) -> tuple[str, str]:
     """(number text, prefix) with the number below 1000 after rounding to 3 digits."""
     sign = "-" if value < 0 else ""
@@ -65,7 +88,7 @@ def _scaled(value: float, step: float, prefixes: tuple[str, ...]) -> tuple[str, 
         magnitude /= step
         index += 1
     if magnitude >= 1000:  # beyond the last prefix: print it whole
-        return f"{sign}{magnitude:.0f}", prefixes[index]
+        return sign + _whole(magnitude), prefixes[index]
     return sign + _three_digits(magnitude), prefixes[index]
 
 
@@ -133,7 +156,7 @@ def format_latency(seconds: float | None) -> str:
         last = index == len(_TIME_UNITS) - 1
         if last or scaled < 999.5:
             if scaled >= 1000:
-                return f"{sign}{scaled:.0f} {unit}"
+                return f"{sign}{_whole(scaled)} {unit}"
             return f"{sign}{_three_digits(scaled)} {unit}"
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -8,6 +8,7 @@ documented in ``docs/plans.md``; steps and monitors are read by ``loader_steps``
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from collections.abc import Collection, Mapping
@@ -16,6 +17,7 @@ from typing import Any
 
 from benchtui.errors import PlanError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
+from benchtui.model.jump import JumpError, parse_jump
 from benchtui.plan.fields import NAME, Fields, Source, checked_name, closest, shown, type_name
 from benchtui.plan.grace import DEFAULT_CONTROLLER_GRACE, parse_grace
 from benchtui.plan.loader_steps import HostNames, read_monitors, read_steps
@@ -154,6 +156,27 @@ def _read_settings(source: Source, table: Mapping[str, Any], path: Path) -> Sett
     )
 
 
+def _identity(fields: Fields, host: str) -> Path | None:
+    """The host's identity file, which must be a readable file on this machine (the one that
+    connects): found missing here, it is a plan error with its line, not an SSH failure."""
+    text = fields.text("identity")
+    if not text:
+        return None
+    path = Path(text).expanduser()
+    hint = ("give the private key's path (~ is expanded), or leave identity out to use "
+            "ssh-agent and ~/.ssh")
+    if not path.exists():
+        raise fields.error("identity", f'the identity file {path} of host "{host}" does not '
+                           "exist", hint)
+    if not path.is_file():
+        raise fields.error("identity", f'the identity file {path} of host "{host}" is not a '
+                           "file", hint)
+    if not os.access(path, os.R_OK):
+        raise fields.error("identity", f'the identity file {path} of host "{host}" cannot be '
+                           "read (permission denied)", "check its owner and mode (chmod 600)")
+    return path
+
+
 def _controller_grace(fields: Fields) -> float:
     if not fields.has("controller_grace"):
         return DEFAULT_CONTROLLER_GRACE
@@ -213,7 +236,15 @@ def _read_host(source: Source, name: str, table: Mapping[str, Any]) -> HostSpec:
         if value is not None and (value != value.strip() or any(c.isspace() for c in value)):
             raise fields.error(key, f"{key} {shown(value)} of host \"{name}\" holds spaces",
                                fields.example(key))
-    identity = fields.text("identity")
+    identity = _identity(fields, name)
+    jump = fields.text("jump")
+    if jump is not None:
+        try:
+            parse_jump(jump)
+        except JumpError as exc:
+            raise fields.error("jump", f'host "{name}": {exc.spec!r} is not a jump host: '
+                               f"{exc.reason}", 'write jump = "[user@]host[:port]", e.g. '
+                               'jump = "admin@bastion.example.com:2222"') from None
     allowed = fields.text_list("allow_destructive") or []
     for device in allowed:
         if not device.startswith("/dev/") or len(device) <= 5:
@@ -223,6 +254,5 @@ def _read_host(source: Source, name: str, table: Mapping[str, Any]) -> HostSpec:
     return HostSpec(
         name=name, address=address, ssh_alias=alias, user=fields.text("user"),
         port=fields.whole("port", None, 1, 65535),
-        identity=Path(identity).expanduser() if identity else None,
-        jump=fields.text("jump"), local=local, allow_destructive=tuple(allowed),
+        identity=identity, jump=jump, local=local, allow_destructive=tuple(allowed),
         labels=fields.text_table("labels"), line=source.line(("hosts", name)))

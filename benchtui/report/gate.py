@@ -41,7 +41,8 @@ THROUGHPUT = ("iops", "bandwidth_bytes", "net_bandwidth_bytes", "mem_bandwidth_b
 LATENCY = ALIASES["latency"]
 BELOW, ABOVE = "below", "above"
 
-_THRESHOLD = re.compile(r"^(?:(?P<name>[A-Za-z_][\w.]*)\s*=\s*)?(?P<pct>\d+(?:\.\d+)?)\s*%?$")
+_THRESHOLD = re.compile(
+    r"^(?:(?P<name>[A-Za-z_][\w.]*)\s*=\s*)?(?P<pct>\d+(?:\.\d+)?)\s*(?P<sign>%?)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,14 +60,19 @@ class Threshold:
 
 
 def parse_threshold(text: str, direction: str) -> Threshold:
-    """``95%``, ``95``, ``iops=95%``, ``p99=110%`` -> Threshold; UsageError (one sentence)
-    for anything else."""
+    """``95%``, ``iops=95%``, ``p99=110%`` -> Threshold; UsageError (one sentence) for
+    anything else, ``95`` too: a bare number could be a ratio (0.95) or a value (95 IOPS),
+    so the form is shown rather than a guess taken."""
     option = f"--fail-{direction}"
     m = _THRESHOLD.match(text.strip())
     if m is None:
         raise UsageError(f"{option} {text!r} is not a threshold: give a percentage of the "
                          f"baseline, alone or for a metric (e.g. {option} "
                          f"{'95%' if direction == BELOW else 'p99=110%'})")
+    if not m.group("sign"):
+        name = f"{m.group('name')}=" if m.group("name") else ""
+        raise UsageError(f"{option} {text.strip()!r} needs its percent sign: write {option} "
+                         f"{name}{m.group('pct')}% (a percentage of the baseline's value)")
     name = (m.group("name") or "").lower()
     if name:
         metrics = ALIASES.get(name) or ((name,) if name.endswith(

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import IO
 
-from benchtui.model.format import MISSING, format_duration, format_metric
+from benchtui.model.format import MISSING, escape_control, format_duration, format_metric
 from benchtui.report.figures import resolution_sentence, sources_sentences
-from benchtui.report.model import Report, Row, Value, percent_of
+from benchtui.report.model import OVERFLOW, Report, Row, Value, overflowed, percent_of
 from benchtui.session.compare import FLEET
 
 _OP_SHORT = {"read": "r", "write": "w", "trim": "t", "total": "", "send": "send",
@@ -26,12 +26,16 @@ _LATENCY = (("latency_mean_seconds", "mean"), ("latency_p50_seconds", "p50"),
 
 
 def _pct(p: float | None) -> str:
+    if overflowed(p):
+        return f" ({OVERFLOW})"
     return "" if p is None else f" ({p:.0f}%)"
 
 
 def _cell(metric: str, value: float | None, baseline: float | None) -> str:
     if value is None:
         return MISSING
+    if overflowed(value):
+        return OVERFLOW
     return format_metric(metric, value) + _pct(percent_of(value, baseline))
 
 
@@ -40,7 +44,9 @@ def _value_cell(v: Value | None) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    """A cell's text: a '|' or a control character (a newline in a name of an old session)
+    would break the row or reach the reader's terminal raw."""
+    return escape_control(text).replace("|", "\\|")
 
 
 def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:

@@ -10,6 +10,7 @@ lay them out.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,16 @@ HIGHER_IS_WORSE = frozenset({
     "latency_mean_seconds", "latency_p50_seconds", "latency_p99_seconds",
     "latency_p999_seconds", "disk_await_seconds", "net_retransmits",
 })
+
+
+#: What every format shows for a value too large for a double (a tool printed absurd numbers
+#: and their sum or mean overflowed): never a traceback, never a blank taken for "missing".
+OVERFLOW = "overflow"
+
+
+def overflowed(value: float | None) -> bool:
+    """True for a value that overflowed (infinite, or NaN from infinities combined)."""
+    return value is not None and not math.isfinite(value)
 
 
 def percent_of(value: float, baseline: float | None) -> float | None:

@@ -15,7 +15,7 @@ from typing import IO
 
 import orjson
 
-from benchtui.report.model import Report, Row, Value
+from benchtui.report.model import OVERFLOW, Report, Row, Value, overflowed
 
 CSV_COLUMNS = ("session", "step", "host", "metric", "op", "value", "unit", "baseline_value",
                "percent_of_baseline", "item", "repeat", "runs", "source", "baseline",
@@ -25,7 +25,13 @@ CSV_COLUMNS = ("session", "step", "host", "metric", "op", "value", "unit", "base
 def _num(v: float | None) -> str:
     if v is None:
         return ""
+    if overflowed(v):
+        return OVERFLOW
     return repr(round(v, 12)) if v != int(v) or abs(v) >= 1e15 else str(int(v))
+
+
+def _percent(pct: float | None) -> str:
+    return "" if pct is None else OVERFLOW if overflowed(pct) else f"{pct:.2f}"
 
 
 def _steady(row: Row) -> str:
@@ -39,7 +45,7 @@ def csv_rows(report: Report) -> Iterator[list[str]]:
         for v in row.values:
             pct = v.percent
             yield [row.session, row.step, row.host, v.metric, v.op, _num(v.value), v.unit,
-                   _num(v.baseline), "" if pct is None else f"{pct:.2f}", v.item,
+                   _num(v.baseline), _percent(pct), v.item,
                    str(row.repeat), str(row.selected_from), v.source, row.baseline,
                    _steady(row), f"{row.t0:.3f}", f"{row.t1:.3f}", row.outcome or ""]
 
@@ -59,6 +65,12 @@ def _value(v: Value) -> dict[str, object]:
     if v.baseline is not None:
         d["baseline_value"] = v.baseline
         d["percent_of_baseline"] = v.percent
+    gone = [k for k, x in (("value", v.value), ("baseline_value", v.baseline),
+                           ("percent_of_baseline", v.percent)) if overflowed(x)]
+    if gone:  # JSON has no infinity: null, and which of them overflowed
+        d["overflow"] = gone
+        for k in gone:
+            d[k] = None
     return d
 
 

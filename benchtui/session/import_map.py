@@ -23,15 +23,17 @@ Pure text in, pieces out; only ``load_map`` reads a file.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Final
 
 from benchtui.errors import InputError
+from benchtui.model.format import CONTROL, escape_control
 from benchtui.plan.locate import KeyIndex, syntax_error
+from benchtui.session.inputs import read_input
 
 MARKERS: Final = ("heading", "bullet", "comment", "line")
 _RULE_KEYS: Final = ("marker", "level", "match", "strip", "rename")
@@ -118,18 +120,21 @@ class Piece:
 # --- reading the map -----------------------------------------------------------------------
 
 
+#: The largest map file read (a map is a few rules of TOML).
+MAX_MAP_BYTES = 2**20
+
+
 def load_map(path: str) -> ImportMap:
+    if not os.path.exists(path):
+        raise InputError(path, "no such map file")
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory, not a map file")
+    data = read_input(path, hint="a map is a small TOML file (docs/import.md)",
+                      limit=MAX_MAP_BYTES)
     try:
-        data = Path(path).read_bytes()
         text = data.decode("utf-8").removeprefix("\ufeff")
-    except FileNotFoundError:
-        raise InputError(path, "no such map file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, not a map file") from None
     except UnicodeDecodeError:
         raise InputError(path, "is not a text (UTF-8) map file") from None
-    except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot be read") from None
     return parse_map(text, path, data)
 
 
@@ -270,8 +275,8 @@ def split_pieces(lines: list[str], imap: ImportMap, source: str) -> list[Piece]:
             if piece is not None:
                 piece.lines.append(line)
             continue
-        h = imap.host.name(kind, level, text, line)
-        s = imap.step.name(kind, level, text, line)
+        h = _named(imap.host, kind, level, text, line, where=f"{source}:{number}")
+        s = _named(imap.step, kind, level, text, line, where=f"{source}:{number}")
         if h is None and s is None:
             if piece is not None:
                 piece.lines.append(line)
@@ -289,6 +294,36 @@ def split_pieces(lines: list[str], imap: ImportMap, source: str) -> list[Piece]:
             pieces.append(piece)
     _check(matched, pieces, imap, source)
     return pieces
+
+
+#: Seconds a map's regular expressions may take over one file (a report of thousands of
+#: lines takes milliseconds; ``importer`` enforces it; docs/import.md).
+MATCH_SECONDS = 5.0
+
+
+class MatchTimeout(Exception):
+    """Raised into a map's regular expression by whoever bounds its time (``importer``)."""
+
+
+def control_error(where: str, what: str, name: str) -> InputError:
+    """The sentence refusing ``name``: it would clear a screen or break a table when shown."""
+    return InputError(where, f"the {what} '{escape_control(name)}' holds "
+                      "control characters (a newline, an escape sequence); benchtui does "
+                      "not take them in names", "remove them from the report")
+
+
+def _named(rule: MarkerRule, kind: str | None, level: int | None, text: str, line: str, *,
+           where: str) -> str | None:
+    try:
+        name = rule.name(kind, level, text, line)
+    except MatchTimeout:
+        raise InputError(where, f"the {rule.describe()} ran past {MATCH_SECONDS:g} s "
+                         "on this line (a regular expression that backtracks without end, such "
+                         "as (a+)+$)",
+                         "write a simpler match") from None
+    if name is not None and CONTROL.search(name):
+        raise control_error(where, f"{rule.role} name", name)
+    return name
 
 
 def _check(matched: dict[str, bool], pieces: list[Piece], imap: ImportMap,

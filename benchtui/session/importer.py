@@ -28,9 +28,12 @@ import contextlib
 import hashlib
 import math
 import os
+import re
 import secrets
+import signal
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -40,19 +43,28 @@ from benchtui.errors import InputError, RecordingError, UsageError
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.fio_buckets import FIO_PLAT_BITS
+from benchtui.model.format import CONTROL, escape_control
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import restore_line_breaks
 from benchtui.parsers.base import decode_output
 from benchtui.plan.commands import STEP
 from benchtui.session.figure_track import Digest, FigureRecorder
-from benchtui.session.import_map import ImportMap, Piece, split_pieces
+from benchtui.session.import_map import (
+    MATCH_SECONDS,
+    ImportMap,
+    MatchTimeout,
+    Piece,
+    control_error,
+    split_pieces,
+)
 from benchtui.session.import_parse import (
     ImportedRun,
     finish_run,
     merge_runs,
     parse_file_pieces,
 )
+from benchtui.session.inputs import read_input
 from benchtui.store.recording import IMPORTED, SCHEMA_VERSION, Record, SessionMeta, SessionWriter
 from benchtui.store.recording.outputfilter import JsonOutputFilter
 from benchtui.transport import new_session_id
@@ -99,22 +111,30 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
     if not paths:
         raise UsageError("import needs an OUTPUT file to read")
     _refuse_existing(output)
+    name = name or Path(paths[0]).stem
+    if CONTROL.search(name):
+        raise UsageError(f"the session name '{escape_control(name)}' holds control "
+                         "characters; give one without them (--name)")
     among = registry.candidates(tool) if tool else None
     named = _plain_names(paths, hosts, steps) if import_map is None else []
     sources = [_read(p) for p in paths]
     runs: list[ImportedRun] = []
     for i, src in enumerate(sources):
         lines = src.text.split("\n")
-        pieces = [Piece(*named[i], 0, lines)] if import_map is None else \
-            split_pieces(lines, import_map, src.path)
-        runs.extend(parse_file_pieces(pieces, src.path, among))
+        if import_map is None:
+            pieces = [Piece(*named[i], 0, lines)]
+        else:
+            with time_bound(MATCH_SECONDS):
+                pieces = split_pieces(lines, import_map, src.path)
+        found = parse_file_pieces(pieces, src.path, among)
+        _refuse_control_labels(found, src)
+        runs.extend(found)
     runs = merge_runs(runs)
     for run in runs:
         finish_run(run)
     t0 = float(int(time.time() if start is None else start))
     timeline = _Timeline(t0, runs)
     session_id = new_session_id()
-    name = name or Path(paths[0]).stem
     meta = SessionMeta(
         SCHEMA_VERSION, name, session_id, "", None, t0, None, hosts=timeline.hosts,
         writer=__version__, histogram_bits=FIO_PLAT_BITS, source=IMPORTED,
@@ -143,8 +163,56 @@ def _plain_names(paths: Sequence[str], hosts: Sequence[str],
                              f"({len(paths)}), not {len(values)} times")
         if not all(v.strip() for v in values):
             raise UsageError(f"{option} needs a name")
+        for v in values:
+            if CONTROL.search(v):
+                raise UsageError(f"{option} '{escape_control(v)}' holds "
+                                 "control characters; give a name without them")
     return [(hosts[i if len(hosts) > 1 else 0].strip(), steps[i if len(steps) > 1 else 0].strip())
             for i in range(len(paths))]
+
+
+#: Control characters other than tab and line ends: a name can only hold them if the text does.
+_STRAY_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+@contextlib.contextmanager
+def time_bound(seconds: float) -> Iterator[None]:
+    """Raise ``MatchTimeout`` into the code of the block once it has run ``seconds`` (a
+    regular expression that backtracks without end: Python's ``re`` checks for signals while
+    it matches). Only the main thread has signals; elsewhere the block runs unbounded."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: object) -> None:
+        raise MatchTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if outer > 0:  # someone's timer (pytest-timeout's, say) was running: it goes on
+            signal.setitimer(signal.ITIMER_REAL,
+                             max(outer - (time.monotonic() - started), 0.001))
+
+
+def _refuse_control_labels(runs: list[ImportedRun], src: _Source) -> None:
+    """An ``InputError`` with the line when a name a tool printed (a fio job's) holds control
+    characters: shown raw, an escape sequence would reach the terminal of whoever reads it."""
+    if not _STRAY_CONTROL.search(src.text):
+        return  # the common case: a scan of the text, not of every sample's labels
+    for run in runs:
+        for sample in run.samples:
+            for key, value in sample.labels.items():
+                if CONTROL.search(value):
+                    at = src.text.find(value)
+                    where = f"{src.path}:{src.text.count(chr(10), 0, at) + 1}" if at >= 0 \
+                        else src.path
+                    raise control_error(where, f"{key} name", value)
 
 
 def _refuse_existing(path: str) -> None:
@@ -154,16 +222,7 @@ def _refuse_existing(path: str) -> None:
 
 
 def _read(path: str) -> _Source:
-    try:
-        data = Path(path).read_bytes()
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, "is a directory, not a file of tool output") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
-    except OSError as exc:
-        raise InputError(path, exc.strerror or "cannot be read") from None
+    data = read_input(path, hint="cut it into parts (split -l) and import the part you need")
     # A report whose line breaks were lost (seed 001) is put back on fio's lines first.
     return _Source(path, data, restore_line_breaks(decode_output(data)))
 

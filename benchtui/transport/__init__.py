@@ -19,6 +19,7 @@ from benchtui.transport.base import (
 from benchtui.transport.errors import (
     HostAuthError,
     HostCommandError,
+    HostConfigError,
     HostKeyError,
     HostLookupError,
     HostUnreachableError,
@@ -34,6 +35,7 @@ __all__ = [
     "CommandResult",
     "HostAuthError",
     "HostCommandError",
+    "HostConfigError",
     "HostKeyError",
     "HostLookupError",
     "HostUnreachableError",

@@ -37,6 +37,14 @@ class HostAuthError(HostError):
     transient: ClassVar[bool] = False
 
 
+class HostConfigError(HostError):
+    """What the plan or the SSH config says cannot work: a jump host that is not
+    ``[user@]host[:port]``, an identity file that is missing or unreadable. Trying again
+    cannot help; the host itself may be fine."""
+
+    transient: ClassVar[bool] = False
+
+
 class HostCommandError(HostError):
     """A command on the host failed in a way the transport cannot hide (a run's files are
     missing, a short command timed out, a stop left processes behind)."""

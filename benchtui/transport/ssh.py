@@ -42,6 +42,7 @@ from benchtui.transport.base import (
 from benchtui.transport.errors import (
     HostAuthError,
     HostCommandError,
+    HostConfigError,
     HostKeyError,
     HostLookupError,
     HostUnreachableError,
@@ -251,7 +252,11 @@ class SshTransport:
         """One connection attempt (through the jump host if there is one)."""
         jump = None
         if self.target.jump:
-            jump, _ = await _connect(self, self.target.jump_target())
+            try:
+                jump_target = self.target.jump_target()
+            except ValueError as exc:  # (the plan loader refuses these; a config may not)
+                raise HostConfigError(self._name, str(exc)) from None
+            jump, _ = await _connect(self, jump_target)
         try:
             conn, client = await _connect(self, self.target, tunnel=jump)
         except BaseException:
@@ -448,6 +453,7 @@ async def _connect(owner: SshTransport, target: SshTarget,
                    tunnel: asyncssh.SSHClientConnection | None = None,
                    ) -> tuple[asyncssh.SSHClientConnection, _Client]:
     """Open one verified connection to ``target``; ``HostError`` when that fails."""
+    _check_identity(owner.name, target)
     path = target.known_hosts_path()
     known = asyncssh.import_known_hosts(target.known_hosts_text())
     client = _Client(owner, known, target.accept_new_host_keys)
@@ -480,6 +486,27 @@ async def _connect(owner: SshTransport, target: SshTarget,
     return conn, client
 
 
+def _check_identity(name: str, target: SshTarget) -> None:
+    """A missing or unreadable identity file is said as such, before any connection (the OS
+    error asyncssh raises for it would read as an unreachable host)."""
+    if target.identity is None:
+        return
+    key = Path(target.identity).expanduser()
+    hint = "give the private key's path in identity = \"...\", or leave identity out to use " \
+        "ssh-agent and ~/.ssh"
+    if not key.exists():
+        raise HostConfigError(name, f"the identity file {key} does not exist", hint)
+    if key.is_dir():
+        raise HostConfigError(name, f"the identity file {key} is a directory", hint)
+    try:
+        with key.open("rb"):
+            pass
+    except OSError as exc:
+        raise HostConfigError(name, f"the identity file {key} cannot be read: "
+                              f"{exc.strerror or exc}", "check its owner and mode "
+                              "(chmod 600)") from None
+
+
 def map_error(name: str, target: SshTarget, exc: BaseException,
               verdict: _KeyVerdict | None) -> HostError:
     """One clear ``HostError`` for what asyncssh or the OS raised while reaching ``target``."""
@@ -496,9 +523,21 @@ def map_error(name: str, target: SshTarget, exc: BaseException,
                             unknown_key_hint(host, port, path))
     if isinstance(exc, asyncssh.PermissionDenied):
         user = target.user or "the configured user"
-        return HostAuthError(name, f"authentication failed as {user} on {where}",
-                             "check the identity file, ssh-agent and the host's "
-                             "authorized_keys")
+        if target.identity is not None:
+            return HostAuthError(name, f"authentication failed as {user} on {where}: the "
+                                 f"host refused the key {target.identity}",
+                                 f"add {target.identity}.pub to that user's "
+                                 "~/.ssh/authorized_keys on the host, or give another "
+                                 "identity")
+        return HostAuthError(name, f"authentication failed as {user} on {where}: the host "
+                             "refused every key offered (ssh-agent, ~/.ssh, the config's "
+                             "IdentityFile)", "check ssh-agent (ssh-add -l), the keys and the "
+                             "host's authorized_keys")
+    if isinstance(exc, OSError) and exc.filename is not None \
+            and not isinstance(exc, ConnectionError):
+        # a file of ours (an IdentityFile in the SSH config, the config itself), not the host
+        return HostConfigError(name, f"cannot read {exc.filename}: {exc.strerror or exc}",
+                               "check the SSH config and the identity files it names")
     if isinstance(exc, asyncssh.KeyImportError | asyncssh.KeyEncryptionError):
         return HostAuthError(name, f"cannot use the identity file {target.identity}: {exc}")
     if isinstance(exc, asyncssh.ConnectionLost):
@@ -523,6 +562,10 @@ def map_error(name: str, target: SshTarget, exc: BaseException,
         return HostUnreachableError(name, f"cannot reach {where}: {exc.strerror or exc}")
     if isinstance(exc, asyncssh.Error):
         return HostUnreachableError(name, f"SSH error with {where}: {exc.reason}")
+    if isinstance(exc, ValueError):  # asyncssh's reading of the SSH config (a ProxyJump...)
+        return HostConfigError(name, f"the SSH settings for {where} cannot be used: {exc}",
+                               f"check {target.config_path()} (ProxyJump, Port, ...) for "
+                               f"{target.host}")
     return HostCommandError(name, f"cannot connect to {where}: {exc}")
 
 

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchtui.model.jump import parse_jump
+
 DEFAULT_PORT = 22
 #: The system-wide known_hosts file, read too when the target names no file of its own.
 GLOBAL_KNOWN_HOSTS = Path("/etc/ssh/ssh_known_hosts")
@@ -81,7 +83,8 @@ class SshTarget:
         return None if config_sets_ciphers(self.config_path()) else PREFERRED_CIPHERS
 
     def jump_target(self) -> SshTarget:
-        """The jump host as a target with this target's keys and known_hosts."""
+        """The jump host as a target with this target's keys and known_hosts
+        (``JumpError``, a ``ValueError``, for a jump that is not ``[user@]host[:port]``)."""
         if not self.jump:
             raise ValueError("this target has no jump host")
         user, host, port = parse_jump(self.jump)
@@ -100,22 +103,6 @@ def config_sets_ciphers(path: Path) -> bool:
     except OSError:
         return False
     return any(_CIPHERS_LINE.match(line) for line in text.splitlines())
-
-
-def parse_jump(spec: str) -> tuple[str | None, str, int | None]:
-    """``[user@]host[:port]`` (``[v6addr]:port`` too) as (user, host, port)."""
-    user, _, hostport = spec.rpartition("@")
-    host, port = hostport, None
-    if hostport.startswith("["):
-        host, _, rest = hostport[1:].partition("]")
-        if rest.startswith(":"):
-            port = int(rest[1:])
-    elif hostport.count(":") == 1:
-        host, _, port_text = hostport.partition(":")
-        port = int(port_text)
-    if not host:
-        raise ValueError(f"jump host {spec!r} has no host name")
-    return user or None, host, port
 
 
 def host_pattern(host: str, port: int | None) -> str:

@@ -23,6 +23,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 
+from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.format import format_duration
 from benchtui.session.replay import ReplayPlayer, parse_position
@@ -41,6 +42,8 @@ TICK = 0.1
 #: of ``BUILD_SLICE`` samples: the screen stays responsive while the history fills in.
 BUILD_SECONDS = 0.04
 BUILD_SLICE = 1_000
+#: The kind of the events that carry the session reader's warnings into the console.
+READER_WARNING = "recording_damage"
 #: What ← and → move, in seconds of data time; shift moves this fraction of the session.
 SEEK_STEP = 10.0
 SEEK_FRACTION = 0.05
@@ -142,6 +145,7 @@ class ReplayApp(ConsoleApp):
         super().__init__(source, theme=theme, window=window, refresh_hz=refresh_hz,
                          ghost=ghost, notices=notices)
         self.player = source.player
+        self._warned = 0  # the reader's warnings told so far
         self.timeline_bar = TimelineBar(self.player.timeline())
         self._follow_window()
 
@@ -164,8 +168,23 @@ class ReplayApp(ConsoleApp):
                 *super().header_badges())
 
     def before_refresh(self) -> None:
+        self._tell_reader_warnings()
         self.timeline_bar.update_position(self.player.position, self.generation,
                                           self.status())
+
+    def _tell_reader_warnings(self) -> None:
+        """The file's damage, said in the console when the reader meets it (opening: a
+        damaged header or index, a cut-short file; reading on: a damaged span): each one an
+        event of the state shown, so that the console's own path notifies it and the log
+        (l) keeps it. Without this a file whose data cannot be read is an empty console."""
+        warnings: list[str] = getattr(self.player.reader, "warnings", [])
+        state = self.player.state
+        if len(warnings) <= self._warned or state is not self._state:
+            return  # (a state adopted in this tick counts its events as seen: the next one)
+        for text in warnings[self._warned:]:
+            state.on_event(Event(self.player.position, READER_WARNING,
+                                 f"the recording cannot be read in full: {text}", ev.WARNING))
+        self._warned = len(warnings)
 
     def help_rows(self) -> list[tuple[str, str]]:
         return [

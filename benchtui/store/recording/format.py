@@ -74,14 +74,27 @@ def file_header(schema: int = SCHEMA_VERSION) -> bytes:
 class FileHeader:
     schema: int
     crc_ok: bool
+    magic_ok: bool = True
+
+    @property
+    def damaged(self) -> bool:
+        """The CRC proves that a byte of the header changed; which one it cannot say, so
+        none of its fields is trusted (the schema field of a damaged header is not the
+        writer's)."""
+        return not (self.crc_ok and self.magic_ok)
 
 
-def read_file_header(data: bytes) -> FileHeader | None:
-    """None when ``data`` does not start with a session file header at all."""
-    if len(data) < FILE_HEADER_SIZE or not data.startswith(MAGIC):
+def read_file_header(data: bytes | mmap.mmap) -> FileHeader | None:
+    """The file header at the start of ``data``; None when ``data`` does not start with one
+    at all: too short, or neither the magic nor a frame right after the header's 16 bytes
+    (a header with a damaged magic is still a session file's when its first frame follows)."""
+    if len(data) < FILE_HEADER_SIZE:
         return None
-    _magic, schema, _size, crc = FILE_HEADER.unpack_from(data)
-    return FileHeader(schema, zlib.crc32(data[:12]) == crc)
+    magic, schema, _size, crc = FILE_HEADER.unpack_from(data)
+    magic_ok = magic == MAGIC
+    if not magic_ok and read_frame_header(data, FILE_HEADER_SIZE, FILE_HEADER_SIZE) is None:
+        return None
+    return FileHeader(schema, zlib.crc32(data[:12]) == crc, magic_ok)
 
 
 @dataclass(frozen=True, slots=True)

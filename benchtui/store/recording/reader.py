@@ -12,8 +12,10 @@ binary search (``bisect``) over the segments' time ranges.
 from __future__ import annotations
 
 import contextlib
+import math
 import mmap
 import os
+import stat
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Collection, Iterator
@@ -72,6 +74,10 @@ class SessionReader:
         self._damaged: set[int] = set()
         self._figure_track: FigureTrackReader | None = None
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
+                # a device reads endlessly or as empty, a FIFO would block the open
+                raise RecordingError(path, "is not a file (a device, a pipe or a socket): a "
+                                     "session file is a regular file")
             self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
         except FileNotFoundError:
             raise RecordingError(path, "no such file") from None
@@ -115,20 +121,26 @@ class SessionReader:
     def _load(self) -> None:
         mm, size = self._mm, self.size_bytes
         head = mm[:fmt.FILE_HEADER_SIZE]
-        header = fmt.read_file_header(head)
+        header = fmt.read_file_header(mm)
         if header is None:
             if len(head) < fmt.FILE_HEADER_SIZE and (fmt.MAGIC.startswith(head)
                                                      or head.startswith(fmt.MAGIC)):
                 raise RecordingError(self.path, f"is cut short: it ends inside its header "
                                      f"(byte {size}): nothing to read")
             raise RecordingError(self.path, "is not a benchtui session file")
-        if header.schema > fmt.SCHEMA_VERSION:
+        if header.damaged:
+            # Its CRC proves damage, not a newer writer: the frames carry their own CRCs and
+            # are read as this benchtui's schema (it reads every older one too).
+            self.warnings.append(
+                "the file header (its first 16 bytes) is damaged: its CRC does not match; "
+                f"the frames after it were read as schema {fmt.SCHEMA_VERSION}")
+            self._schema = fmt.SCHEMA_VERSION
+        elif header.schema > fmt.SCHEMA_VERSION:
             raise RecordingError(self.path, f"was written by a newer benchtui (schema "
                                  f"{header.schema}, this one reads up to "
                                  f"{fmt.SCHEMA_VERSION}): upgrade benchtui to read it")
-        if not header.crc_ok:
-            self.warnings.append("the file header is damaged; reading the file anyway")
-        self._schema = header.schema
+        else:
+            self._schema = header.schema
         if not self._load_index(size):
             self._scan(size)
         self._ends = list(accumulate((s.t1 or 0.0 for s in self._segments), max))
@@ -317,6 +329,18 @@ class SessionReader:
         """As ``records``, with each record's time (for pacing a replay)."""
         for seg in self._overlapping(t0, t1):
             yield from self._decode(seg, t0, t1)
+
+    def verify(self) -> int:
+        """Read every frame of every segment as replay and dump do (both CRCs, the
+        decompression, the decoding): the damage that opening from the index cannot see is
+        added to ``warnings``. The number of samples that could be read (``sample_count`` is
+        what the index or the walk counted)."""
+        readable = 0
+        for seg in self._segments:
+            for _t, r in self._decode(seg, -math.inf, math.inf, to_end=True):
+                if isinstance(r, list):
+                    readable += len(r)
+        return readable
 
     def newest_records(self, t0: float, t1: float) -> list[TimedRecord]:
         """As ``timed_records``, but each batch of samples keeps only the samples that are the

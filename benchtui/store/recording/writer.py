@@ -82,9 +82,10 @@ class SessionWriter:
             self._file = open(path, "xb", buffering=0)  # noqa: SIM115 (closed by close())
         except FileExistsError:
             raise RecordingError(path, "already exists; give another file name (a recording "
-                                 "is never overwritten)") from None
+                                 "is never overwritten)", exit_code=2) from None
         except OSError as exc:
-            raise RecordingError(path, f"cannot create it: {exc.strerror or exc}") from None
+            raise RecordingError(path, f"cannot create it: {exc.strerror or exc}",
+                                 exit_code=2) from None
         self._cctx = zstandard.ZstdCompressor(level=level, write_checksum=False)
         # the writing side's own (a compressor is for one thread at a time)
         self._stats_cctx = zstandard.ZstdCompressor(level=level, write_checksum=False)

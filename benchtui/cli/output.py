@@ -1,0 +1,130 @@
+"""Standard output at the CLI edge: one place that notices when it cannot be written.
+
+Every command writes its results through ``sys.stdout`` (``print``, the sample writers, the
+report renderers). ``guard_stdout`` puts a thin proxy in front of it for the duration of a
+command: each write and flush that fails with an ``OSError`` (``/dev/full``: ENOSPC; a reader
+gone: EPIPE; a closed descriptor: EBADF) is remembered before the error goes on up, unchanged,
+so code that handles its own output failures (``run --jsonl``) still sees an ``OSError``.
+``main`` then asks ``failure_sentence`` whether the error that reached it was standard
+output's, and says so in one sentence with exit status 1 (a failure at run time, README), never
+a traceback. ``silence_stdout`` points descriptor 1 at /dev/null afterwards, so the
+interpreter's last flush at exit does not fail a second time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO, cast
+
+
+class _ClosedStdout:
+    """Stands for a standard output that was closed before benchtui started (``>&-``)."""
+
+    def write(self, _text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+
+class StdoutGuard:
+    """A proxy for ``sys.stdout`` that remembers the ``OSError`` its writes and flushes
+    raised. Anything else (``fileno``, ``isatty``, ``buffer``, ``encoding``) is the real
+    stream's."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.error: OSError | None = None
+
+    def write(self, text: str) -> int:
+        try:
+            return cast(int, self._inner.write(text))
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._inner.flush()
+        except OSError as exc:
+            self.error = exc
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@contextmanager
+def guard_stdout() -> Iterator[StdoutGuard]:
+    """``sys.stdout`` behind a ``StdoutGuard`` until the block ends."""
+    real = sys.stdout
+    guard = StdoutGuard(real if real is not None else _ClosedStdout())
+    sys.stdout = cast(TextIO, guard)
+    try:
+        yield guard
+    finally:
+        sys.stdout = real
+
+
+def _said(exc: BaseException, guard: StdoutGuard) -> bool:
+    return guard.error is not None and (exc is guard.error or exc.__context__ is guard.error)
+
+
+def failure_sentence(exc: BaseException, guard: StdoutGuard) -> str | None:
+    """The sentence for ``exc`` when it is standard output's failure, else None."""
+    if not isinstance(exc, OSError) or not _said(exc, guard):
+        return None
+    if exc.errno == errno.EPIPE:
+        return ("standard output was closed by the program reading it (broken pipe): the "
+                "output is cut short")
+    if exc.errno == errno.EBADF:
+        return "standard output is closed: nothing could be written"
+    reason = exc.strerror or str(exc)
+    return f"cannot write to standard output: {reason}: the output is incomplete"
+
+
+def silence_stdout() -> None:
+    """Point descriptor 1 at /dev/null and drop what is still buffered for it, so that the
+    interpreter's flush at exit does not raise again (Python's advice for EPIPE)."""
+    stream = sys.stdout
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+    except OSError:
+        return
+    try:
+        os.dup2(null, fd)
+    finally:
+        os.close(null)
+    with contextlib.suppress(OSError, ValueError):
+        stream.flush()  # what was buffered goes to /dev/null now
+
+
+def check_writable(path: str, what: str) -> None:
+    """A ``UsageError`` (exit 2) now, before anything runs, when ``path`` cannot be written:
+    its directory missing or not writable, or the path a directory. Nothing is created."""
+    from benchtui.errors import UsageError
+
+    target = os.path.abspath(path)
+    if os.path.isdir(target):
+        raise UsageError(f"cannot write {what} to {path}: it is a directory")
+    directory = os.path.dirname(target)
+    if not os.path.isdir(directory):
+        raise UsageError(f"cannot write {what} to {path}: no directory {directory}")
+    if not os.access(directory, os.W_OK) and not os.access(target, os.W_OK):
+        raise UsageError(f"cannot write {what} to {path}: permission denied")
