@@ -76,6 +76,8 @@ class PreflightFacts(TypedDict, total=False):
     mounts: list[MountFacts]
     tools: dict[str, str]    # program -> first line of its version output; absent = missing
     files: dict[str, FileFacts]
+    machine_id: str          # /etc/machine-id
+    boot_id: str             # /proc/sys/kernel/random/boot_id (one per running kernel)
 
 
 @dataclass(frozen=True)
@@ -251,9 +253,35 @@ def preflight(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Findin
     findings += _fio_checks(plan, facts)
     findings += [Finding(None, name, WARNING, warning) for name, warning in plan_warnings(plan)]
     findings += _select_warnings(plan)
+    findings += same_machines(plan, facts)
     unique = _said_once_per_sweep(plan, list(dict.fromkeys(findings)))
     return [f for f in unique if f.severity == ERROR] + \
         [f for f in unique if f.severity != ERROR]
+
+
+def same_machines(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """A warning per pair of plan hosts that are one machine: the same running kernel
+    (``boot_id``: one machine, or containers and namespaces of one) or the same
+    ``/etc/machine-id``. Their workloads share CPUs, memory, disks and links, so each one's
+    numbers are disturbed by the other's."""
+    findings: list[Finding] = []
+    hosts = [h for h in plan.hosts_in_use() if facts.get(h)]
+    for i, first in enumerate(hosts):
+        for second in hosts[i + 1:]:
+            a, b = facts[first], facts[second]
+            same_boot = bool(a.get("boot_id")) and a.get("boot_id") == b.get("boot_id")
+            same_id = bool(a.get("machine_id")) and a.get("machine_id") == b.get("machine_id")
+            if not (same_boot or same_id):
+                continue
+            why = ("the same running kernel (boot id) and /etc/machine-id" if same_boot and same_id
+                   else "the same running kernel (boot id)" if same_boot
+                   else "the same /etc/machine-id (a cloned image would also share it)")
+            findings.append(Finding(
+                None, None, WARNING,
+                f"hosts {first} and {second} are one machine: {why}; their workloads share its "
+                "CPUs, memory, disks and network, so each disturbs the other's numbers",
+                "give each plan host its own machine, or remove one of them"))
+    return findings
 
 
 def _said_once_per_sweep(plan: Plan, findings: list[Finding]) -> list[Finding]:

@@ -346,7 +346,7 @@ class Session:
                   sweep=step.sweep, matrix=dict(step.matrix))
         started = time.monotonic()
         try:
-            commands = self._step_commands(step)
+            commands = self._step_commands(step, repeat + 1)
         except ValueError as exc:
             self._failures.append(f"step {label}: {exc}")
             self.emit(ev.STEP_END, f"step {label} failed: {exc}", level=ev.ERROR, step=label)
@@ -388,12 +388,12 @@ class Session:
                   level=ev.INFO if ok else ev.ERROR, step=label, seconds=seconds)
         self.current_step = None
 
-    def _step_commands(self, step: StepSpec) -> list[RemoteCommand]:
+    def _step_commands(self, step: StepSpec, run: int = 1) -> list[RemoteCommand]:
         address = step.server_address
         if step.server is not None and not address:
             spec = self.plan.hosts[step.server]
             address = "127.0.0.1" if spec.local else (spec.address or spec.ssh_alias)
-        return step_commands(self.plan, step, server_address=address)
+        return step_commands(self.plan, step, server_address=address, run=run)
 
     async def _upload(self, runs: list[_Run]) -> None:
         for r in runs:
