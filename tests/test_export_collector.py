@@ -108,14 +108,16 @@ def test_each_series_shows_the_latest_value_the_state_holds() -> None:
         spec = METRICS.get(series.metric)
         if spec is None:
             continue
-        labels = labels_of(series.host, series.tool, series.labels)
+        labels = collector.labeler.of(series.host, series.tool, series.labels,
+                                      metric=series.metric, kind=series.kind)
         assert scraped[spec.name][key(labels)] == series.values[-1], labels
         checked += 1
     assert checked > 200
     results = {s.series_key(): s for s in state.store.summaries}
     for s in results.values():
         spec = METRICS[s.metric]
-        assert scraped[spec.result_name][key(labels_of(s.host, s.tool, s.labels))] == s.value
+        labels = collector.labeler.of(s.host, s.tool, s.labels, metric=s.metric, kind=s.kind)
+        assert scraped[spec.result_name][key(labels)] == s.value
 
 
 def test_a_series_drops_three_of_its_intervals_after_its_last_point() -> None:
@@ -180,8 +182,10 @@ def test_a_monitor_series_under_a_new_step_replaces_the_old_one_at_once() -> Non
         assert s.t is not None
         s.t += 60
     state.on_samples(later)
-    steps = {dict(k)["step"] for k in scrape(collector)["benchtui_disk_util_ratio"]}
-    assert steps == {"-"}
+    scraped = scrape(collector)["benchtui_disk_util_ratio"]
+    assert all("step" not in dict(k) for k in scraped)  # one identity across steps
+    newest = {s.labels["device"]: s.value for s in later if s.metric == "disk_util_ratio"}
+    assert {dict(k)["device"]: v for k, v in scraped.items()} == newest
 
 
 def _fio(host: str) -> list[Sample]:
@@ -217,7 +221,7 @@ def test_histograms_count_every_interval_and_the_fleet_merges_the_latest() -> No
             latest.setdefault(job_op, LatencyHistogram()).merge(mine[-1].histogram)
     for (job, op), merged in latest.items():
         for q, value in merged.quantiles(FLEET_QUANTILES).items():
-            labels = {"tool": "fio", "job": job, "op": op, "measure": "clat", "step": "s1",
+            labels = {"tool": "fio", "fio_job": job, "op": op, "measure": "clat", "step": "s1",
                       "quantile": str(q)}
             assert scraped[FLEET_LATENCY_NAME][key(labels)] == value
 

@@ -24,6 +24,7 @@ import orjson
 
 from benchtui.errors import UsageError
 from benchtui.export.formats import writer_for
+from benchtui.export.labels import matrix_of_events
 from benchtui.model import events as ev
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, relative_error
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
@@ -77,7 +78,8 @@ def run_dump(args: argparse.Namespace) -> int:
         samples = reader.samples(hosts=args.host, metrics=metrics, t0=t0, t1=t1)
         out = sys.stdout
         if args.format == "openmetrics":
-            written = _dump_openmetrics(samples, out, histograms=args.histograms)
+            written = _dump_openmetrics(samples, out, histograms=args.histograms,
+                                        matrix=matrix_of_events(reader.events()))
         else:
             writer = writer_for(args.format, out, histograms=args.histograms)
             written = sum(writer.write(batch) for batch in _batches(samples))
@@ -89,10 +91,11 @@ def run_dump(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dump_openmetrics(samples: Iterable[Sample], out: TextIO, *, histograms: bool) -> int:
+def _dump_openmetrics(samples: Iterable[Sample], out: TextIO, *, histograms: bool,
+                      matrix: dict[str, dict[str, str]]) -> int:
     from benchtui.export.openmetrics import OpenMetricsWriter
 
-    with OpenMetricsWriter(out) as writer:
+    with OpenMetricsWriter(out, matrix=matrix) as writer:
         for batch in _batches(samples):
             writer.write(s for s in batch if histograms or s.histogram is None)
     for reason, n in sorted(writer.skipped.items()):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from benchtui.export.labels import matrix_of_steps
 from benchtui.session.engine import Session
 from benchtui.store.fleet import FleetState
 
@@ -37,5 +38,7 @@ def session_extras(session: Session, state: FleetState | None, *, record: str | 
         if export:
             from benchtui.cli.serve_cmd import exporting
 
-            stack.enter_context(exporting(state or attach_state(session), export))
+            matrix = matrix_of_steps((s.name, s.matrix) for s in session.plan.steps)
+            stack.enter_context(exporting(state or attach_state(session), export,
+                                          matrix=matrix))
         yield

@@ -14,7 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from benchtui.cli.extras import attach_state, session_extras
 from benchtui.cli.fleet_cmd import (
@@ -33,13 +33,14 @@ from benchtui.store.fleet import FleetState
 
 
 @contextlib.contextmanager
-def exporting(state: FleetState, listen: str) -> Iterator[None]:
+def exporting(state: FleetState, listen: str,
+              matrix: Mapping[str, Mapping[str, str]] | None = None) -> Iterator[None]:
     """Serve ``state`` on ``http://LISTEN/metrics`` while inside; the port is released on the
     way out, however the block ends. Prints where (and a warning when other machines can
     reach it) on stderr. Raises ``UsageError`` for a malformed address and ``ExportError``
     when it cannot be bound, before anything runs."""
     host, port = parse_listen(listen)
-    collector = FleetCollector(state)
+    collector = FleetCollector(state, matrix=matrix)
     server = MetricsServer(collector, host, port)
     collector.attach()
     try:

@@ -22,9 +22,11 @@ import sqlite3
 import tempfile
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TextIO
 
+from benchtui.export.counters import COUNTED, OpsCounters, counter_labels
+from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import LATENCY_BUCKETS, SLOTS, BucketCounts
 from benchtui.export.metric_names import (
     HISTOGRAM_NAME,
@@ -33,7 +35,6 @@ from benchtui.export.metric_names import (
     family_name,
     family_spec,
     format_value,
-    series_labels,
 )
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
@@ -65,8 +66,12 @@ class OpenMetricsWriter:
     file and ``# EOF``. Usable as a context manager (it closes on success only: a dump that
     failed half-way must not look complete)."""
 
-    def __init__(self, out: TextIO, *, spool_dir: str | None = None) -> None:
+    def __init__(self, out: TextIO, *, spool_dir: str | None = None,
+                 matrix: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self._out = out
+        self._labeler = SeriesLabels(matrix)
+        self._counters = OpsCounters()
+        self._counter_help = dict(COUNTED.values())
         fd, self._spool_path = tempfile.mkstemp(prefix="benchtui-om-", suffix=".sqlite",
                                                 dir=spool_dir)
         os.close(fd)
@@ -110,6 +115,10 @@ class OpenMetricsWriter:
                 blob = _pack(s.histogram)
             rows.append((sid, round(s.t * 1000), quantile, float(s.value), blob))
             n += 1
+            counted = self._counters.add(s)
+            if counted is not None:
+                rows.append((self._counter_series(counted[0]), round(s.t * 1000), None,
+                             counted[1], None))
             if len(rows) >= _BATCH:
                 self._flush()
         return n
@@ -119,7 +128,7 @@ class OpenMetricsWriter:
         family = family_name(s)
         if family is None:
             return -1, None
-        labels = series_labels(s)
+        labels = self._labeler.of(s.host, s.tool, s.labels, metric=s.metric, kind=s.kind)
         # A summary's quantiles are one point of one series (OpenMetrics groups them).
         quantile = labels.pop("quantile", None) if family in self._summaries else None
         key = (family, tuple(sorted(labels.items())))
@@ -128,6 +137,15 @@ class OpenMetricsWriter:
             sid = self._ids[key] = len(self._series)
             self._series.append((family, labels))
         return sid, quantile
+
+    def _counter_series(self, counter: tuple[str, str, str, str]) -> int:
+        labels = counter_labels(counter)
+        key = (counter[0], tuple(sorted(labels.items())))
+        sid = self._ids.get(key)
+        if sid is None:
+            sid = self._ids[key] = len(self._series)
+            self._series.append((counter[0], labels))
+        return sid
 
     def _flush(self) -> None:
         if self._rows:
@@ -172,17 +190,23 @@ class OpenMetricsWriter:
 
     def _write_family(self, family: str, ids: list[int]) -> None:
         spec = family_spec(family)
-        typ = "histogram" if family == HISTOGRAM_NAME else (spec.type if spec else "gauge")
+        counter = family in self._counter_help
+        typ = "histogram" if family == HISTOGRAM_NAME else "counter" if counter else \
+            (spec.type if spec else "gauge")
         unit = "seconds" if family == HISTOGRAM_NAME else (spec.unit if spec else "")
         out = self._out
         out.write(f"# TYPE {family} {typ}\n")
         if unit:
             out.write(f"# UNIT {family} {unit}\n")
-        out.write(f"# HELP {family} {_escape_help(family_help(family))}\n")
+        doc = self._counter_help[family] if counter else family_help(family)
+        out.write(f"# HELP {family} {_escape_help(doc)}\n")
         for sid in ids:
             labels = self._series[sid][1]
             if typ == "histogram":
                 self._write_histogram(family, labels, self._points(sid))
+                continue
+            if counter:
+                self._write_counter(family, labels, sid)
                 continue
             plain = f"{family}{_label_text(labels)} "
             lines = []
@@ -192,6 +216,20 @@ class OpenMetricsWriter:
                 lines.append(f"{text}{format_value(v)} {_timestamp(t)}\n")
             self.written += len(lines)
             out.writelines(lines)
+
+    def _write_counter(self, family: str, labels: dict[str, str], sid: int) -> None:
+        """A counter's running total at each point (its rows hold what each point added;
+        points of one millisecond add up, as they are one moment)."""
+        prefix = f"{family}_total{_label_text(labels)} "
+        total = 0.0
+        lines: list[str] = []
+        cursor = self._db.execute("SELECT t, SUM(v) FROM p WHERE s = ? GROUP BY t ORDER BY t",
+                                  (sid,))
+        for t, added in cursor:
+            total += added
+            lines.append(f"{prefix}{format_value(total)} {_timestamp(t)}\n")
+        self.written += len(lines)
+        self._out.writelines(lines)
 
     def _points(self, sid: int) -> Iterator[tuple[int, str | None, float, bytes | None]]:
         """A series' points in time order (a summary's quantiles in order), one per
@@ -243,9 +281,10 @@ def _unpack_into(blob: bytes, counters: BucketCounts) -> None:
     counters.sum_ns += values[SLOTS + 1]
 
 
-def write_openmetrics(samples: Iterable[Sample], out: TextIO, *,
-                      spool_dir: str | None = None) -> OpenMetricsWriter:
+def write_openmetrics(samples: Iterable[Sample], out: TextIO, *, spool_dir: str | None = None,
+                      matrix: Mapping[str, Mapping[str, str]] | None = None
+                      ) -> OpenMetricsWriter:
     """Write ``samples`` as a whole OpenMetrics file; returns the closed writer (counts)."""
-    with OpenMetricsWriter(out, spool_dir=spool_dir) as writer:
+    with OpenMetricsWriter(out, spool_dir=spool_dir, matrix=matrix) as writer:
         writer.write(samples)
     return writer
