@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchtui.cli.extras import attach_state
-from benchtui.export.http import MetricsServer
+from benchtui.export.http_server import MetricsServer
 from benchtui.export.prometheus import FleetCollector
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
 from benchtui.parsers.registry import all_parsers
