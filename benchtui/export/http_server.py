@@ -140,6 +140,8 @@ class MetricsServer:
             self._wake_w.send(b"\0")
 
     def _loop(self) -> None:
+        sweep_every = min(1.0, self.idle_timeout / 4)
+        next_sweep = time.monotonic() + sweep_every
         while not self._stopping:
             events = self._selector.select(timeout=min(1.0, self.idle_timeout / 2))
             now = time.monotonic()
@@ -160,9 +162,11 @@ class MetricsServer:
                     self._selector.register(sock, selectors.EVENT_READ, None)
                     if b"\r\n\r\n" in conn.buffer:  # a pipelined request, already read
                         self._take_request(sock, conn)
-            for sock, conn in list(self._connections.items()):
-                if conn.deadline < now and self._is_waiting(sock):
-                    self._drop(sock)
+            if now >= next_sweep:  # not at every wake-up: a burst wakes it hundreds of times
+                next_sweep = now + sweep_every
+                for sock, conn in list(self._connections.items()):
+                    if conn.deadline < now and self._is_waiting(sock):
+                        self._drop(sock)
 
     def _is_waiting(self, sock: socket.socket) -> bool:
         try:
