@@ -3,8 +3,9 @@
 A real ``MetricsServer`` (the one ``serve`` and ``--export`` run) over a fleet fed with the
 real captures (benchmarks/export_speed.py's data: fio json+ with 2 jobs and iostat with 8
 devices per host, 60 s). First M connections are opened and left idle (as a slowloris or many
-forgotten clients would), then N clients connect at once (asyncio, one event loop, in a process of their own) and each
-sends ``GET /metrics``; the time from its connect() to the last byte of its answer is recorded.
+forgotten clients would), then N clients connect at once (asyncio, one event loop, in a
+process of their own) and each sends ``GET /metrics``; the time from its connect() to the last
+byte of its answer is recorded.
 Also counted: the server's threads. Writes docs/benchmarks/export.md's *Bursts* section to
 stdout (paste it in), or a JSON line with --json:
 

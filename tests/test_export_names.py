@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import (
     LATENCY_BUCKETS,
     LATENCY_BUCKETS_NS,
@@ -15,7 +16,6 @@ from benchtui.export.latency_buckets import (
     BucketCounts,
     bucket_index,
 )
-from benchtui.export.labels import SeriesLabels
 from benchtui.export.metric_names import (
     HISTOGRAM_NAME,
     METRICS,

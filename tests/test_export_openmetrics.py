@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from benchtui.export.latency_buckets import BucketCounts
 from benchtui.export.labels import SeriesLabels
+from benchtui.export.latency_buckets import BucketCounts
 from benchtui.export.metric_names import HISTOGRAM_NAME, family_name
 from benchtui.export.openmetrics import OpenMetricsWriter, write_openmetrics
 from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample
