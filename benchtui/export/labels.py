@@ -88,6 +88,10 @@ class SeriesLabels:
                 out.setdefault(name, value)
         return out
 
+    def step_labels(self, step: str) -> dict[str, str]:
+        """The matrix labels of a step (``NAME#2`` too); empty for a step without one."""
+        return dict(self.matrix.get(_REPEAT.sub("", step), {}))
+
     def _stream_index(self, host: str, tool: str, step: str, socket: str) -> str:
         seen = self._streams.setdefault((host, tool, step), {})
         if socket not in seen:

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TextIO
 
+from benchtui.export.backfill_health import health_points
 from benchtui.export.counters import COUNTED, OpsCounters, counter_labels
 from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import LATENCY_BUCKETS, SLOTS, BucketCounts
@@ -36,6 +37,7 @@ from benchtui.export.metric_names import (
     family_spec,
     format_value,
 )
+from benchtui.model.events import Event
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
 
@@ -72,6 +74,11 @@ class OpenMetricsWriter:
         self._labeler = SeriesLabels(matrix)
         self._counters = OpsCounters()
         self._counter_help = dict(COUNTED.values())
+        #: host -> the times of its samples (for the health series, ``add_health``).
+        self._sample_times: dict[str, array[float]] = {}
+        #: Families of ``add_health``: name -> (type, unit, help); series id -> sample name.
+        self._health_meta: dict[str, tuple[str, str, str]] = {}
+        self._sample_names: dict[int, str] = {}
         fd, self._spool_path = tempfile.mkstemp(prefix="benchtui-om-", suffix=".sqlite",
                                                 dir=spool_dir)
         os.close(fd)
@@ -114,6 +121,10 @@ class OpenMetricsWriter:
                     continue
                 blob = _pack(s.histogram)
             rows.append((sid, round(s.t * 1000), quantile, float(s.value), blob))
+            times = self._sample_times.get(s.host)
+            if times is None:
+                times = self._sample_times[s.host] = array("d")
+            times.append(s.t)
             n += 1
             counted = self._counters.add(s)
             if counted is not None:
@@ -137,6 +148,27 @@ class OpenMetricsWriter:
             sid = self._ids[key] = len(self._series)
             self._series.append((family, labels))
         return sid, quantile
+
+    def add_health(self, name: str, events: Iterable[Event], *, t0: float | None = None,
+                   t1: float | None = None) -> None:
+        """Also write the session and health series (``backfill_health``) of the session
+        named ``name`` whose events are ``events`` (points from ``t0`` to ``t1`` when given);
+        call after the samples are written."""
+        times = {host: sorted(t) for host, t in self._sample_times.items()}
+        for t, family in health_points(name, events, times, self._labeler.step_labels):
+            if (t0 is not None and t < t0) or (t1 is not None and t > t1):
+                continue
+            self._health_meta.setdefault(family.name, (family.type, family.unit, family.help))
+            for sample_name, labels, _text, value in family.samples:
+                key = (family.name, tuple(sorted({**labels, "__sample": sample_name}.items())))
+                sid = self._ids.get(key)
+                if sid is None:
+                    sid = self._ids[key] = len(self._series)
+                    self._series.append((family.name, dict(labels)))
+                    self._sample_names[sid] = sample_name
+                self._rows.append((sid, round(t * 1000), None, float(value), None))
+            if len(self._rows) >= _BATCH:
+                self._flush()
 
     def _counter_series(self, counter: tuple[str, str, str, str]) -> int:
         labels = counter_labels(counter)
@@ -189,6 +221,9 @@ class OpenMetricsWriter:
     # --- output ---------------------------------------------------------------------------------
 
     def _write_family(self, family: str, ids: list[int]) -> None:
+        if family in self._health_meta:
+            self._write_health(family, ids)
+            return
         spec = family_spec(family)
         counter = family in self._counter_help
         typ = "histogram" if family == HISTOGRAM_NAME else "counter" if counter else \
@@ -214,6 +249,20 @@ class OpenMetricsWriter:
                 text = plain if q is None else \
                     f"{family}{_label_text({**labels, 'quantile': q})} "
                 lines.append(f"{text}{format_value(v)} {_timestamp(t)}\n")
+            self.written += len(lines)
+            out.writelines(lines)
+
+    def _write_health(self, family: str, ids: list[int]) -> None:
+        typ, unit, doc = self._health_meta[family]
+        out = self._out
+        out.write(f"# TYPE {family} {typ}\n")
+        if unit:
+            out.write(f"# UNIT {family} {unit}\n")
+        out.write(f"# HELP {family} {_escape_help(doc)}\n")
+        for sid in ids:
+            prefix = f"{self._sample_names[sid]}{_label_text(self._series[sid][1])} "
+            lines = [f"{prefix}{format_value(v)} {_timestamp(t)}\n"
+                     for t, _q, v, _h in self._points(sid)]
             self.written += len(lines)
             out.writelines(lines)
 

@@ -209,7 +209,8 @@ class FleetCollector:
         self._results(families, failed)
         self._histogram_families(families, histograms)
         ages = {h: now - t for h, t in host_arrived.items()}
-        for family in health_families(self.state, hosts, ages, skipped, self._wall()):
+        for family in health_families(self.state, hosts, ages, skipped, self._wall(),
+                                      step_labels=self.labeler.step_labels):
             families[family.name] = family
         return [families[name] for name in sorted(families)]
 
