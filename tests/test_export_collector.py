@@ -260,3 +260,25 @@ def test_memory_of_arrivals_stays_bounded_in_a_long_session() -> None:
     assert len(collector._arrived) <= 4096 + 200
     assert scrape(collector)["benchtui_disk_util_ratio"] == {
         key({"host": "h", "tool": "iostat", "device": "sda"}): 0.9999}
+
+
+def test_counters_add_rate_times_seconds_and_a_partial_interval_is_no_spike() -> None:
+    clock = Clock()
+    state = FleetState("demo", ["h"])
+    collector = FleetCollector(state, clock=clock)
+    collector.attach()
+    labels = {"job": "j", "op": "read", "step": "s"}
+    for i, (iops, duration) in enumerate([(1000.0, None), (1000.0, None), (1000.0, None),
+                                          (4000.0, 0.25)]):
+        # the last interval covers 0.25 s: 1000 operations in it, at 4000/s
+        t = 1.8e9 + i if duration is None else 1.8e9 + 2.25
+        state.on_samples([Sample(t, "fio", INTERVAL, "iops", iops, dict(labels), "h",
+                                 duration=duration)])
+        clock.advance(0.25)
+    scraped = scrape(collector)
+    total = scraped["benchtui_ops_total"][key({"host": "h", "tool": "fio", "op": "read"})]
+    assert total == 1000 + 1000 + 1000 + 4000 * 0.25
+    # the gauge is the rate over the last whole second, not 4000/s
+    gauge = scraped["benchtui_iops"][key({"host": "h", "tool": "fio", "fio_job": "j",
+                                          "op": "read", "step": "s"})]
+    assert gauge == 4000 * 0.25 + 1000 * 0.75

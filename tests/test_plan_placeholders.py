@@ -16,7 +16,7 @@ from benchtui.errors import PlanError
 from benchtui.plan.commands import step_commands
 from benchtui.plan.loader import parse_plan
 from benchtui.plan.placeholders import substitute
-from benchtui.plan.preflight import same_machines
+from benchtui.plan.preflight import paths_to_inspect, preflight, same_machines
 from tests.helpers import require_tool
 from tests.sshd import SshdHost
 from tests.test_session_engine import host_tables, scratch_dir
@@ -180,3 +180,19 @@ def test_two_aliases_of_one_sshd_are_warned_about(sshd_hosts: list[SshdHost],
                     + '[[step]]\ntool = "mbw"\nargs = "-n 1 1"\n')
     out = benchtui("check", str(plan), "--known-hosts", host.known_hosts)
     assert "warning: hosts alias1 and alias2 are one machine" in out.stdout, out.stdout
+
+
+def test_preflight_checks_each_hosts_own_files_and_devices() -> None:
+    plan = parse_plan(
+        '[session]\nname = "s"\n[hosts.a]\naddress = "10.0.0.1"\n'
+        'allow_destructive = ["/dev/nvme0n1"]\n[hosts.b]\naddress = "10.0.0.2"\n'
+        'allow_destructive = ["/dev/nvme1n1"]\n\n[[step]]\ntool = "fio"\n'
+        'args = "--filename=/dev/nvme{index}n1 --rw=write --direct=1"\n', "/tmp/p.toml")
+    assert paths_to_inspect(plan) == {"a": ["/dev/nvme0n1"], "b": ["/dev/nvme1n1"]}
+    assert [f for f in preflight(plan, {}) if f.severity == "error"] == []
+    other = parse_plan(
+        '[session]\nname = "s"\n[hosts.a]\naddress = "10.0.0.1"\n'
+        'allow_destructive = ["/dev/nvme1n1"]\n\n[[step]]\ntool = "fio"\n'
+        'args = "--filename=/dev/nvme{index}n1 --rw=write --direct=1"\n', "/tmp/p.toml")
+    (error,) = [f for f in preflight(other, {}) if f.severity == "error"]
+    assert "/dev/nvme0n1" in error.message

@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from benchtui.plan.commands import plan_warnings
+from benchtui.plan.commands import monitor_for_host, plan_warnings, step_for_host
 from benchtui.plan.fio_options import READ_MODES, SYNC_IOENGINES, FioJob, fio_jobs
 from benchtui.plan.model import DEFAULT_SELECT, MonitorSpec, Plan, StepSpec
+from benchtui.plan.placeholders import has_placeholders
 from benchtui.plan.tools import TOOLS, programs_of
 
 ERROR, WARNING = "error", "warning"
@@ -210,13 +211,29 @@ class _Facts:
         return size if isinstance(size, int) and size > 0 else None
 
 
-def _fio_runnables(plan: Plan) -> list[tuple[str, MonitorSpec | StepSpec, list[FioJob]]]:
-    out: list[tuple[str, MonitorSpec | StepSpec, list[FioJob]]] = []
+def _fio_runnables(plan: Plan
+                   ) -> list[tuple[str, MonitorSpec | StepSpec, dict[str, list[FioJob]]]]:
+    """(what, step or monitor, host -> the fio jobs it runs there): placeholders filled per
+    host (its first run), so that each host's files and devices are the ones checked."""
+    out: list[tuple[str, MonitorSpec | StepSpec, dict[str, list[FioJob]]]] = []
     for spec in plan.runnables():
-        if spec.tool == "fio" and not spec.command:
-            text = spec.jobfile_text if isinstance(spec, StepSpec) else None
-            kind = "step" if isinstance(spec, StepSpec) else "monitor"
-            out.append((f'{kind} "{spec.name}"', spec, fio_jobs(spec.args, text, spec.name)))
+        if spec.tool != "fio" or spec.command:
+            continue
+        kind = "step" if isinstance(spec, StepSpec) else "monitor"
+        text = spec.jobfile_text if isinstance(spec, StepSpec) else None
+        if not any(has_placeholders(t) for t in (*spec.args, text or "")):
+            jobs = fio_jobs(spec.args, text, spec.name)
+            out.append((f'{kind} "{spec.name}"', spec, dict.fromkeys(spec.hosts, jobs)))
+            continue
+        per_host: dict[str, list[FioJob]] = {}
+        for host in spec.hosts:
+            if isinstance(spec, StepSpec):
+                filled_step = step_for_host(plan, spec, host)
+                per_host[host] = fio_jobs(filled_step.args, filled_step.jobfile_text, spec.name)
+            else:
+                per_host[host] = fio_jobs(monitor_for_host(plan, spec, host).args, None,
+                                          spec.name)
+        out.append((f'{kind} "{spec.name}"', spec, per_host))
     return out
 
 
@@ -225,9 +242,9 @@ def paths_to_inspect(plan: Plan) -> dict[str, list[str]]:
     the devices of ``allow_destructive``."""
     paths: dict[str, list[str]] = {h: list(spec.allow_destructive)
                                    for h, spec in plan.hosts.items()}
-    for _, spec, jobs in _fio_runnables(plan):
+    for _, spec, by_host in _fio_runnables(plan):
         for host in spec.hosts:
-            for job in jobs:
+            for job in by_host[host]:
                 paths[host] += [p for p in job.filenames if p not in paths[host]]
     return paths
 
@@ -384,9 +401,10 @@ class _Run:
 def _fio_checks(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
     findings: list[Finding] = []
     written: dict[str, set[str]] = {h: set() for h in plan.hosts}
-    for what, spec, jobs in _fio_runnables(plan):
-        findings += _engine_warnings(what, spec.name, jobs)
+    for what, spec, by_host in _fio_runnables(plan):
+        findings += _engine_warnings(what, spec.name, by_host[spec.hosts[0]])
         for host in spec.hosts:
+            jobs = by_host[host]
             host_facts = _Facts(facts.get(host))
             allowed = {host_facts.real_path(p) for p in plan.hosts[host].allow_destructive}
             allowed |= set(plan.hosts[host].allow_destructive)
