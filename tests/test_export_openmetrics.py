@@ -176,3 +176,17 @@ def test_a_failed_dump_leaves_no_spool_and_no_eof(tmp_path: Path) -> None:
         raise RuntimeError("reader failed")
     assert list(tmp_path.iterdir()) == []
     assert "# EOF" not in out.getvalue()
+
+
+def test_a_partial_interval_is_written_as_the_live_exporter_shows_it() -> None:
+    base = {"job": "j", "op": "read"}
+    samples = [Sample(1.8e9, "fio", INTERVAL, "iops", 1000.0, base, host="h"),
+               Sample(1.8e9 + 1, "fio", INTERVAL, "iops", 1000.0, base, host="h"),
+               Sample(1.8e9 + 1.25, "fio", INTERVAL, "iops", 4000.0, base, host="h",
+                      duration=0.25)]
+    out = io.StringIO()
+    write_openmetrics(samples, out)
+    text = out.getvalue()
+    assert 'benchtui_iops{host="h",tool="fio",fio_job="j",op="read"} 1750.0 1800000001.250' \
+        in text  # 0.25 s at 4000/s, then 0.75 s at 1000/s: not a 4000/s spike
+    assert 'benchtui_ops_total{host="h",tool="fio",op="read"} 3000.0 1800000001.250' in text

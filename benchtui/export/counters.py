@@ -59,6 +59,17 @@ class OpsCounters:
         return key, added
 
 
+def whole_interval_rate(value: float, seconds: float, previous: float, interval: float
+                        ) -> float:
+    """The rate over the last whole ``interval`` when the newest point (``value``) covers
+    only ``seconds`` of it: that point for its seconds, the point before (``previous``) for the
+    rest. A partial interval then never looks like a whole second at its own rate."""
+    seconds = min(max(seconds, 0.0), interval)
+    if seconds >= interval or interval <= 0:
+        return value
+    return (value * seconds + previous * (interval - seconds)) / interval
+
+
 def counter_labels(key: tuple[str, str, str, str]) -> dict[str, str]:
     _family, host, tool, op = key
     return {"host": host, "tool": tool, "op": op} if op else {"host": host, "tool": tool}

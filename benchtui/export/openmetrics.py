@@ -26,7 +26,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TextIO
 
 from benchtui.export.backfill_health import health_points
-from benchtui.export.counters import COUNTED, OpsCounters, counter_labels
+from benchtui.export.counters import (
+    COUNTED,
+    OpsCounters,
+    counter_labels,
+    whole_interval_rate,
+)
 from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import LATENCY_BUCKETS, SLOTS, BucketCounts
 from benchtui.export.metric_names import (
@@ -39,7 +44,7 @@ from benchtui.export.metric_names import (
 )
 from benchtui.model.events import Event
 from benchtui.model.histogram import LatencyHistogram
-from benchtui.model.sample import Sample
+from benchtui.model.sample import INTERVAL, Sample
 
 _LE = (*(format_value(b) for b in LATENCY_BUCKETS), "+Inf")
 _BATCH = 20_000
@@ -79,6 +84,8 @@ class OpenMetricsWriter:
         #: Families of ``add_health``: name -> (type, unit, help); series id -> sample name.
         self._health_meta: dict[str, tuple[str, str, str]] = {}
         self._sample_names: dict[int, str] = {}
+        #: series id -> (time, value) of its last per-interval point (partial intervals).
+        self._last_points: dict[int, tuple[float, float]] = {}
         fd, self._spool_path = tempfile.mkstemp(prefix="benchtui-om-", suffix=".sqlite",
                                                 dir=spool_dir)
         os.close(fd)
@@ -120,7 +127,10 @@ class OpenMetricsWriter:
                 if s.histogram is None:
                     continue
                 blob = _pack(s.histogram)
-            rows.append((sid, round(s.t * 1000), quantile, float(s.value), blob))
+            value = float(s.value)
+            if s.kind == INTERVAL and quantile is None and blob is None:
+                value = self._whole_interval(sid, s.t, value, s.duration)
+            rows.append((sid, round(s.t * 1000), quantile, value, blob))
             times = self._sample_times.get(s.host)
             if times is None:
                 times = self._sample_times[s.host] = array("d")
@@ -148,6 +158,17 @@ class OpenMetricsWriter:
             sid = self._ids[key] = len(self._series)
             self._series.append((family, labels))
         return sid, quantile
+
+    def _whole_interval(self, sid: int, t: float, value: float, duration: float | None
+                        ) -> float:
+        """A gauge's point as the live exporter shows it: a partial interval's rate is
+        blended with the point before over the last whole interval (``Sample.duration``)."""
+        previous = self._last_points.get(sid)
+        self._last_points[sid] = (t, value)
+        if duration is None or previous is None:
+            return value
+        interval = min(max(t - previous[0], 1.0), 60.0)
+        return whole_interval_rate(value, duration, previous[1], interval)
 
     def add_health(self, name: str, events: Iterable[Event], *, t0: float | None = None,
                    t1: float | None = None) -> None:

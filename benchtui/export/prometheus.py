@@ -35,7 +35,12 @@ from dataclasses import dataclass, field
 
 from prometheus_client.core import Metric
 
-from benchtui.export.counters import COUNTED, OpsCounters, counter_labels
+from benchtui.export.counters import (
+    COUNTED,
+    OpsCounters,
+    counter_labels,
+    whole_interval_rate,
+)
 from benchtui.export.exposition import Family, label_text, render
 from benchtui.export.health import health_families
 from benchtui.export.labels import SeriesLabels
@@ -315,15 +320,12 @@ class FleetCollector:
 
 def _weighted_last(series: Series, partial: tuple[float, float] | None) -> float:
     """The series' newest value; when that point covers only part of an interval, the mean
-    rate over the last whole interval (that point's seconds, then the point before it)."""
+    rate over the last whole interval (``counters.whole_interval_rate``)."""
     last = series.values[-1]
     if partial is None or partial[0] != series.times[-1] or len(series.values) < 2:
         return last
-    interval = _interval(series.times[-1], series.times[-2])
-    seconds = min(max(partial[1], 0.0), interval)
-    if seconds >= interval:
-        return last
-    return (last * seconds + series.values[-2] * (interval - seconds)) / interval
+    return whole_interval_rate(last, partial[1], series.values[-2],
+                               _interval(series.times[-1], series.times[-2]))
 
 
 def _family(families: dict[str, Family], name: str, typ: str, unit: str,
