@@ -10,8 +10,14 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families
 
 from benchtui.export.latency_buckets import BucketCounts
-from benchtui.export.metric_names import HISTOGRAM_NAME, METRICS, labels_of
-from benchtui.export.prometheus import FLEET_LATENCY_NAME, FLEET_QUANTILES, FleetCollector
+from benchtui.export.metric_names import (
+    FLEET_LATENCY_NAME,
+    FLEET_QUANTILES,
+    HISTOGRAM_NAME,
+    METRICS,
+    labels_of,
+)
+from benchtui.export.prometheus import FleetCollector
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.histogram import LatencyHistogram

@@ -112,6 +112,10 @@ def test_every_panel_has_data_over_a_backfilled_session(tmp_path: Path) -> None:
                 if not data["result"]:
                     empty.append(f"{panel['title']}: {expr}")
         assert not empty, "panels without data:\n" + "\n".join(empty)
+        # the exact fleet percentiles are in the backfill (not only the panel's fallback)
+        exact = _api(prometheus, "query_range", query="benchtui_fleet_latency_seconds",
+                     start=f"{start:.3f}", end=f"{end:.3f}", step="1")
+        assert {r["metric"]["quantile"] for r in exact["result"]} >= {"0.5", "0.99"}
         variables = {v["name"]: v for v in _dashboard()["templating"]["list"]}
         query = variables["step"]["query"]["query"]
         selector, label = query.removeprefix("label_values(").removesuffix(")").rsplit(", ", 1)

@@ -62,7 +62,9 @@ def test_real_outputs_backfill_with_promtool_value_for_value(tmp_path: Path) -> 
     assert not writer.skipped
     points = backfill(out.getvalue(), tmp_path)
     counters = {k: v for k, v in points.items() if k[0].endswith("_total")}
-    points = {k: v for k, v in points.items() if k not in counters}
+    fleet = {k: v for k, v in points.items() if k[0] == "benchtui_fleet_latency_seconds"}
+    points = {k: v for k, v in points.items() if k not in counters and k not in fleet}
+    assert fleet  # checked by test_exact_fleet_percentiles_are_written_once_a_second_as_live
     assert {k[0] for k in counters} == {"benchtui_ops_total", "benchtui_bytes_total"}
     expected = 0
     running: dict[tuple[tuple[str, str], ...], BucketCounts] = {}
@@ -190,3 +192,29 @@ def test_a_partial_interval_is_written_as_the_live_exporter_shows_it() -> None:
     assert 'benchtui_iops{host="h",tool="fio",fio_job="j",op="read"} 1750.0 1800000001.250' \
         in text  # 0.25 s at 4000/s, then 0.75 s at 1000/s: not a 4000/s spike
     assert 'benchtui_ops_total{host="h",tool="fio",op="read"} 3000.0 1800000001.250' in text
+
+
+def test_exact_fleet_percentiles_are_written_once_a_second_as_live() -> None:
+    from benchtui.model.histogram import LatencyHistogram
+
+    samples = [s for h in ("a", "b")
+               for s in fixture_samples("fio_json/randread_randwrite.jsonplus.txt", h)
+               if s.metric == HISTOGRAM_METRIC]
+    samples.sort(key=lambda s: s.t or 0.0)
+    out = io.StringIO()
+    write_openmetrics(samples, out)
+    lines = [x for x in out.getvalue().splitlines()
+             if x.startswith("benchtui_fleet_latency_seconds{")]
+    assert lines and all('host="' not in x for x in lines)
+    # the last point: both hosts' latest histograms merged, quantile as fio takes it
+    latest: dict[tuple[str, str], LatencyHistogram] = {}
+    for s in samples:
+        assert s.histogram is not None
+        latest[(s.host, s.labels["job"] + s.labels["op"])] = s.histogram
+    last = lines[-1]
+    assert 'quantile="0.9999"' in last
+    job_op = re.search(r'fio_job="([^"]+)".*op="([^"]+)"', last)
+    assert job_op
+    merged = LatencyHistogram.merged([h for (host, jo), h in latest.items()
+                                      if jo == job_op.group(1) + job_op.group(2)])
+    assert float(last.split(" ")[1]) == merged.quantiles([0.9999])[0.9999]

@@ -32,6 +32,11 @@ from benchtui.model.sample import HISTOGRAM_METRIC, SUMMARY, Sample
 PREFIX: Final = "benchtui_"
 RESULT_PREFIX: Final = "benchtui_result_"
 HISTOGRAM_NAME: Final = "benchtui_op_latency_seconds"
+#: The exact fleet percentiles (a summary without host), and the quantiles it has.
+FLEET_LATENCY_NAME: Final = "benchtui_fleet_latency_seconds"
+FLEET_QUANTILES: Final = (0.5, 0.9, 0.99, 0.999, 0.9999)
+FLEET_LATENCY_HELP: Final = ("Latency percentile (label quantile) of the whole fleet: quantile "
+                             "of the merged latest interval histograms of every fresh host.")
 #: Labels benchtui adds to every series; a sample label of the same name is dropped.
 IDENTITY_LABELS: Final = ("host", "tool")
 

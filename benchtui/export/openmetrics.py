@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TextIO
 
+from benchtui.export.backfill_fleet import FleetQuantiles
 from benchtui.export.backfill_health import health_points
 from benchtui.export.counters import (
     COUNTED,
@@ -35,6 +36,8 @@ from benchtui.export.counters import (
 from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import LATENCY_BUCKETS, SLOTS, BucketCounts
 from benchtui.export.metric_names import (
+    FLEET_LATENCY_HELP,
+    FLEET_LATENCY_NAME,
     HISTOGRAM_NAME,
     METRICS,
     family_help,
@@ -86,6 +89,7 @@ class OpenMetricsWriter:
         self._sample_names: dict[int, str] = {}
         #: series id -> (time, value) of its last per-interval point (partial intervals).
         self._last_points: dict[int, tuple[float, float]] = {}
+        self._fleet = FleetQuantiles()
         fd, self._spool_path = tempfile.mkstemp(prefix="benchtui-om-", suffix=".sqlite",
                                                 dir=spool_dir)
         os.close(fd)
@@ -127,6 +131,8 @@ class OpenMetricsWriter:
                 if s.histogram is None:
                     continue
                 blob = _pack(s.histogram)
+                for point in self._fleet.add(s):
+                    self._add_fleet_point(*point)
             value = float(s.value)
             if s.kind == INTERVAL and quantile is None and blob is None:
                 value = self._whole_interval(sid, s.t, value, s.duration)
@@ -158,6 +164,17 @@ class OpenMetricsWriter:
             sid = self._ids[key] = len(self._series)
             self._series.append((family, labels))
         return sid, quantile
+
+    def _add_fleet_point(self, t: float, tool: str, labels: dict[str, str], q: float,
+                         value: float) -> None:
+        base = self._labeler.of("", tool, labels)
+        del base["host"]
+        key = (FLEET_LATENCY_NAME, tuple(sorted(base.items())))
+        sid = self._ids.get(key)
+        if sid is None:
+            sid = self._ids[key] = len(self._series)
+            self._series.append((FLEET_LATENCY_NAME, base))
+        self._rows.append((sid, round(t * 1000), format_value(q), value, None))
 
     def _whole_interval(self, sid: int, t: float, value: float, duration: float | None
                         ) -> float:
@@ -211,6 +228,8 @@ class OpenMetricsWriter:
             return
         self._closed = True
         try:
+            for point in self._fleet.finish():
+                self._add_fleet_point(*point)
             self._flush()
             self._db.execute("CREATE INDEX p_st ON p (s, t)")
             by_family: dict[str, list[int]] = {}
@@ -247,14 +266,17 @@ class OpenMetricsWriter:
             return
         spec = family_spec(family)
         counter = family in self._counter_help
+        fleet = family == FLEET_LATENCY_NAME
         typ = "histogram" if family == HISTOGRAM_NAME else "counter" if counter else \
-            (spec.type if spec else "gauge")
-        unit = "seconds" if family == HISTOGRAM_NAME else (spec.unit if spec else "")
+            "summary" if fleet else (spec.type if spec else "gauge")
+        unit = "seconds" if family in (HISTOGRAM_NAME, FLEET_LATENCY_NAME) else \
+            (spec.unit if spec else "")
         out = self._out
         out.write(f"# TYPE {family} {typ}\n")
         if unit:
             out.write(f"# UNIT {family} {unit}\n")
-        doc = self._counter_help[family] if counter else family_help(family)
+        doc = self._counter_help[family] if counter else FLEET_LATENCY_HELP if fleet else \
+            family_help(family)
         out.write(f"# HELP {family} {_escape_help(doc)}\n")
         for sid in ids:
             labels = self._series[sid][1]

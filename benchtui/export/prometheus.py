@@ -46,6 +46,9 @@ from benchtui.export.health import health_families
 from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import LATENCY_BUCKETS, BucketCounts
 from benchtui.export.metric_names import (
+    FLEET_LATENCY_HELP,
+    FLEET_LATENCY_NAME,
+    FLEET_QUANTILES,
     HISTOGRAM_NAME,
     METRICS,
     family_help,
@@ -59,8 +62,6 @@ from benchtui.store.live import Series, SeriesKey
 STALE_INTERVALS = 3
 MIN_INTERVAL = 1.0
 MAX_INTERVAL = 60.0
-FLEET_QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
-FLEET_LATENCY_NAME = "benchtui_fleet_latency_seconds"
 _PRUNE_EVERY = 4096
 _LABEL_CACHE_MAX = 200_000
 _LE = (*(format_value(b) for b in LATENCY_BUCKETS), "+Inf")
@@ -310,8 +311,7 @@ class FleetCollector:
             if not quantiles:
                 continue
             family = _family(families, FLEET_LATENCY_NAME, "summary", "seconds",
-                             "Latency percentile (label quantile) of the whole fleet: quantile "
-                             "of the merged latest interval histograms of every fresh host.")
+                             FLEET_LATENCY_HELP)
             base = self.labeler.of("", tool, dict(group_labels))
             del base["host"]
             for q, value in quantiles.items():
