@@ -196,3 +196,15 @@ def test_preflight_checks_each_hosts_own_files_and_devices() -> None:
         'args = "--filename=/dev/nvme{index}n1 --rw=write --direct=1"\n', "/tmp/p.toml")
     (error,) = [f for f in preflight(other, {}) if f.severity == "error"]
     assert "/dev/nvme0n1" in error.message
+
+
+def test_each_host_needs_its_own_executable() -> None:
+    from benchtui.plan.tools import executables_needed
+
+    plan = plan_of('[[step]]\ntool = "fio"\nexecutable = "/opt/{host}/bin/fio"\n'
+                   'args = "--bs=4k"\n')
+    needed = executables_needed(plan)
+    assert needed == {"a": {"/opt/a/bin/fio": "fio"}, "b": {"/opt/b/bin/fio": "fio"}}
+    facts = {"a": {"tools": {"/opt/a/bin/fio": "fio-3.33"}}, "b": {"tools": {}}}
+    (missing,) = [f for f in preflight(plan, facts) if f.severity == "error"]
+    assert missing.host == "b" and "/opt/b/bin/fio" in missing.message

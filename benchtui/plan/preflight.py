@@ -355,7 +355,7 @@ def _missing_programs(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> lis
     users: dict[tuple[str, str], list[MonitorSpec | StepSpec]] = {}
     for spec in plan.runnables():
         for host in spec.hosts:
-            for program in programs_of(spec):
+            for program in programs_of(spec, host, plan.name):
                 users.setdefault((host, program), []).append(spec)
     findings = []
     for (host, program), specs in users.items():
