@@ -94,6 +94,9 @@ def test_same_machine_is_warned_naming_both() -> None:
     assert "hosts a and b are one machine" in finding.message
     facts["b"] = {"machine_id": "m2", "boot_id": "k2"}
     assert same_machines(plan, facts) == []
+    facts = {"a": {"host_key": "SHA256:x"}, "b": {"host_key": "SHA256:x"}}
+    (finding,) = same_machines(plan, facts)
+    assert "the same SSH host key" in finding.message
 
 
 # --- real sshd hosts ---------------------------------------------------------------------
@@ -179,7 +182,8 @@ def test_two_aliases_of_one_sshd_are_warned_about(sshd_hosts: list[SshdHost],
     plan.write_text('[session]\nname = "twins"\n\n' + tables
                     + '[[step]]\ntool = "mbw"\nargs = "-n 1 1"\n')
     out = benchtui("check", str(plan), "--known-hosts", host.known_hosts)
-    assert "warning: hosts alias1 and alias2 are one machine" in out.stdout, out.stdout
+    assert "warning: hosts alias1 and alias2 are one machine: the same running kernel (boot " \
+        "id), the same /etc/machine-id, the same SSH host key;" in out.stdout, out.stdout
 
 
 def test_preflight_checks_each_hosts_own_files_and_devices() -> None:

@@ -79,6 +79,7 @@ class PreflightFacts(TypedDict, total=False):
     files: dict[str, FileFacts]
     machine_id: str          # /etc/machine-id
     boot_id: str             # /proc/sys/kernel/random/boot_id (one per running kernel)
+    host_key: str            # the SSH host key's fingerprint (SSH hosts only)
 
 
 @dataclass(frozen=True)
@@ -278,25 +279,27 @@ def preflight(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Findin
 
 def same_machines(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
     """A warning per pair of plan hosts that are one machine: the same running kernel
-    (``boot_id``: one machine, or containers and namespaces of one) or the same
-    ``/etc/machine-id``. Their workloads share CPUs, memory, disks and links, so each one's
-    numbers are disturbed by the other's."""
+    (``boot_id``: one machine, or containers and namespaces of one), the same
+    ``/etc/machine-id``, or the same SSH host key (one sshd). Their workloads share CPUs,
+    memory, disks and links, so each one's numbers are disturbed by the other's."""
     findings: list[Finding] = []
     hosts = [h for h in plan.hosts_in_use() if facts.get(h)]
+    signs = (("boot_id", "the same running kernel (boot id)"),
+             ("machine_id", "the same /etc/machine-id"),
+             ("host_key", "the same SSH host key"))
     for i, first in enumerate(hosts):
         for second in hosts[i + 1:]:
             a, b = facts[first], facts[second]
-            same_boot = bool(a.get("boot_id")) and a.get("boot_id") == b.get("boot_id")
-            same_id = bool(a.get("machine_id")) and a.get("machine_id") == b.get("machine_id")
-            if not (same_boot or same_id):
+            same = [words for key, words in signs if a.get(key) and a.get(key) == b.get(key)]
+            if not same:
                 continue
-            why = ("the same running kernel (boot id) and /etc/machine-id" if same_boot and same_id
-                   else "the same running kernel (boot id)" if same_boot
-                   else "the same /etc/machine-id (a cloned image would also share it)")
+            why = ", ".join(same)
+            if same == ["the same /etc/machine-id"]:
+                why += " (a cloned image would also share it)"
             findings.append(Finding(
                 None, None, WARNING,
-                f"hosts {first} and {second} are one machine: {why}; their workloads share its "
-                "CPUs, memory, disks and network, so each disturbs the other's numbers",
+                f"hosts {first} and {second} are one machine: {why}; their workloads share "
+                "its CPUs, memory, disks and network, so each disturbs the other's numbers",
                 "give each plan host its own machine, or remove one of them"))
     return findings
 

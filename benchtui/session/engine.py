@@ -258,8 +258,13 @@ class Session:
         for program, tool in programs.items():
             spec = TOOLS.get(tool)
             versions[program] = spec.version if spec and spec.executable == program else None
-        result = await self.transports[host].run(facts_script(versions, paths), timeout=30.0)
-        return parse_facts(result.stdout)
+        transport = self.transports[host]
+        result = await transport.run(facts_script(versions, paths), timeout=30.0)
+        facts = parse_facts(result.stdout)
+        host_key = getattr(transport, "host_key", None)  # SSH only: preflight's same-machine check
+        if isinstance(host_key, str):
+            facts["host_key"] = host_key
+        return facts
 
     def _fail_host(self, host: str, reason: str) -> None:
         self._failures.append(f"{host}: {reason}")

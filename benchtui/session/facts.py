@@ -51,6 +51,8 @@ class HostFacts(TypedDict):
     #: machine (preflight warns). Absent from facts recorded before they were gathered.
     machine_id: NotRequired[str]
     boot_id: NotRequired[str]
+    #: The fingerprint of the SSH host key the host presented (SSH hosts only).
+    host_key: NotRequired[str]
 
 
 def facts_script(programs: Mapping[str, Sequence[str] | None],
