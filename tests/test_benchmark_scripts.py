@@ -105,3 +105,12 @@ def test_report_speed_benchmark_runs_and_reports(tmp_path: Path) -> None:
     assert "| `benchtui report SESSION --format csv` (" in done.stdout
     text = doc.read_text()
     assert "<!-- report-speed -->" in text and "<!-- /report-speed -->" in text
+
+
+def test_export_burst_runs_and_reports() -> None:
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "export_burst.py"), "--hosts", "1",
+                           "--scrapes", "10", "--idle", "10", "--rounds", "1", "--json"],
+                          capture_output=True, text=True, timeout=120, check=True)
+    report = json.loads(done.stdout)
+    assert report["rounds"][0]["answered"] == 10
+    assert report["server_threads"] <= 5

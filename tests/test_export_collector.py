@@ -10,8 +10,14 @@ from prometheus_client.openmetrics.parser import (
 from prometheus_client.parser import text_string_to_metric_families
 
 from benchtui.export.latency_buckets import BucketCounts
-from benchtui.export.metric_names import HISTOGRAM_NAME, METRICS, labels_of
-from benchtui.export.prometheus import FLEET_LATENCY_NAME, FLEET_QUANTILES, FleetCollector
+from benchtui.export.metric_names import (
+    FLEET_LATENCY_NAME,
+    FLEET_QUANTILES,
+    HISTOGRAM_NAME,
+    METRICS,
+    labels_of,
+)
+from benchtui.export.prometheus import FleetCollector
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.histogram import LatencyHistogram
@@ -108,14 +114,16 @@ def test_each_series_shows_the_latest_value_the_state_holds() -> None:
         spec = METRICS.get(series.metric)
         if spec is None:
             continue
-        labels = labels_of(series.host, series.tool, series.labels)
+        labels = collector.labeler.of(series.host, series.tool, series.labels,
+                                      metric=series.metric, kind=series.kind)
         assert scraped[spec.name][key(labels)] == series.values[-1], labels
         checked += 1
     assert checked > 200
     results = {s.series_key(): s for s in state.store.summaries}
     for s in results.values():
         spec = METRICS[s.metric]
-        assert scraped[spec.result_name][key(labels_of(s.host, s.tool, s.labels))] == s.value
+        labels = collector.labeler.of(s.host, s.tool, s.labels, metric=s.metric, kind=s.kind)
+        assert scraped[spec.result_name][key(labels)] == s.value
 
 
 def test_a_series_drops_three_of_its_intervals_after_its_last_point() -> None:
@@ -180,8 +188,10 @@ def test_a_monitor_series_under_a_new_step_replaces_the_old_one_at_once() -> Non
         assert s.t is not None
         s.t += 60
     state.on_samples(later)
-    steps = {dict(k)["step"] for k in scrape(collector)["benchtui_disk_util_ratio"]}
-    assert steps == {"-"}
+    scraped = scrape(collector)["benchtui_disk_util_ratio"]
+    assert all("step" not in dict(k) for k in scraped)  # one identity across steps
+    newest = {s.labels["device"]: s.value for s in later if s.metric == "disk_util_ratio"}
+    assert {dict(k)["device"]: v for k, v in scraped.items()} == newest
 
 
 def _fio(host: str) -> list[Sample]:
@@ -217,7 +227,7 @@ def test_histograms_count_every_interval_and_the_fleet_merges_the_latest() -> No
             latest.setdefault(job_op, LatencyHistogram()).merge(mine[-1].histogram)
     for (job, op), merged in latest.items():
         for q, value in merged.quantiles(FLEET_QUANTILES).items():
-            labels = {"tool": "fio", "job": job, "op": op, "measure": "clat", "step": "s1",
+            labels = {"tool": "fio", "fio_job": job, "op": op, "measure": "clat", "step": "s1",
                       "quantile": str(q)}
             assert scraped[FLEET_LATENCY_NAME][key(labels)] == value
 
@@ -256,3 +266,25 @@ def test_memory_of_arrivals_stays_bounded_in_a_long_session() -> None:
     assert len(collector._arrived) <= 4096 + 200
     assert scrape(collector)["benchtui_disk_util_ratio"] == {
         key({"host": "h", "tool": "iostat", "device": "sda"}): 0.9999}
+
+
+def test_counters_add_rate_times_seconds_and_a_partial_interval_is_no_spike() -> None:
+    clock = Clock()
+    state = FleetState("demo", ["h"])
+    collector = FleetCollector(state, clock=clock)
+    collector.attach()
+    labels = {"job": "j", "op": "read", "step": "s"}
+    for i, (iops, duration) in enumerate([(1000.0, None), (1000.0, None), (1000.0, None),
+                                          (4000.0, 0.25)]):
+        # the last interval covers 0.25 s: 1000 operations in it, at 4000/s
+        t = 1.8e9 + i if duration is None else 1.8e9 + 2.25
+        state.on_samples([Sample(t, "fio", INTERVAL, "iops", iops, dict(labels), "h",
+                                 duration=duration)])
+        clock.advance(0.25)
+    scraped = scrape(collector)
+    total = scraped["benchtui_ops_total"][key({"host": "h", "tool": "fio", "op": "read"})]
+    assert total == 1000 + 1000 + 1000 + 4000 * 0.25
+    # the gauge is the rate over the last whole second, not 4000/s
+    gauge = scraped["benchtui_iops"][key({"host": "h", "tool": "fio", "fio_job": "j",
+                                          "op": "read", "step": "s"})]
+    assert gauge == 4000 * 0.25 + 1000 * 0.75

@@ -82,6 +82,8 @@ def test_every_expression_uses_metrics_the_exporter_exports() -> None:
     names = exported()
     used: set[str] = set()
     for expr in expressions():
+        if '{__name__=~"benchtui_.+",step!=""}' in expr:  # every benchtui series with a step
+            continue
         found = _METRIC.findall(expr)
         assert found, expr
         for name in found:

@@ -4,9 +4,11 @@ warning when other machines can reach it, and the content Prometheus negotiates.
 from __future__ import annotations
 
 import gzip
+import shutil
 import socket
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -16,12 +18,12 @@ import pytest
 from benchtui.cli.serve_cmd import exporting
 from benchtui.errors import ExportError, UsageError
 from benchtui.export.http import (
-    MetricsServer,
     exposure_warning,
     is_loopback,
     parse_listen,
     wants_openmetrics,
 )
+from benchtui.export.http_server import MetricsServer
 from benchtui.export.prometheus import FleetCollector
 from benchtui.store.fleet import FleetState
 from tests.export_support import fixture_samples
@@ -157,3 +159,99 @@ def test_serve_with_the_port_taken_exits_2_with_one_sentence(tmp_path: Path) -> 
                            "already in use by another program; stop that program or choose "
                            "another port (e.g. --listen 127.0.0.1:9465, or --export)\n")
     assert done.stdout == ""
+
+
+class _Tiny:
+    def render(self, *, openmetrics: bool = False) -> bytes:
+        return b"benchtui_x 1\n"
+
+
+def _listen_backlog(port: int) -> int:
+    """The listening socket's backlog as the kernel holds it (``ss``: Send-Q)."""
+    out = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True,
+                         check=True).stdout.split()
+    return int(out[2])
+
+
+def _raw_get(port: int, timeout: float = 5.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    return data
+
+
+def test_bursts_idle_and_half_sent_connections_and_threads_are_bounded() -> None:
+    import threading
+
+    before = threading.active_count()
+    with MetricsServer(_Tiny(), "127.0.0.1", 0, idle_timeout=0.5, workers=3,
+                       max_connections=300) as server:
+        if shutil.which("ss"):
+            assert _listen_backlog(server.port) >= 128
+        idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(100)]
+        half = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(20)]
+        for sock in half:
+            sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never finished
+        # While they are open, scrapes are answered, and threads stay bounded.
+        for _ in range(5):
+            assert _raw_get(server.port).endswith(b"benchtui_x 1\n")
+        assert threading.active_count() - before <= 1 + 3
+        # Keep-alive: two requests on one connection.
+        with socket.create_connection(("127.0.0.1", server.port), timeout=5) as sock:
+            for _ in range(2):
+                sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+                head = sock.recv(65536)
+                assert head.startswith(b"HTTP/1.1 200 OK") and b"keep-alive" in head
+        # Idle and half-sent connections are closed after the timeout: the client reads EOF.
+        time.sleep(1.6)
+        for sock in idle + half:
+            sock.settimeout(2)
+            assert sock.recv(10) == b""
+            sock.close()
+        assert server.open_connections == 0
+        # More connections than allowed are closed at once; the server goes on.
+        many = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(320)]
+        time.sleep(0.3)
+        assert server.open_connections <= 300
+        for sock in many:
+            sock.close()
+        assert _raw_get(server.port).endswith(b"benchtui_x 1\n")
+    assert threading.active_count() <= before + 1
+
+
+def test_scrapes_that_arrive_together_share_one_fresh_rendering() -> None:
+    import threading
+
+    from benchtui.export.fresh_render import FreshRenderer
+
+    started: list[float] = []
+    gate = threading.Event()
+
+    def render(openmetrics: bool, gzipped: bool) -> bytes:
+        started.append(time.monotonic())
+        gate.wait(5)
+        return str(len(started)).encode()
+
+    renderer = FreshRenderer(render)
+    first_arrival = time.monotonic()
+    answers: list[bytes] = []
+    first = threading.Thread(target=lambda: answers.append(
+        renderer.body(first_arrival, False, False)))
+    first.start()
+    while not started:
+        time.sleep(0.001)
+    # 20 requests arrive while rendering 1 runs: they need a rendering that starts later.
+    late = time.monotonic()
+    others = [threading.Thread(target=lambda: answers.append(renderer.body(late, False, False)))
+              for _ in range(20)]
+    for t in others:
+        t.start()
+    time.sleep(0.05)
+    gate.set()
+    for t in (first, *others):
+        t.join(5)
+    assert len(started) == 2  # one for the first, one shared by the 20
+    assert answers.count(b"1") == 1 and answers.count(b"2") == 20
+    assert all(s >= first_arrival for s in started) and started[1] >= late

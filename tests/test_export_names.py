@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import (
     LATENCY_BUCKETS,
     LATENCY_BUCKETS_NS,
@@ -103,8 +104,20 @@ def test_identity_goes_in_labels() -> None:
     s = Sample(1.0, "iostat", INTERVAL, "disk_util_ratio", 0.5,
                {"device": "nvme0n1", "step": "warm-up", "le": "x", "host": "evil",
                 "9bad-key": "v"}, host="db1")
+    # a device series has no step (one identity across steps)
     assert series_labels(s) == {"host": "db1", "tool": "iostat", "device": "nvme0n1",
-                                "step": "warm-up", "_9bad_key": "v"}
+                                "_9bad_key": "v"}
+
+
+def test_job_is_fio_job_matrix_keys_are_labels_and_streams_are_indices() -> None:
+    labeler = SeriesLabels({"rand bs=4k": {"bs": "4k", "op": "x"}})
+    fio = labeler.of("db1", "fio", {"job": "rand", "op": "read", "step": "rand bs=4k#2"},
+                     metric="iops", kind=INTERVAL)
+    assert fio == {"host": "db1", "tool": "fio", "fio_job": "rand", "op": "read",
+                   "step": "rand bs=4k#2", "bs": "4k", "matrix_op": "x"}
+    streams = [labeler.of("db1", "iperf3", {"stream": n, "step": "net"})["stream"]
+               for n in ("5", "7", "5", "sum")]
+    assert streams == ["0", "1", "0", "sum"]
 
 
 def test_bucket_layout() -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import BucketCounts
-from benchtui.export.metric_names import HISTOGRAM_NAME, family_name, series_labels
+from benchtui.export.metric_names import HISTOGRAM_NAME, family_name
 from benchtui.export.openmetrics import OpenMetricsWriter, write_openmetrics
 from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample
 from tests.export_support import TOOL_FIXTURES, fixture_samples
@@ -60,12 +61,18 @@ def test_real_outputs_backfill_with_promtool_value_for_value(tmp_path: Path) -> 
     writer = write_openmetrics(samples, out, spool_dir=str(tmp_path))
     assert not writer.skipped
     points = backfill(out.getvalue(), tmp_path)
+    counters = {k: v for k, v in points.items() if k[0].endswith("_total")}
+    fleet = {k: v for k, v in points.items() if k[0] == "benchtui_fleet_latency_seconds"}
+    points = {k: v for k, v in points.items() if k not in counters and k not in fleet}
+    assert fleet  # checked by test_exact_fleet_percentiles_are_written_once_a_second_as_live
+    assert {k[0] for k in counters} == {"benchtui_ops_total", "benchtui_bytes_total"}
     expected = 0
     running: dict[tuple[tuple[str, str], ...], BucketCounts] = {}
+    labeler = SeriesLabels()
     for s in samples:
         assert s.t is not None
         t_ms = round(s.t * 1000)
-        labels = series_labels(s)
+        labels = labeler.of(s.host, s.tool, s.labels, metric=s.metric, kind=s.kind)
         if s.metric == HISTOGRAM_METRIC:
             assert s.histogram is not None
             counts = running.setdefault(tuple(sorted(labels.items())), BucketCounts())
@@ -89,7 +96,7 @@ def test_real_outputs_backfill_with_promtool_value_for_value(tmp_path: Path) -> 
 
 def _group(name: str, labels: dict[str, str], families: dict[str, str]) -> tuple[str, object]:
     family = next(f for f in families if name == f or (
-        name.startswith(f + "_") and name[len(f):] in ("_bucket", "_count", "_sum")))
+        name.startswith(f + "_") and name[len(f):] in ("_bucket", "_count", "_sum", "_total")))
     rest = {k: v for k, v in labels.items() if k not in ("le", "quantile")}
     return family, tuple(sorted(rest.items()))
 
@@ -143,10 +150,12 @@ def test_points_without_time_and_repeats_are_counted_not_written(tmp_path: Path)
     writer = write_openmetrics(samples, out, spool_dir=str(tmp_path))
     assert dict(writer.skipped) == {"no time": 1, "two points in one millisecond": 1,
                                     "no exported name for frobs": 1}
-    assert writer.written == 1
+    assert writer.written == 2  # the gauge's point and benchtui_ops_total's
     assert list(tmp_path.iterdir()) == []  # the spool is gone
-    assert 'benchtui_iops{host="h",tool="fio",job="j",op="read"} 2.0 1800000000.000' \
+    assert 'benchtui_iops{host="h",tool="fio",fio_job="j",op="read"} 2.0 1800000000.000' \
         in out.getvalue()
+    # the counter keeps the ops of the point dropped from the gauge (3/s for 0.1 ms)
+    assert 'benchtui_ops_total{host="h",tool="fio",op="read"} 2.00029' in out.getvalue()
 
 
 def test_awkward_label_values_survive_the_round_trip(tmp_path: Path) -> None:
@@ -155,10 +164,10 @@ def test_awkward_label_values_survive_the_round_trip(tmp_path: Path) -> None:
     out = io.StringIO()
     write_openmetrics([sample], out)
     points = backfill(out.getvalue(), tmp_path)
-    (name, labels, _t), value = next(iter(points.items()))
+    (name, labels, _t), value = next(p for p in points.items() if p[0][0] == "benchtui_iops")
     assert name == "benchtui_iops" and value == 7.5
     # promtool dump prints label values Go-quoted: compare after unquoting.
-    job = dict(labels)["job"].encode().decode("unicode_escape")
+    job = dict(labels)["fio_job"].encode().decode("unicode_escape")
     assert job == odd
 
 
@@ -169,3 +178,43 @@ def test_a_failed_dump_leaves_no_spool_and_no_eof(tmp_path: Path) -> None:
         raise RuntimeError("reader failed")
     assert list(tmp_path.iterdir()) == []
     assert "# EOF" not in out.getvalue()
+
+
+def test_a_partial_interval_is_written_as_the_live_exporter_shows_it() -> None:
+    base = {"job": "j", "op": "read"}
+    samples = [Sample(1.8e9, "fio", INTERVAL, "iops", 1000.0, base, host="h"),
+               Sample(1.8e9 + 1, "fio", INTERVAL, "iops", 1000.0, base, host="h"),
+               Sample(1.8e9 + 1.25, "fio", INTERVAL, "iops", 4000.0, base, host="h",
+                      duration=0.25)]
+    out = io.StringIO()
+    write_openmetrics(samples, out)
+    text = out.getvalue()
+    assert 'benchtui_iops{host="h",tool="fio",fio_job="j",op="read"} 1750.0 1800000001.250' \
+        in text  # 0.25 s at 4000/s, then 0.75 s at 1000/s: not a 4000/s spike
+    assert 'benchtui_ops_total{host="h",tool="fio",op="read"} 3000.0 1800000001.250' in text
+
+
+def test_exact_fleet_percentiles_are_written_once_a_second_as_live() -> None:
+    from benchtui.model.histogram import LatencyHistogram
+
+    samples = [s for h in ("a", "b")
+               for s in fixture_samples("fio_json/randread_randwrite.jsonplus.txt", h)
+               if s.metric == HISTOGRAM_METRIC]
+    samples.sort(key=lambda s: s.t or 0.0)
+    out = io.StringIO()
+    write_openmetrics(samples, out)
+    lines = [x for x in out.getvalue().splitlines()
+             if x.startswith("benchtui_fleet_latency_seconds{")]
+    assert lines and all('host="' not in x for x in lines)
+    # the last point: both hosts' latest histograms merged, quantile as fio takes it
+    latest: dict[tuple[str, str], LatencyHistogram] = {}
+    for s in samples:
+        assert s.histogram is not None
+        latest[(s.host, s.labels["job"] + s.labels["op"])] = s.histogram
+    last = lines[-1]
+    assert 'quantile="0.9999"' in last
+    job_op = re.search(r'fio_job="([^"]+)".*op="([^"]+)"', last)
+    assert job_op
+    merged = LatencyHistogram.merged([h for (host, jo), h in latest.items()
+                                      if jo == job_op.group(1) + job_op.group(2)])
+    assert float(last.split(" ")[1]) == merged.quantiles([0.9999])[0.9999]

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchtui.cli.extras import attach_state
-from benchtui.export.http import MetricsServer
+from benchtui.export.http_server import MetricsServer
 from benchtui.export.prometheus import FleetCollector
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
 from benchtui.parsers.registry import all_parsers
@@ -148,7 +148,7 @@ def test_prometheus_scrapes_what_benchtui_holds(tmp_path: Path, plan_path: Path)
             for s in state.store.find("iops") if s.tool == "fio"}
     assert {m["host"] for m, _ in _series(iops)} == set(HOSTS)
     for metric, values in _series(iops):
-        mine = held[(metric["host"], metric["job"], metric["op"])]
+        mine = held[(metric["host"], metric["fio_job"], metric["op"])]
         assert len(values) >= 2, metric
         assert all(v in mine for v in values), (metric, values, mine)
     # Histogram counters: each scraped _count is the sum of that host's interval histograms
@@ -158,7 +158,7 @@ def test_prometheus_scrapes_what_benchtui_holds(tmp_path: Path, plan_path: Path)
         sums, total = set(), 0.0
         for s in seen:
             if s.metric == HISTOGRAM_METRIC and s.host == metric["host"] and \
-                    s.labels["op"] == metric["op"] and s.labels["job"] == metric["job"]:
+                    s.labels["op"] == metric["op"] and s.labels["job"] == metric["fio_job"]:
                 total += s.value
                 sums.add(total)
         assert values and all(v in sums for v in values), (metric, values, sorted(sums))

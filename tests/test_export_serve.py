@@ -132,8 +132,25 @@ def test_serve_runs_the_plan_and_serves_live_values(tmp_path: Path) -> None:
         # Ctrl-C while lingering ends the wait; the run's exit status (0) stands.
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=15) == 0
+        # ...and ends with a line saying so, as run does
+        err.wait_for(r"^benchtui: serve-test: every step succeeded; stopped serving metrics "
+                     r"\(linger cut short\)$", 5)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
     assert proc.stdout is not None and proc.stdout.read() == ""
+
+
+@pytest.mark.slow
+def test_serve_prints_its_end_line_when_the_linger_ends(tmp_path: Path) -> None:
+    require_tool("fio")
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.replace("--runtime=2", "--runtime=1").format(file=tmp_path / "f.dat"),
+                    encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "benchtui", "serve", str(plan), "--listen",
+                          "127.0.0.1:0", "--linger", "1"], capture_output=True, text=True,
+                         timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[-1] == \
+        "benchtui: serve-test: every step succeeded; stopped serving metrics"

@@ -24,6 +24,7 @@ import orjson
 
 from benchtui.errors import UsageError
 from benchtui.export.formats import writer_for
+from benchtui.export.labels import matrix_of_events
 from benchtui.model import events as ev
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, relative_error
 from benchtui.model.format import escape_control
@@ -79,7 +80,12 @@ def run_dump(args: argparse.Namespace) -> int:
         samples = reader.samples(hosts=args.host, metrics=metrics, t0=t0, t1=t1)
         out = sys.stdout
         if args.format == "openmetrics":
-            written = _dump_openmetrics(samples, out, histograms=args.histograms)
+            events = reader.events()
+            # The session's health series describe every host: only for a whole dump.
+            health = (reader.meta.name, events, t0, t1) \
+                if not args.host and not args.metric else None
+            written = _dump_openmetrics(samples, out, histograms=args.histograms,
+                                        matrix=matrix_of_events(events), health=health)
         else:
             writer = writer_for(args.format, out, histograms=args.histograms)
             written = sum(writer.write(batch) for batch in _batches(samples))
@@ -100,12 +106,18 @@ def run_dump(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dump_openmetrics(samples: Iterable[Sample], out: TextIO, *, histograms: bool) -> int:
+def _dump_openmetrics(samples: Iterable[Sample], out: TextIO, *, histograms: bool,
+                      matrix: dict[str, dict[str, str]],
+                      health: tuple[str, list[ev.Event], float | None, float | None] | None
+                      ) -> int:
     from benchtui.export.openmetrics import OpenMetricsWriter
 
-    with OpenMetricsWriter(out) as writer:
+    with OpenMetricsWriter(out, matrix=matrix) as writer:
         for batch in _batches(samples):
             writer.write(s for s in batch if histograms or s.histogram is None)
+        if health is not None:
+            name, events, t0, t1 = health
+            writer.add_health(name, events, t0=t0, t1=t1)
     for reason, n in sorted(writer.skipped.items()):
         print(f"benchtui: note: {n} samples left out of the OpenMetrics output ({reason})",
               file=sys.stderr)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 
 from benchtui import __version__
 from benchtui.errors import RecordingError
+from benchtui.export.labels import matrix_of_steps
 from benchtui.session.engine import Session
 from benchtui.session.figure_track import FigureRecorder
 from benchtui.session.ghost_digest import GhostDigest
@@ -40,7 +41,9 @@ def session_extras(session: Session, state: FleetState | None, *, record: str | 
         if record:
             stack.enter_context(recording(session, record))
         if export:
-            stack.enter_context(exporting(state or attach_state(session), export))
+            matrix = matrix_of_steps((s.name, s.matrix) for s in session.plan.steps)
+            stack.enter_context(exporting(state or attach_state(session), export,
+                                          matrix=matrix))
         yield
 
 
@@ -111,17 +114,19 @@ def recording(session: Session, path: str, *,
 
 
 @contextlib.contextmanager
-def exporting(state: FleetState, listen: str) -> Iterator[None]:
+def exporting(state: FleetState, listen: str,
+              matrix: Mapping[str, Mapping[str, str]] | None = None) -> Iterator[None]:
     """Serve ``state`` on ``http://LISTEN/metrics`` while inside; the port is released on the
     way out, however the block ends. Prints where (and a warning when other machines can
     reach it) on stderr. Raises ``UsageError`` for a malformed address and ``ExportError``
     when it cannot be bound, before anything runs."""
     # (imported here: prometheus_client only for the commands that export)
-    from benchtui.export.http import MetricsServer, exposure_warning, parse_listen
+    from benchtui.export.http import exposure_warning, parse_listen
+    from benchtui.export.http_server import MetricsServer
     from benchtui.export.prometheus import FleetCollector
 
     host, port = parse_listen(listen)
-    collector = FleetCollector(state)
+    collector = FleetCollector(state, matrix=matrix)
     server = MetricsServer(collector, host, port)
     collector.attach()
     try:

@@ -28,8 +28,10 @@ from benchtui.model.format import format_duration
 from benchtui.model.sample import Sample
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.commands import estimated_seconds, expected_step_seconds
+from benchtui.plan.dryrun import command_lines, plan_commands
 from benchtui.plan.loader import load_plan
 from benchtui.plan.model import Plan
+from benchtui.plan.preflight import fallback_hosts
 from benchtui.session.engine import Session, SessionOptions, SessionResult
 from benchtui.session.facts import HostFacts
 from benchtui.session.hosts import SshOptions
@@ -137,7 +139,19 @@ def run_check(args: argparse.Namespace) -> int:
         write_facts(args.facts, result.facts)
     if args.facts != "-":
         _print_check_report(session, result)
+        if getattr(args, "commands", False):
+            _print_commands(plan, result, sys.stdout)
     return 0 if result.ok else 1
+
+
+def _print_commands(plan: Plan, result: SessionResult, out: TextIO) -> None:
+    """``check --commands``: every command line, per host, as it will run."""
+    fallback = {m.name: fallback_hosts(plan, m, result.facts) for m in plan.monitors}
+    out.write("\ncommands, as each host will run them:\n")
+    for entry in plan_commands(plan, fallback):
+        out.write(f"  {entry.title}\n")
+        for line in command_lines(entry):
+            out.write(f"    {line}\n")
 
 
 def _print_check_report(session: Session, result: SessionResult) -> None:

@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate the plan, connect to every host, print what was found on each "
         "(tool versions, devices) and every problem. Nothing is run.")
     _engine_options(p)
+    p.add_argument("--commands", action="store_true",
+                   help="also print the exact command line each host will run for every step "
+                   "and monitor (after sweeps and placeholders, shell-quoted as it runs)")
 
     p = sub.add_parser(
         "run", help="run a plan on its hosts, in the live console",

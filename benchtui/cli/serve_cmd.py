@@ -49,15 +49,27 @@ def run_serve(args: argparse.Namespace) -> int:
 async def _serve(session: Session, state: FleetState, linger: float,
                  facts_path: str | None) -> int:
     code = await run_until_signal(session, facts_path)
-    if code == EXIT_INTERRUPTED or linger <= 0 or state.started is None:
+    if code == EXIT_INTERRUPTED:
         return code
-    print(f"benchtui: the plan is done; serving its last values for {linger:g} s more "
-          "(Ctrl-C to stop now)", file=sys.stderr)
-    try:
-        await asyncio.sleep(linger)
-    except asyncio.CancelledError:
-        # Ctrl-C or SIGTERM while lingering: the run's outcome stands.
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
+    cut = False
+    if linger > 0 and state.started is not None:
+        print(f"benchtui: the plan is done; serving its last values for {linger:g} s more "
+              "(Ctrl-C to stop now)", file=sys.stderr)
+        try:
+            await asyncio.sleep(linger)
+        except asyncio.CancelledError:
+            # Ctrl-C or SIGTERM while lingering: the run's outcome stands.
+            cut = True
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+    print(end_line(session.plan.name, code, cut_short=cut), file=sys.stderr)
     return code
+
+
+def end_line(name: str, code: int, *, cut_short: bool = False) -> str:
+    """The last line serve prints, as run's: how the plan ended, and that serving stopped."""
+    outcome = "every step succeeded" if code == 0 else \
+        "a step or host failed (see above)"
+    stopped = "stopped serving metrics" + (" (linger cut short)" if cut_short else "")
+    return f"benchtui: {name}: {outcome}; {stopped}"

@@ -8,7 +8,7 @@ runs and how far it is. Counts are ``_total`` counters that only grow during a s
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from benchtui.export.exposition import Family
 from benchtui.store.fleet import DONE, HOST_STATES, RUNNING, UP, FleetState, HostView
@@ -25,11 +25,13 @@ def _counter(name: str, documentation: str) -> Family:
 
 
 def health_families(state: FleetState, hosts: list[HostView], ages: Mapping[str, float],
-                    skipped: Mapping[tuple[str, str], int], now: float) -> Iterator[Family]:
+                    skipped: Mapping[tuple[str, str], int], now: float, *,
+                    step_labels: Callable[[str], Mapping[str, str]] | None = None
+                    ) -> Iterator[Family]:
     """``ages``: host -> seconds since its last sample arrived (controller clock);
     ``skipped``: (metric, reason) -> samples not exported; ``now``: epoch seconds, for step
-    progress."""
-    yield from _session(state, now)
+    progress; ``step_labels``: a step's matrix labels (for ``benchtui_step_info``)."""
+    yield from _session(state, now, step_labels)
     yield from _hosts(hosts, ages)
     events = _counter("benchtui_events", "Session events by level (info, warning, error).")
     info = max(state.events_total - state.warnings_total - state.errors_total, 0)
@@ -46,7 +48,8 @@ def health_families(state: FleetState, hosts: list[HostView], ages: Mapping[str,
         yield family
 
 
-def _session(state: FleetState, now: float) -> Iterator[Family]:
+def _session(state: FleetState, now: float,
+             step_labels: Callable[[str], Mapping[str, str]] | None) -> Iterator[Family]:
     info = _gauge("benchtui_session_info", "The session being run (always 1).")
     info.add("benchtui_session_info", {"session": state.name}, 1)
     yield info
@@ -71,7 +74,8 @@ def _session(state: FleetState, now: float) -> Iterator[Family]:
         return
     labels = {"step": step.name}
     info = _gauge("benchtui_step_info", "The step running now (1; none between steps).")
-    info.add("benchtui_step_info", {**labels, "tool": step.tool}, 1)
+    extra = step_labels(step.name) if step_labels is not None else {}
+    info.add("benchtui_step_info", {**extra, **labels, "tool": step.tool}, 1)
     yield info
     started = _gauge("benchtui_step_start_time_seconds", "When the running step started, "
                      "Unix time.", "seconds")

@@ -1,10 +1,9 @@
-"""The ``/metrics`` endpoint: a small threaded HTTP server in the background.
+"""The ``/metrics`` endpoint's rules: the address given, what each request is answered with.
 
-It runs on its own daemon threads, so a scrape never waits for the event loop that runs the
-session, and the session never waits for a scrape. It speaks what the scraper asks for:
-OpenMetrics 1.0 when the ``Accept`` header names it (Prometheus does), else the Prometheus text
-format 0.0.4; gzip when accepted. ``/`` answers with a line pointing to ``/metrics``; other
-paths are 404.
+It speaks what the scraper asks for: OpenMetrics 1.0 when the ``Accept`` header names it
+(Prometheus does), else the Prometheus text format 0.0.4; gzip when accepted. ``/`` answers
+with a line pointing to ``/metrics``; other paths are 404. The server itself (sockets, threads,
+timeouts) is ``http_server.MetricsServer``.
 
 Binding is where users make mistakes, so it says what went wrong in one sentence: a port in use,
 an address that is not on this machine, a port below 1024 without the right to bind it.
@@ -15,12 +14,9 @@ from __future__ import annotations
 import errno
 import gzip
 import ipaddress
-import socket
-import threading
-from collections.abc import Callable, Iterable
-from socketserver import ThreadingMixIn
-from typing import Any, Protocol
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
 
 from benchtui.errors import ExportError, UsageError
 
@@ -28,8 +24,6 @@ DEFAULT_LISTEN = "127.0.0.1:9464"
 TEXT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 OPENMETRICS_TYPE = "application/openmetrics-text; version=1.0.0; charset=utf-8"
 _HINT_PORT = "choose another port (e.g. --listen 127.0.0.1:9465, or --export)"
-
-StartResponse = Callable[..., Any]
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -65,16 +59,6 @@ def exposure_warning(address: str, host: str) -> str | None:
             "unauthenticated, anyone who can reach this port can read it")
 
 
-class _Server(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """No access log on the user's terminal."""
-
-
 class Exposition(Protocol):
     """What the server serves (``FleetCollector``)."""
 
@@ -98,77 +82,45 @@ def _accepts_gzip(accept_encoding: str) -> bool:
                for item in accept_encoding.split(","))
 
 
-def _app(source: Exposition) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
-    def app(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        path = environ.get("PATH_INFO", "/")
-        if path == "/metrics":
-            if environ.get("REQUEST_METHOD", "GET") not in ("GET", "HEAD"):
-                start_response("405 Method Not Allowed", [("Allow", "GET, HEAD")])
-                return [b"use GET\n"]
-            openmetrics = wants_openmetrics(environ.get("HTTP_ACCEPT", ""))
-            body = source.render(openmetrics=openmetrics)
-            headers = [("Content-Type", OPENMETRICS_TYPE if openmetrics else TEXT_TYPE)]
-            if _accepts_gzip(environ.get("HTTP_ACCEPT_ENCODING", "")):
-                body = gzip.compress(body, compresslevel=1)
-                headers.append(("Content-Encoding", "gzip"))
-            start_response("200 OK", headers)
-            return [body]
-        if path == "/":
-            start_response("200 OK", [("Content-Type", "text/plain; charset=utf-8")])
-            return [b"benchtui exporter: the metrics are at /metrics\n"]
-        start_response("404 Not Found", [("Content-Type", "text/plain; charset=utf-8")])
-        return [b"not found: the metrics are at /metrics\n"]
-
-    return app
+@dataclass(frozen=True)
+class Response:
+    status: str
+    headers: list[tuple[str, str]]
+    body: bytes
 
 
-class MetricsServer:
-    """Serves ``source`` on ``http://host:port/metrics`` until ``close()``."""
-
-    def __init__(self, source: Exposition, host: str, port: int) -> None:
-        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
-                                       flags=socket.AI_PASSIVE)
-        except socket.gaierror:
-            raise ExportError(shown, f"{host!r} is not an address or a known host name",
-                              "give an address of this machine, e.g. --listen "
-                              f"{DEFAULT_LISTEN}") from None
-        family, _, _, _, sockaddr = infos[0]
-        server_class = type("_BoundServer", (_Server,), {"address_family": family})
-        try:
-            self._httpd: WSGIServer = make_server(
-                str(sockaddr[0]), port, _app(source), server_class,
-                handler_class=_QuietHandler)
-        except OSError as exc:
-            raise _bind_error(shown, exc) from None
-        bound: tuple[Any, ...] = tuple(self._httpd.socket.getsockname())
-        self.host = str(bound[0])
-        self.port = int(bound[1])
-        self.address = f"[{self.host}]:{self.port}" if ":" in self.host \
-            else f"{self.host}:{self.port}"
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        name=f"benchtui-metrics-{self.port}", daemon=True)
-        self._thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.address}/metrics"
-
-    def close(self) -> None:
-        """Stop serving and release the port."""
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> MetricsServer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+_TEXT = [("Content-Type", "text/plain; charset=utf-8")]
 
 
-def _bind_error(address: str, exc: OSError) -> ExportError:
+#: ``body(openmetrics, gzipped)``: the scrape's body in that format.
+Body = Callable[[bool, bool], bytes]
+
+
+def render_body(source: Exposition, openmetrics: bool, gzipped: bool) -> bytes:
+    """What ``/metrics`` sends: the source rendered now, gzip-compressed when asked."""
+    body = source.render(openmetrics=openmetrics)
+    return gzip.compress(body, compresslevel=1) if gzipped else body
+
+
+def respond(body: Body, method: str, path: str, headers: Mapping[str, str]) -> Response:
+    """The answer to one request (``headers`` with lower-case names)."""
+    path = path.split("?", 1)[0]
+    if path == "/metrics":
+        if method not in ("GET", "HEAD"):
+            return Response("405 Method Not Allowed", [("Allow", "GET, HEAD"), *_TEXT],
+                            b"use GET\n")
+        openmetrics = wants_openmetrics(headers.get("accept", ""))
+        gzipped = _accepts_gzip(headers.get("accept-encoding", ""))
+        out = [("Content-Type", OPENMETRICS_TYPE if openmetrics else TEXT_TYPE)]
+        if gzipped:
+            out.append(("Content-Encoding", "gzip"))
+        return Response("200 OK", out, body(openmetrics, gzipped))
+    if path == "/":
+        return Response("200 OK", _TEXT, b"benchtui exporter: the metrics are at /metrics\n")
+    return Response("404 Not Found", _TEXT, b"not found: the metrics are at /metrics\n")
+
+
+def bind_error(address: str, exc: OSError) -> ExportError:
     if exc.errno == errno.EADDRINUSE:
         return ExportError(address, "the port is already in use by another program",
                            f"stop that program or {_HINT_PORT}")

@@ -20,19 +20,23 @@ Rules (docs/prometheus.md explains them to users):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Final
 
 from prometheus_client.utils import floatToGoString
 
+from benchtui.export.labels import SeriesLabels
 from benchtui.model.sample import HISTOGRAM_METRIC, SUMMARY, Sample
 
 PREFIX: Final = "benchtui_"
 RESULT_PREFIX: Final = "benchtui_result_"
 HISTOGRAM_NAME: Final = "benchtui_op_latency_seconds"
+#: The exact fleet percentiles (a summary without host), and the quantiles it has.
+FLEET_LATENCY_NAME: Final = "benchtui_fleet_latency_seconds"
+FLEET_QUANTILES: Final = (0.5, 0.9, 0.99, 0.999, 0.9999)
+FLEET_LATENCY_HELP: Final = ("Latency percentile (label quantile) of the whole fleet: quantile "
+                             "of the merged latest interval histograms of every fresh host.")
 #: Labels benchtui adds to every series; a sample label of the same name is dropped.
 IDENTITY_LABELS: Final = ("host", "tool")
 
@@ -117,8 +121,6 @@ _SPECS: tuple[MetricSpec, ...] = (
 #: ``HISTOGRAM_NAME`` histogram.
 METRICS: Final[dict[str, MetricSpec]] = {spec.metric: spec for spec in _SPECS}
 
-_LABEL_NAME = re.compile(r"[^a-zA-Z0-9_]")
-
 
 def is_exported(sample: Sample) -> bool:
     """True when the sample has a family (the histogram metric counts)."""
@@ -153,26 +155,17 @@ def family_help(name: str) -> str:
     return f"{spec.help[:-1]}, over one reporting interval of the tool."
 
 
-@lru_cache(maxsize=4096)
-def label_name(key: str) -> str:
-    """A sample label key as a Prometheus label name (they are already; this is a guard)."""
-    name = _LABEL_NAME.sub("_", key) or "_"
-    return f"_{name}" if name[0].isdigit() else name
-
-
 def series_labels(sample: Sample) -> dict[str, str]:
-    """The Prometheus labels of a sample's series: host, tool, then the sample's labels."""
-    return labels_of(sample.host, sample.tool, sample.labels)
+    """The Prometheus labels of a sample's series (``labels.SeriesLabels`` without a matrix
+    and with a fresh stream numbering: use a ``SeriesLabels`` to label a whole session)."""
+    return SeriesLabels().of(sample.host, sample.tool, sample.labels, metric=sample.metric,
+                             kind=sample.kind)
 
 
-def labels_of(host: str, tool: str, labels: Mapping[str, str]) -> dict[str, str]:
-    """host, tool, then ``labels`` as Prometheus label names (``le`` is reserved)."""
-    out = {"host": host, "tool": tool}
-    for key, value in labels.items():
-        name = label_name(key)
-        if name not in out and name != "le":
-            out[name] = value
-    return out
+def labels_of(host: str, tool: str, labels: Mapping[str, str], *, metric: str = "",
+              kind: str = "") -> dict[str, str]:
+    """host, tool, then ``labels`` as Prometheus labels (``labels.SeriesLabels`` rules)."""
+    return SeriesLabels().of(host, tool, labels, metric=metric, kind=kind)
 
 
 def format_value(value: float) -> str:

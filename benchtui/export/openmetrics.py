@@ -22,21 +22,32 @@ import sqlite3
 import tempfile
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TextIO
 
+from benchtui.export.backfill_fleet import FleetQuantiles
+from benchtui.export.backfill_health import health_points
+from benchtui.export.counters import (
+    COUNTED,
+    OpsCounters,
+    counter_labels,
+    whole_interval_rate,
+)
+from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import LATENCY_BUCKETS, SLOTS, BucketCounts
 from benchtui.export.metric_names import (
+    FLEET_LATENCY_HELP,
+    FLEET_LATENCY_NAME,
     HISTOGRAM_NAME,
     METRICS,
     family_help,
     family_name,
     family_spec,
     format_value,
-    series_labels,
 )
+from benchtui.model.events import Event
 from benchtui.model.histogram import LatencyHistogram
-from benchtui.model.sample import Sample
+from benchtui.model.sample import INTERVAL, Sample
 
 _LE = (*(format_value(b) for b in LATENCY_BUCKETS), "+Inf")
 _BATCH = 20_000
@@ -65,8 +76,20 @@ class OpenMetricsWriter:
     file and ``# EOF``. Usable as a context manager (it closes on success only: a dump that
     failed half-way must not look complete)."""
 
-    def __init__(self, out: TextIO, *, spool_dir: str | None = None) -> None:
+    def __init__(self, out: TextIO, *, spool_dir: str | None = None,
+                 matrix: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self._out = out
+        self._labeler = SeriesLabels(matrix)
+        self._counters = OpsCounters()
+        self._counter_help = dict(COUNTED.values())
+        #: host -> the times of its samples (for the health series, ``add_health``).
+        self._sample_times: dict[str, array[float]] = {}
+        #: Families of ``add_health``: name -> (type, unit, help); series id -> sample name.
+        self._health_meta: dict[str, tuple[str, str, str]] = {}
+        self._sample_names: dict[int, str] = {}
+        #: series id -> (time, value) of its last per-interval point (partial intervals).
+        self._last_points: dict[int, tuple[float, float]] = {}
+        self._fleet = FleetQuantiles()
         fd, self._spool_path = tempfile.mkstemp(prefix="benchtui-om-", suffix=".sqlite",
                                                 dir=spool_dir)
         os.close(fd)
@@ -108,8 +131,21 @@ class OpenMetricsWriter:
                 if s.histogram is None:
                     continue
                 blob = _pack(s.histogram)
-            rows.append((sid, round(s.t * 1000), quantile, float(s.value), blob))
+                for point in self._fleet.add(s):
+                    self._add_fleet_point(*point)
+            value = float(s.value)
+            if s.kind == INTERVAL and quantile is None and blob is None:
+                value = self._whole_interval(sid, s.t, value, s.duration)
+            rows.append((sid, round(s.t * 1000), quantile, value, blob))
+            times = self._sample_times.get(s.host)
+            if times is None:
+                times = self._sample_times[s.host] = array("d")
+            times.append(s.t)
             n += 1
+            counted = self._counters.add(s)
+            if counted is not None:
+                rows.append((self._counter_series(counted[0]), round(s.t * 1000), None,
+                             counted[1], None))
             if len(rows) >= _BATCH:
                 self._flush()
         return n
@@ -119,7 +155,7 @@ class OpenMetricsWriter:
         family = family_name(s)
         if family is None:
             return -1, None
-        labels = series_labels(s)
+        labels = self._labeler.of(s.host, s.tool, s.labels, metric=s.metric, kind=s.kind)
         # A summary's quantiles are one point of one series (OpenMetrics groups them).
         quantile = labels.pop("quantile", None) if family in self._summaries else None
         key = (family, tuple(sorted(labels.items())))
@@ -128,6 +164,58 @@ class OpenMetricsWriter:
             sid = self._ids[key] = len(self._series)
             self._series.append((family, labels))
         return sid, quantile
+
+    def _add_fleet_point(self, t: float, tool: str, labels: dict[str, str], q: float,
+                         value: float) -> None:
+        base = self._labeler.of("", tool, labels)
+        del base["host"]
+        key = (FLEET_LATENCY_NAME, tuple(sorted(base.items())))
+        sid = self._ids.get(key)
+        if sid is None:
+            sid = self._ids[key] = len(self._series)
+            self._series.append((FLEET_LATENCY_NAME, base))
+        self._rows.append((sid, round(t * 1000), format_value(q), value, None))
+
+    def _whole_interval(self, sid: int, t: float, value: float, duration: float | None
+                        ) -> float:
+        """A gauge's point as the live exporter shows it: a partial interval's rate is
+        blended with the point before over the last whole interval (``Sample.duration``)."""
+        previous = self._last_points.get(sid)
+        self._last_points[sid] = (t, value)
+        if duration is None or previous is None:
+            return value
+        interval = min(max(t - previous[0], 1.0), 60.0)
+        return whole_interval_rate(value, duration, previous[1], interval)
+
+    def add_health(self, name: str, events: Iterable[Event], *, t0: float | None = None,
+                   t1: float | None = None) -> None:
+        """Also write the session and health series (``backfill_health``) of the session
+        named ``name`` whose events are ``events`` (points from ``t0`` to ``t1`` when given);
+        call after the samples are written."""
+        times = {host: sorted(t) for host, t in self._sample_times.items()}
+        for t, family in health_points(name, events, times, self._labeler.step_labels):
+            if (t0 is not None and t < t0) or (t1 is not None and t > t1):
+                continue
+            self._health_meta.setdefault(family.name, (family.type, family.unit, family.help))
+            for sample_name, labels, _text, value in family.samples:
+                key = (family.name, tuple(sorted({**labels, "__sample": sample_name}.items())))
+                sid = self._ids.get(key)
+                if sid is None:
+                    sid = self._ids[key] = len(self._series)
+                    self._series.append((family.name, dict(labels)))
+                    self._sample_names[sid] = sample_name
+                self._rows.append((sid, round(t * 1000), None, float(value), None))
+            if len(self._rows) >= _BATCH:
+                self._flush()
+
+    def _counter_series(self, counter: tuple[str, str, str, str]) -> int:
+        labels = counter_labels(counter)
+        key = (counter[0], tuple(sorted(labels.items())))
+        sid = self._ids.get(key)
+        if sid is None:
+            sid = self._ids[key] = len(self._series)
+            self._series.append((counter[0], labels))
+        return sid
 
     def _flush(self) -> None:
         if self._rows:
@@ -140,6 +228,8 @@ class OpenMetricsWriter:
             return
         self._closed = True
         try:
+            for point in self._fleet.finish():
+                self._add_fleet_point(*point)
             self._flush()
             self._db.execute("CREATE INDEX p_st ON p (s, t)")
             by_family: dict[str, list[int]] = {}
@@ -171,18 +261,30 @@ class OpenMetricsWriter:
     # --- output ---------------------------------------------------------------------------------
 
     def _write_family(self, family: str, ids: list[int]) -> None:
+        if family in self._health_meta:
+            self._write_health(family, ids)
+            return
         spec = family_spec(family)
-        typ = "histogram" if family == HISTOGRAM_NAME else (spec.type if spec else "gauge")
-        unit = "seconds" if family == HISTOGRAM_NAME else (spec.unit if spec else "")
+        counter = family in self._counter_help
+        fleet = family == FLEET_LATENCY_NAME
+        typ = "histogram" if family == HISTOGRAM_NAME else "counter" if counter else \
+            "summary" if fleet else (spec.type if spec else "gauge")
+        unit = "seconds" if family in (HISTOGRAM_NAME, FLEET_LATENCY_NAME) else \
+            (spec.unit if spec else "")
         out = self._out
         out.write(f"# TYPE {family} {typ}\n")
         if unit:
             out.write(f"# UNIT {family} {unit}\n")
-        out.write(f"# HELP {family} {_escape_help(family_help(family))}\n")
+        doc = self._counter_help[family] if counter else FLEET_LATENCY_HELP if fleet else \
+            family_help(family)
+        out.write(f"# HELP {family} {_escape_help(doc)}\n")
         for sid in ids:
             labels = self._series[sid][1]
             if typ == "histogram":
                 self._write_histogram(family, labels, self._points(sid))
+                continue
+            if counter:
+                self._write_counter(family, labels, sid)
                 continue
             plain = f"{family}{_label_text(labels)} "
             lines = []
@@ -192,6 +294,34 @@ class OpenMetricsWriter:
                 lines.append(f"{text}{format_value(v)} {_timestamp(t)}\n")
             self.written += len(lines)
             out.writelines(lines)
+
+    def _write_health(self, family: str, ids: list[int]) -> None:
+        typ, unit, doc = self._health_meta[family]
+        out = self._out
+        out.write(f"# TYPE {family} {typ}\n")
+        if unit:
+            out.write(f"# UNIT {family} {unit}\n")
+        out.write(f"# HELP {family} {_escape_help(doc)}\n")
+        for sid in ids:
+            prefix = f"{self._sample_names[sid]}{_label_text(self._series[sid][1])} "
+            lines = [f"{prefix}{format_value(v)} {_timestamp(t)}\n"
+                     for t, _q, v, _h in self._points(sid)]
+            self.written += len(lines)
+            out.writelines(lines)
+
+    def _write_counter(self, family: str, labels: dict[str, str], sid: int) -> None:
+        """A counter's running total at each point (its rows hold what each point added;
+        points of one millisecond add up, as they are one moment)."""
+        prefix = f"{family}_total{_label_text(labels)} "
+        total = 0.0
+        lines: list[str] = []
+        cursor = self._db.execute("SELECT t, SUM(v) FROM p WHERE s = ? GROUP BY t ORDER BY t",
+                                  (sid,))
+        for t, added in cursor:
+            total += added
+            lines.append(f"{prefix}{format_value(total)} {_timestamp(t)}\n")
+        self.written += len(lines)
+        self._out.writelines(lines)
 
     def _points(self, sid: int) -> Iterator[tuple[int, str | None, float, bytes | None]]:
         """A series' points in time order (a summary's quantiles in order), one per
@@ -243,9 +373,10 @@ def _unpack_into(blob: bytes, counters: BucketCounts) -> None:
     counters.sum_ns += values[SLOTS + 1]
 
 
-def write_openmetrics(samples: Iterable[Sample], out: TextIO, *,
-                      spool_dir: str | None = None) -> OpenMetricsWriter:
+def write_openmetrics(samples: Iterable[Sample], out: TextIO, *, spool_dir: str | None = None,
+                      matrix: Mapping[str, Mapping[str, str]] | None = None
+                      ) -> OpenMetricsWriter:
     """Write ``samples`` as a whole OpenMetrics file; returns the closed writer (counts)."""
-    with OpenMetricsWriter(out, spool_dir=spool_dir) as writer:
+    with OpenMetricsWriter(out, spool_dir=spool_dir, matrix=matrix) as writer:
         writer.write(samples)
     return writer

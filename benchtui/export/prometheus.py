@@ -30,31 +30,38 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from prometheus_client.core import Metric
 
+from benchtui.export.counters import (
+    COUNTED,
+    OpsCounters,
+    counter_labels,
+    whole_interval_rate,
+)
 from benchtui.export.exposition import Family, label_text, render
 from benchtui.export.health import health_families
+from benchtui.export.labels import SeriesLabels
 from benchtui.export.latency_buckets import LATENCY_BUCKETS, BucketCounts
 from benchtui.export.metric_names import (
+    FLEET_LATENCY_HELP,
+    FLEET_LATENCY_NAME,
+    FLEET_QUANTILES,
     HISTOGRAM_NAME,
     METRICS,
     family_help,
     format_value,
-    labels_of,
 )
 from benchtui.model.histogram import LatencyHistogram
-from benchtui.model.sample import HISTOGRAM_METRIC, SUMMARY, Sample
+from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, SUMMARY, Sample
 from benchtui.store.fleet import FAILED, FleetState
 from benchtui.store.live import Series, SeriesKey
 
 STALE_INTERVALS = 3
 MIN_INTERVAL = 1.0
 MAX_INTERVAL = 60.0
-FLEET_QUANTILES = (0.5, 0.9, 0.99, 0.999, 0.9999)
-FLEET_LATENCY_NAME = "benchtui_fleet_latency_seconds"
 _PRUNE_EVERY = 4096
 _LABEL_CACHE_MAX = 200_000
 _LE = (*(format_value(b) for b in LATENCY_BUCKETS), "+Inf")
@@ -99,12 +106,19 @@ class FleetCollector:
     ``attach()`` starts listening to the state's sample batches (call it before the session
     starts, from the feeding thread or before it runs); ``detach()`` stops. ``clock`` is the
     monotonic clock of arrivals and staleness, ``wall`` the epoch clock of step progress;
-    tests pass their own.
+    tests pass their own. ``matrix``: each sweep step's values (step name -> option -> value),
+    which label its series (export/labels.py).
     """
 
     def __init__(self, state: FleetState, *, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time) -> None:
+                 wall: Callable[[], float] = time.time,
+                 matrix: Mapping[str, Mapping[str, str]] | None = None) -> None:
         self.state = state
+        self.labeler = SeriesLabels(matrix)
+        self._counters = OpsCounters()
+        #: series -> (time, duration) of its newest point when that point was a partial
+        #: interval (``Sample.duration``): its gauge is blended with the point before.
+        self._partial: dict[SeriesKey, tuple[float, float]] = {}
         self._clock = clock
         self._wall = wall
         self._lock = threading.Lock()
@@ -143,6 +157,10 @@ class FleetCollector:
                     last = when
                     arrived[when] = now
                     self._host_arrived[s.host] = now
+                if s.duration is not None and s.kind == INTERVAL:
+                    self._partial[s.series_key()] = (when[2], s.duration)
+                if s.metric in COUNTED:
+                    self._counters.add(s)
                 if s.metric == HISTOGRAM_METRIC:
                     if s.histogram is not None and s.kind != SUMMARY:
                         try:
@@ -184,12 +202,21 @@ class FleetCollector:
             histograms = [(h, h.counters.copy()) for h in self._histograms.values()
                           if h.host not in failed and self._fresh(now, h.arrived, h.interval)]
             skipped = dict(self._skipped)
+            totals = dict(self._counters.totals)
+            partial = dict(self._partial)
         families: dict[str, Family] = {}
-        self._interval_values(families, arrived, failed, now)
+        self._interval_values(families, arrived, failed, now, partial)
+        for key, total in sorted(totals.items()):
+            if key[1] in failed:
+                continue
+            name, doc = COUNTED["iops" if key[0] == "benchtui_ops" else "bandwidth_bytes"]
+            family = _family(families, name, "counter", "", doc)
+            family.add(name + "_total", counter_labels(key), total)
         self._results(families, failed)
         self._histogram_families(families, histograms)
         ages = {h: now - t for h, t in host_arrived.items()}
-        for family in health_families(self.state, hosts, ages, skipped, self._wall()):
+        for family in health_families(self.state, hosts, ages, skipped, self._wall(),
+                                      step_labels=self.labeler.step_labels):
             families[family.name] = family
         return [families[name] for name in sorted(families)]
 
@@ -206,21 +233,25 @@ class FleetCollector:
     def _fresh(now: float, arrived: float, interval: float) -> bool:
         return now - arrived <= STALE_INTERVALS * interval
 
-    def _labels(self, key: object, host: str, tool: str, labels: dict[str, str]
-                ) -> tuple[dict[str, str], str]:
+    def _labels(self, key: object, host: str, tool: str, labels: dict[str, str], *,
+                metric: str = "", kind: str = "") -> tuple[dict[str, str], str]:
         """A series' Prometheus labels and their text, made once per series."""
         cached = self._label_cache.get(key)
         if cached is None:
             if len(self._label_cache) >= _LABEL_CACHE_MAX:
                 self._label_cache.clear()
-            made = labels_of(host, tool, labels)
+            made = self.labeler.of(host, tool, labels, metric=metric, kind=kind)
             cached = self._label_cache[key] = (made, label_text(made))
         return cached
 
     def _interval_values(self, families: dict[str, Family],
                          arrived: dict[tuple[str, str, float], float],
-                         failed: set[str], now: float) -> None:
-        """The newest value of every fresh series; one series per identity without step."""
+                         failed: set[str], now: float,
+                         partial: dict[SeriesKey, tuple[float, float]]) -> None:
+        """The newest value of every fresh series; one series per identity without step. A
+        newest point that covers a partial interval (``duration`` shorter than the series'
+        interval) is blended with the point before it, by time: the gauge is then the rate
+        over the last whole interval, not a short interval's rate standing for a whole one."""
         chosen: dict[tuple[object, ...], tuple[float, SeriesKey, Series]] = {}
         for key, series in list(self.state.store.series.items()):
             if series.host in failed or series.metric not in METRICS:
@@ -245,8 +276,9 @@ class FleetCollector:
                 continue
             spec = METRICS[series.metric]
             family = _family(families, spec.name, spec.type, spec.unit)
-            labels, text = self._labels(key, series.host, series.tool, series.labels)
-            family.add(spec.name, labels, series.values[-1], text)
+            labels, text = self._labels(key, series.host, series.tool, series.labels,
+                                        metric=series.metric, kind=series.kind)
+            family.add(spec.name, labels, _weighted_last(series, partial.get(key)), text)
 
     def _results(self, families: dict[str, Family], failed: set[str]) -> None:
         latest: dict[SeriesKey, Sample] = {}
@@ -256,7 +288,8 @@ class FleetCollector:
         for key, s in latest.items():
             spec = METRICS[s.metric]
             family = _family(families, spec.result_name, spec.type, spec.unit)
-            labels, text = self._labels(("result", key), s.host, s.tool, s.labels)
+            labels, text = self._labels(("result", key), s.host, s.tool, s.labels,
+                                        metric=s.metric, kind=s.kind)
             family.add(spec.result_name, labels, s.value, text)
 
     def _histogram_families(self, families: dict[str, Family],
@@ -265,7 +298,7 @@ class FleetCollector:
         for entry, counters in histograms:
             family = _family(families, HISTOGRAM_NAME, "histogram", "seconds")
             labels, text = self._labels(("histogram", entry.key), entry.host, entry.tool,
-                                        entry.labels)
+                                        entry.labels, metric=HISTOGRAM_METRIC, kind=INTERVAL)
             for (le_labels, le_text), n in zip(entry.bucket_labels(labels),
                                                counters.cumulative(), strict=True):
                 family.add(HISTOGRAM_NAME + "_bucket", le_labels, n, le_text)
@@ -278,12 +311,21 @@ class FleetCollector:
             if not quantiles:
                 continue
             family = _family(families, FLEET_LATENCY_NAME, "summary", "seconds",
-                             "Latency percentile (label quantile) of the whole fleet: quantile "
-                             "of the merged latest interval histograms of every fresh host.")
-            base = labels_of("", tool, dict(group_labels))
+                             FLEET_LATENCY_HELP)
+            base = self.labeler.of("", tool, dict(group_labels))
             del base["host"]
             for q, value in quantiles.items():
                 family.add(FLEET_LATENCY_NAME, {**base, "quantile": format_value(q)}, value)
+
+
+def _weighted_last(series: Series, partial: tuple[float, float] | None) -> float:
+    """The series' newest value; when that point covers only part of an interval, the mean
+    rate over the last whole interval (``counters.whole_interval_rate``)."""
+    last = series.values[-1]
+    if partial is None or partial[0] != series.times[-1] or len(series.values) < 2:
+        return last
+    return whole_interval_rate(last, partial[1], series.values[-2],
+                               _interval(series.times[-1], series.times[-2]))
 
 
 def _family(families: dict[str, Family], name: str, typ: str, unit: str,

@@ -17,12 +17,13 @@ import math
 import re
 import shlex
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchtui.plan.argwords import Option, find, number, positional, take
 from benchtui.plan.fio_options import expected_seconds, fio_jobs, split_option
 from benchtui.plan.model import MonitorSpec, Plan, StepSpec
+from benchtui.plan.placeholders import has_placeholders, substitute, values_for
 from benchtui.plan.tools import TOOLS, ToolSpec
 
 STEP, MONITOR, SERVER, CLIENT = "step", "monitor", "server", "client"
@@ -132,12 +133,44 @@ def fio_args(what: str, args: tuple[str, ...]) -> tuple[list[str], list[str]]:
     return kept, warnings
 
 
-def default_jobfile_path(plan: Plan, step: StepSpec) -> str:
+def default_jobfile_path(plan: Plan, step: StepSpec, host: str | None = None) -> str:
     """Where a step's jobfile is copied on its hosts, unless the session says otherwise (a
-    sweep's step names hold spaces and ``=``: they become ``_`` in the file name)."""
+    sweep's step names hold spaces and ``=``: they become ``_`` in the file name). ``host``:
+    a jobfile with placeholders differs per host, so each host's copy gets its own name (two
+    plan hosts may share a file system, or be one machine)."""
     base = step.jobfile.name if step.jobfile else "job.fio"
     name = _UNSAFE_FILE_NAME.sub("_", step.name)
+    if host is not None:
+        name = f"{name}-{_UNSAFE_FILE_NAME.sub('_', host)}"
     return f"{plan.settings.remote_dir}/{plan.name}/{name}-{base}"
+
+
+# --- placeholders --------------------------------------------------------------------------
+
+def _filled(words: tuple[str, ...], values: dict[str, str]) -> tuple[str, ...]:
+    return tuple(substitute(w, values) for w in words)
+
+
+def step_for_host(plan: Plan, step: StepSpec, host: str, run: int = 1) -> StepSpec:
+    """``step`` as ``host`` runs it in run ``run``: its placeholders filled (see
+    ``placeholders``)."""
+    values = values_for(host=host, index=step.hosts.index(host), session=plan.name,
+                        step=step.name, run=run)
+    return replace(
+        step, args=_filled(step.args, values), server_args=_filled(step.server_args, values),
+        command=_filled(step.command, values),
+        executable=substitute(step.executable, values) if step.executable else None,
+        env={k: substitute(v, values) for k, v in step.env.items()},
+        jobfile_text=substitute(step.jobfile_text, values) if step.jobfile_text else None)
+
+
+def monitor_for_host(plan: Plan, monitor: MonitorSpec, host: str) -> MonitorSpec:
+    """``monitor`` as ``host`` runs it: ``{host}``, ``{index}``, ``{session}`` filled."""
+    values = values_for(host=host, index=monitor.hosts.index(host), session=plan.name)
+    return replace(
+        monitor, args=_filled(monitor.args, values), command=_filled(monitor.command, values),
+        executable=substitute(monitor.executable, values) if monitor.executable else None,
+        env={k: substitute(v, values) for k, v in monitor.env.items()})
 
 
 def _fio_argv(program: str, what: str, name: str, args: tuple[str, ...], jobfile: str | None
@@ -192,48 +225,53 @@ def iperf_seconds(args: tuple[str, ...] | list[str]) -> float | None:
     return (seconds if seconds is not None else 10.0) + omit
 
 
-def _iperf_commands(plan: Plan, step: StepSpec, spec: ToolSpec, address: str
+def _iperf_commands(plan: Plan, step: StepSpec, spec: ToolSpec, address: str, run: int
                     ) -> list[RemoteCommand]:
     tool = spec.name
+    server = step.server or step.hosts[0]
+    on_server = step_for_host(plan, step, server, run)
     client_args, warnings = _without(tool, step.name, step.args)
-    server_args, server_warnings = _without(tool, step.name, step.server_args)
+    server_args, server_warnings = _without(tool, step.name, on_server.server_args)
     warnings += server_warnings
     client_port, server_port = take(client_args, _PORT), take(server_args, _PORT)
     base_port = int(number(client_port.value or server_port.value) or DEFAULT_PORTS[tool])
     client_deadline = _step_deadline(plan, step, iperf_seconds(client_port.rest))
     server_deadline = client_deadline + plan.settings.deadline_margin
-    program = step.executable or spec.executable or tool
     server_extra = list(server_port.rest)
     udp = Option("-u", "--udp", False)
     if tool == "iperf" and find(client_port.rest, udp) is not None \
             and find(server_extra, udp) is None:
         server_extra.append("-u")
-    env = {**BASE_ENV, **step.env}
 
     def command(host: str, role: str, argv: list[str], deadline: float) -> RemoteCommand:
+        on_host = step_for_host(plan, step, host, run)
+        program = on_host.executable or spec.executable or tool
         return RemoteCommand(host=host, name=step.name, role=role, tool=tool,
-                             parser=step.parser, argv=tuple(argv), deadline=deadline, env=env,
-                             warnings=tuple(warnings))
+                             parser=step.parser, argv=(program, *argv), deadline=deadline,
+                             env={**BASE_ENV, **on_host.env}, warnings=tuple(warnings))
+
+    def client_words(client: str) -> list[str]:
+        words, _ = _without(tool, step.name, step_for_host(plan, step, client, run).args)
+        return take(words, _PORT).rest
 
     servers: list[RemoteCommand] = []
     clients: list[RemoteCommand] = []
-    server = step.server or step.hosts[0]
     for i, client in enumerate(step.clients):
         # an iperf3 server serves one client at a time: one server (and port) per client
         port = base_port + i if tool == "iperf3" else base_port
         if tool == "iperf3":
             servers.append(command(server, SERVER, [
-                program, "-s", "-1", "-i", "1", "-p", str(port), "--forceflush",
+                "-s", "-1", "-i", "1", "-p", str(port), "--forceflush",
                 *server_extra], server_deadline))
             clients.append(command(client, CLIENT, [
-                program, "-c", address, "-i", "1", "-p", str(port), "--forceflush",
-                *client_port.rest], client_deadline))
+                "-c", address, "-i", "1", "-p", str(port), "--forceflush",
+                *client_words(client)], client_deadline))
         else:
             if i == 0:
                 servers.append(command(server, SERVER, [
-                    program, "-s", "-i", "1", "-p", str(port), *server_extra], server_deadline))
+                    "-s", "-i", "1", "-p", str(port), *server_extra], server_deadline))
             clients.append(command(client, CLIENT, [
-                program, "-c", address, "-i", "1", "-p", str(port), *client_port.rest],
+                "-c", address, "-i", "1", "-p", str(port), *client_words(client)],
                 client_deadline))
     return servers + clients
 
@@ -340,17 +378,27 @@ DISKSTATS_LOOP = (
 
 
 def step_commands(plan: Plan, step: StepSpec, *, jobfile_path: str | None = None,
-                  server_address: str | None = None) -> list[RemoteCommand]:
-    """The processes of one run of ``step``: for iperf3/iperf the servers first (start them,
-    then the clients), else one per host. ``jobfile_path``: where the session copies the
-    jobfile (default ``default_jobfile_path``); ``server_address``: what iperf clients connect
-    to (default: the step's ``server_address``, else the server host's address)."""
+                  server_address: str | None = None, run: int = 1) -> list[RemoteCommand]:
+    """The processes of run ``run`` (from 1) of ``step``: for iperf3/iperf the servers first
+    (start them, then the clients), else one per host, each with its placeholders filled.
+    ``jobfile_path``: where the session copies the jobfile (default ``default_jobfile_path``);
+    ``server_address``: what iperf clients connect to (default: the step's
+    ``server_address``, else the server host's address)."""
     spec = TOOLS.get(step.tool)
     if spec is not None and spec.client_server:
         address = server_address or step.server_address
         if not address:
             raise ValueError(f"step {step.name!r} needs a server address")
-        return _iperf_commands(plan, step, spec, address)
+        return _iperf_commands(plan, step, spec, address, run)
+    per_host_jobfile = step.jobfile_text is not None and has_placeholders(step.jobfile_text)
+    return [_one_step_command(plan, step_for_host(plan, step, host, run), spec, host,
+                              jobfile_path or default_jobfile_path(
+                                  plan, step, host if per_host_jobfile else None))
+            for host in step.hosts]
+
+
+def _one_step_command(plan: Plan, step: StepSpec, spec: ToolSpec | None, host: str,
+                      jobfile_path: str) -> RemoteCommand:
     deadline = step_deadline(plan, step)
     uploads: tuple[Upload, ...] = ()
     warnings: list[str] = []
@@ -365,7 +413,7 @@ def step_commands(plan: Plan, step: StepSpec, *, jobfile_path: str | None = None
         if spec.name == "fio":
             remote = None
             if step.jobfile is not None:
-                remote = jobfile_path or default_jobfile_path(plan, step)
+                remote = jobfile_path
                 uploads = (Upload(step.jobfile, remote, step.jobfile_text),)
             # a sweep's steps name their job after the sweep: the step label tells them apart
             argv, warnings = _fio_argv(program, f'step "{step.name}"', step.sweep or step.name,
@@ -374,10 +422,10 @@ def step_commands(plan: Plan, step: StepSpec, *, jobfile_path: str | None = None
             if spec.name == "diskstats":
                 env.update(BENCHTUI_DEVICES="", BENCHTUI_INTERVAL="1")
             argv = _tool_argv(spec, program, step.args, (), 1.0)
-    return [RemoteCommand(host=host, name=step.name, role=STEP, tool=step.tool,
-                          parser=step.parser, argv=tuple(argv), deadline=deadline, env=env,
-                          line_buffered=line_buffered, uploads=uploads,
-                          warnings=tuple(warnings)) for host in step.hosts]
+    return RemoteCommand(host=host, name=step.name, role=STEP, tool=step.tool,
+                         parser=step.parser, argv=tuple(argv), deadline=deadline, env=env,
+                         line_buffered=line_buffered, uploads=uploads,
+                         warnings=tuple(warnings))
 
 
 def monitor_commands(plan: Plan, monitor: MonitorSpec, *,
@@ -387,7 +435,9 @@ def monitor_commands(plan: Plan, monitor: MonitorSpec, *,
     /proc/diskstats)."""
     deadline = session_deadline(plan)
     out: list[RemoteCommand] = []
-    for host in monitor.hosts:
+    template = monitor
+    for host in template.hosts:
+        monitor = monitor_for_host(plan, template, host)
         spec = TOOLS.get(monitor.tool)
         if spec is not None and spec.fallback and host in fallback_hosts and not monitor.command:
             spec = TOOLS[spec.fallback]

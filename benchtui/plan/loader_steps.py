@@ -29,6 +29,7 @@ from benchtui.plan.model import (
     MonitorSpec,
     StepSpec,
 )
+from benchtui.plan.placeholders import check_text, hint
 from benchtui.plan.sweep import expand, read_matrix, read_select
 from benchtui.plan.tools import TOOLS, ToolSpec, known_tool_list
 
@@ -350,6 +351,7 @@ def read_monitors(source: Source, tables: list[Any], hosts: HostNames,
                                               "which is not a device name",
                                    fields.example("devices"))
             devices.append(name)
+        _check_placeholders(fields, run, monitor=True)
         name = fields.table.get("name") or _unique_name(run.tool if run.spec else run.parser,
                                                         used)
         used.add(name)
@@ -385,6 +387,8 @@ def read_steps(source: Source, tables: list[Any], hosts: HostNames,
                                "timeout is when a run has failed; duration is when the step "
                                "ends normally")
         matrix = read_matrix(fields, run.tool, run.command, run.args)
+        _check_placeholders(fields, run, jobfile=jobfile, jobfile_text=jobfile_text,
+                            matrix=matrix)
         name = fields.table.get("name") or _unique_name(run.tool if run.spec else run.parser,
                                                         used)
         used.add(name)
@@ -398,6 +402,34 @@ def read_steps(source: Source, tables: list[Any], hosts: HostNames,
             silence=_read_silence(fields, 1.0), index=i, line=source.line(("step", i)))
         steps += expand(step, matrix, fields, used) if matrix else [step]
     return steps
+
+
+def _check_placeholders(fields: Fields, run: _Runnable, *, monitor: bool = False,
+                        jobfile: Path | None = None, jobfile_text: str | None = None,
+                        matrix: Mapping[str, tuple[str, ...]] | None = None) -> None:
+    """Every ``{NAME}`` in the words, env values, matrix values and jobfile is a known
+    placeholder (``placeholders``): else a ``PlanError`` at its key's (or jobfile's) line."""
+    words: list[tuple[tuple[str, ...], str]] = [
+        (("args",), w) for w in run.args]
+    words += [(("server_args",), w) for w in fields.words("server_args") or ()]
+    words += [(("command",), w) for w in run.command]
+    if run.executable is not None:
+        words.append((("executable",), run.executable))
+    words += [(("env", k), v) for k, v in run.env.items()]
+    for key, values in (matrix or {}).items():
+        words += [(("matrix", key), v) for v in values]
+    for path, text in words:
+        unknown = check_text(text, monitor=monitor)
+        if unknown is not None:
+            where = " ".join(path)
+            raise fields.source.error((*fields.path, *path), f"{unknown.reason} ({where} of "
+                                      f"{fields.what})", hint(unknown))
+    if jobfile is not None and jobfile_text is not None:
+        unknown = check_text(jobfile_text)
+        if unknown is not None:
+            line = jobfile_text.count("\n", 0, unknown.offset) + 1
+            raise PlanError(str(jobfile), f"{unknown.reason} (jobfile of {fields.what})", line,
+                            hint(unknown))
 
 
 def _read_placement(fields: Fields, run: _Runnable, hosts: HostNames

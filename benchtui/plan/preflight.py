@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from benchtui.plan.commands import plan_warnings
+from benchtui.plan.commands import monitor_for_host, plan_warnings, step_for_host
 from benchtui.plan.fio_options import READ_MODES, SYNC_IOENGINES, FioJob, fio_jobs
 from benchtui.plan.model import DEFAULT_SELECT, MonitorSpec, Plan, StepSpec
+from benchtui.plan.placeholders import has_placeholders
 from benchtui.plan.tools import TOOLS, programs_of
 
 ERROR, WARNING = "error", "warning"
@@ -76,6 +77,9 @@ class PreflightFacts(TypedDict, total=False):
     mounts: list[MountFacts]
     tools: dict[str, str]    # program -> first line of its version output; absent = missing
     files: dict[str, FileFacts]
+    machine_id: str          # /etc/machine-id
+    boot_id: str             # /proc/sys/kernel/random/boot_id (one per running kernel)
+    host_key: str            # the SSH host key's fingerprint (SSH hosts only)
 
 
 @dataclass(frozen=True)
@@ -208,13 +212,29 @@ class _Facts:
         return size if isinstance(size, int) and size > 0 else None
 
 
-def _fio_runnables(plan: Plan) -> list[tuple[str, MonitorSpec | StepSpec, list[FioJob]]]:
-    out: list[tuple[str, MonitorSpec | StepSpec, list[FioJob]]] = []
+def _fio_runnables(plan: Plan
+                   ) -> list[tuple[str, MonitorSpec | StepSpec, dict[str, list[FioJob]]]]:
+    """(what, step or monitor, host -> the fio jobs it runs there): placeholders filled per
+    host (its first run), so that each host's files and devices are the ones checked."""
+    out: list[tuple[str, MonitorSpec | StepSpec, dict[str, list[FioJob]]]] = []
     for spec in plan.runnables():
-        if spec.tool == "fio" and not spec.command:
-            text = spec.jobfile_text if isinstance(spec, StepSpec) else None
-            kind = "step" if isinstance(spec, StepSpec) else "monitor"
-            out.append((f'{kind} "{spec.name}"', spec, fio_jobs(spec.args, text, spec.name)))
+        if spec.tool != "fio" or spec.command:
+            continue
+        kind = "step" if isinstance(spec, StepSpec) else "monitor"
+        text = spec.jobfile_text if isinstance(spec, StepSpec) else None
+        if not any(has_placeholders(t) for t in (*spec.args, text or "")):
+            jobs = fio_jobs(spec.args, text, spec.name)
+            out.append((f'{kind} "{spec.name}"', spec, dict.fromkeys(spec.hosts, jobs)))
+            continue
+        per_host: dict[str, list[FioJob]] = {}
+        for host in spec.hosts:
+            if isinstance(spec, StepSpec):
+                filled_step = step_for_host(plan, spec, host)
+                per_host[host] = fio_jobs(filled_step.args, filled_step.jobfile_text, spec.name)
+            else:
+                per_host[host] = fio_jobs(monitor_for_host(plan, spec, host).args, None,
+                                          spec.name)
+        out.append((f'{kind} "{spec.name}"', spec, per_host))
     return out
 
 
@@ -223,9 +243,9 @@ def paths_to_inspect(plan: Plan) -> dict[str, list[str]]:
     the devices of ``allow_destructive``."""
     paths: dict[str, list[str]] = {h: list(spec.allow_destructive)
                                    for h, spec in plan.hosts.items()}
-    for _, spec, jobs in _fio_runnables(plan):
+    for _, spec, by_host in _fio_runnables(plan):
         for host in spec.hosts:
-            for job in jobs:
+            for job in by_host[host]:
                 paths[host] += [p for p in job.filenames if p not in paths[host]]
     return paths
 
@@ -251,9 +271,37 @@ def preflight(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Findin
     findings += _fio_checks(plan, facts)
     findings += [Finding(None, name, WARNING, warning) for name, warning in plan_warnings(plan)]
     findings += _select_warnings(plan)
+    findings += same_machines(plan, facts)
     unique = _said_once_per_sweep(plan, list(dict.fromkeys(findings)))
     return [f for f in unique if f.severity == ERROR] + \
         [f for f in unique if f.severity != ERROR]
+
+
+def same_machines(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """A warning per pair of plan hosts that are one machine: the same running kernel
+    (``boot_id``: one machine, or containers and namespaces of one), the same
+    ``/etc/machine-id``, or the same SSH host key (one sshd). Their workloads share CPUs,
+    memory, disks and links, so each one's numbers are disturbed by the other's."""
+    findings: list[Finding] = []
+    hosts = [h for h in plan.hosts_in_use() if facts.get(h)]
+    signs = (("boot_id", "the same running kernel (boot id)"),
+             ("machine_id", "the same /etc/machine-id"),
+             ("host_key", "the same SSH host key"))
+    for i, first in enumerate(hosts):
+        for second in hosts[i + 1:]:
+            a, b = facts[first], facts[second]
+            same = [words for key, words in signs if a.get(key) and a.get(key) == b.get(key)]
+            if not same:
+                continue
+            why = ", ".join(same)
+            if same == ["the same /etc/machine-id"]:
+                why += " (a cloned image would also share it)"
+            findings.append(Finding(
+                None, None, WARNING,
+                f"hosts {first} and {second} are one machine: {why}; their workloads share "
+                "its CPUs, memory, disks and network, so each disturbs the other's numbers",
+                "give each plan host its own machine, or remove one of them"))
+    return findings
 
 
 def _said_once_per_sweep(plan: Plan, findings: list[Finding]) -> list[Finding]:
@@ -310,7 +358,7 @@ def _missing_programs(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> lis
     users: dict[tuple[str, str], list[MonitorSpec | StepSpec]] = {}
     for spec in plan.runnables():
         for host in spec.hosts:
-            for program in programs_of(spec):
+            for program in programs_of(spec, host, plan.name):
                 users.setdefault((host, program), []).append(spec)
     findings = []
     for (host, program), specs in users.items():
@@ -356,9 +404,10 @@ class _Run:
 def _fio_checks(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
     findings: list[Finding] = []
     written: dict[str, set[str]] = {h: set() for h in plan.hosts}
-    for what, spec, jobs in _fio_runnables(plan):
-        findings += _engine_warnings(what, spec.name, jobs)
+    for what, spec, by_host in _fio_runnables(plan):
+        findings += _engine_warnings(what, spec.name, by_host[spec.hosts[0]])
         for host in spec.hosts:
+            jobs = by_host[host]
             host_facts = _Facts(facts.get(host))
             allowed = {host_facts.real_path(p) for p in plan.hosts[host].allow_destructive}
             allowed |= set(plan.hosts[host].allow_destructive)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from benchtui.plan.model import COMMAND_TOOL, MonitorSpec, Plan, StepSpec
+from benchtui.plan.placeholders import substitute, values_for
 
 
 @dataclass(frozen=True)
@@ -170,11 +171,18 @@ def executable_of(tool: str, executable: str | None, command: tuple[str, ...]) -
     return spec.executable if spec else None
 
 
-def programs_of(spec: MonitorSpec | StepSpec) -> list[str]:
+def programs_of(spec: MonitorSpec | StepSpec, host: str | None = None, session: str = ""
+                ) -> list[str]:
     """The programs a step or monitor needs on its hosts: its own, and ``stdbuf`` when
-    benchtui wraps the tool in it."""
+    benchtui wraps the tool in it. With ``host``, the program as that host runs it (its
+    placeholders filled: ``executable = "/opt/{host}/fio"``)."""
     programs = []
     program = executable_of(spec.tool, spec.executable, spec.command)
+    if program and host is not None:
+        step = isinstance(spec, StepSpec)
+        program = substitute(program, values_for(
+            host=host, index=spec.hosts.index(host), session=session,
+            step=spec.name if step else None, run=1 if step else None))
     if program:
         programs.append(program)
     catalogued = TOOLS.get(spec.tool)
@@ -190,7 +198,7 @@ def executables_needed(plan: Plan) -> dict[str, dict[str, str]]:
     needed: dict[str, dict[str, str]] = {h: {} for h in plan.hosts}
     for spec in plan.runnables():
         for host in spec.hosts:
-            for program in programs_of(spec):
+            for program in programs_of(spec, host, plan.name):
                 needed[host].setdefault(program, spec.tool)
     return needed
 

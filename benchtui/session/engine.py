@@ -316,8 +316,13 @@ class Session:
         for program, tool in programs.items():
             spec = TOOLS.get(tool)
             versions[program] = spec.version if spec and spec.executable == program else None
-        result = await self.transports[host].run(facts_script(versions, paths), timeout=30.0)
-        return parse_facts(result.stdout)
+        transport = self.transports[host]
+        result = await transport.run(facts_script(versions, paths), timeout=30.0)
+        facts = parse_facts(result.stdout)
+        host_key = getattr(transport, "host_key", None)  # SSH only: preflight's same-machine check
+        if isinstance(host_key, str):
+            facts["host_key"] = host_key
+        return facts
 
     def _fail_host(self, host: str, reason: str) -> None:
         self._failures.append(f"{host}: {reason}")
@@ -462,7 +467,7 @@ class Session:
         started = self._step_started = time.monotonic()
         self._step_runs = []
         try:
-            commands = self._step_commands(step)
+            commands = self._step_commands(step, repeat + 1)
         except ValueError as exc:
             self._failures.append(f"step {label}: {exc}")
             self._step_outcomes.append(ev.FAILED)
@@ -514,12 +519,12 @@ class Session:
                   silences=self._silences(runs))
         self.current_step = None
 
-    def _step_commands(self, step: StepSpec) -> list[RemoteCommand]:
+    def _step_commands(self, step: StepSpec, run: int = 1) -> list[RemoteCommand]:
         address = step.server_address
         if step.server is not None and not address:
             spec = self.plan.hosts[step.server]
             address = "127.0.0.1" if spec.local else (spec.address or spec.ssh_alias)
-        return step_commands(self.plan, step, server_address=address)
+        return step_commands(self.plan, step, server_address=address, run=run)
 
     async def _upload(self, runs: list[_Run]) -> None:
         for r in runs:

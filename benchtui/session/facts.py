@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 
 class BlockDevice(TypedDict):
@@ -47,6 +47,12 @@ class HostFacts(TypedDict):
     tools: dict[str, str]
     tool_paths: dict[str, str]
     files: dict[str, FileFacts]
+    #: /etc/machine-id and the running kernel's boot id: two plan hosts with the same are one
+    #: machine (preflight warns). Absent from facts recorded before they were gathered.
+    machine_id: NotRequired[str]
+    boot_id: NotRequired[str]
+    #: The fingerprint of the SSH host key the host presented (SSH hosts only).
+    host_key: NotRequired[str]
 
 
 def facts_script(programs: Mapping[str, Sequence[str] | None],
@@ -61,6 +67,8 @@ def facts_script(programs: Mapping[str, Sequence[str] | None],
         'printf "K\\thostname\\t%s\\n" "$(uname -n)"',
         'printf "K\\tkernel\\t%s\\n" "$(uname -r)"',
         'printf "K\\tarch\\t%s\\n" "$(uname -m)"',
+        'printf "K\\tmachine_id\\t%s\\n" "$(cat /etc/machine-id 2>/dev/null)"',
+        'printf "K\\tboot_id\\t%s\\n" "$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"',
         "if [ -r /etc/os-release ]; then . /etc/os-release; "
         'printf "K\\tos\\t%s\\n" "${PRETTY_NAME:-$NAME}"; fi',
         'printf "K\\tcpu_model\\t%s\\n" "$(sed -n \'s/^model name[[:space:]]*: //p\' '
@@ -149,4 +157,5 @@ def parse_facts(output: str) -> HostFacts:
         hostname=keys.get("hostname", ""), kernel=keys.get("kernel", ""),
         arch=keys.get("arch", ""), os=keys.get("os", ""), cpu_model=keys.get("cpu_model", ""),
         cpu_count=_int(keys.get("cpu_count", "0")), mem_bytes=_int(keys.get("mem_kb", "0")) * 1024,
-        block_devices=devices, mounts=mounts, tools=tools, tool_paths=paths, files=files)
+        block_devices=devices, mounts=mounts, tools=tools, tool_paths=paths, files=files,
+        machine_id=keys.get("machine_id", ""), boot_id=keys.get("boot_id", ""))

@@ -170,6 +170,14 @@ class SshTransport:
         conn = self._conn
         return None if conn is None else str(conn.get_extra_info("send_cipher"))
 
+    @property
+    def host_key(self) -> str | None:
+        """The fingerprint of the host key the server presented (``SHA256:...``; None while
+        there is no link): two plan hosts showing the same key are one sshd."""
+        conn = self._conn
+        key = None if conn is None else conn.get_server_host_key()
+        return None if key is None else str(key.get_fingerprint())
+
     async def connect(self) -> None:
         """One attempt: ``HostError`` at once when the host cannot be reached."""
         self._wanted = True
