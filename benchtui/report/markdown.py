@@ -16,6 +16,7 @@ from typing import IO
 
 from benchtui.model.format import MISSING, format_duration, format_metric
 from benchtui.report.model import Report, Row, Value, percent_of
+from benchtui.session.changes import Change
 from benchtui.session.compare import FLEET
 
 _OP_SHORT = {"read": "r", "write": "w", "trim": "t", "total": "", "send": "send",
@@ -64,6 +65,8 @@ def row_name(row: Row, sessions: int) -> str:
     """What a table calls a row: the host (with its session when there are several, and
     its run of a repeated step)."""
     host = "fleet" if row.host == FLEET else row.host
+    if row.role:
+        host += f" ({row.role})"
     name = f"{row.session} / {host}" if sessions > 1 else host
     if row.selected_from > 1:
         name += f" ({row.selected_by} of {row.selected_from} runs)"
@@ -144,27 +147,64 @@ class Table:
     body: list[list[str]]
 
 
+#: What an overview shows of a step, from what its tool measured: (metric, column name).
+_HEADLINES = ((("iops", "IOPS"), ("bandwidth_bytes", "BW")),
+              (("net_bandwidth_bytes", "BW"), ("net_retransmits", "retr")),
+              (("mem_bandwidth_bytes", "mem"),),
+              (("benchmark_score", "score"),))
+
+
+def headline(rows: Iterable[Row]) -> tuple[tuple[str, str], ...]:
+    """The overview's columns of a step: IOPS and bandwidth for I/O tools, network for
+    iperf3/iperf, memory for mbw, scores for UnixBench (the first its rows have)."""
+    metrics = {v.metric for r in rows for v in r.values}
+    for columns in _HEADLINES:
+        if columns[0][0] in metrics:
+            return tuple(c for c in columns if c[0] in metrics)
+    return ()
+
+
+def _spread(row: Row, metric: str) -> str:
+    low_high = row.spread.get(metric)
+    if low_high is None:
+        return ""
+    low, high = low_high
+    return f" [{format_metric(metric, low)}–{format_metric(metric, high)}]"
+
+
 def _overview_by_host(report: Report, steps: list[str]) -> Table:
-    """One row per host (per run, for repeats all shown), two columns per step."""
-    header = ["host"] + [f"{s} {k}" for s in steps for k in ("IOPS", "BW")]
+    """One row per host (per run, under ``--select all``), the columns of each step its
+    tool's (``headline``); a selected run's range over the step's runs beside it."""
+    by_step: dict[str, list[Row]] = {}
+    for r in report.rows:
+        by_step.setdefault(r.step, []).append(r)
+    columns = {s: headline(by_step.get(s, [])) for s in steps}
+    header = ["host"] + [f"{s} {name}" for s in steps for _m, name in columns[s]]
     keys: dict[tuple[str, str, int], dict[str, Row]] = {}
     for r in report.rows:
         run = r.repeat if r.label != r.step and r.selected_from <= 1 else 0
         keys.setdefault((r.session, r.host, run), {})[r.step] = r
     body = []
-    for (session, host, run), by_step in sorted(keys.items(),
-                                                key=lambda kv: kv[0][1] == FLEET):
+    for (session, host, run), found_by_step in sorted(keys.items(),
+                                                      key=lambda kv: kv[0][1] == FLEET):
         name = "fleet" if host == FLEET else host
         if len(report.sessions) > 1:
             name = f"{session} / {name}"
         cells = [name + (f" (run {run})" if run else "")]
         for s in steps:
-            found = by_step.get(s)
-            for metric in ("iops", "bandwidth_bytes"):
+            found = found_by_step.get(s)
+            for metric, _name in columns[s]:
                 value, base = total(found, metric) if found else (None, None)
-                cells.append(_cell(metric, value, base))
+                cell = _cell(metric, value, base)
+                if found is not None and value is not None:
+                    cell += _spread(found, metric)
+                    if metric == "net_bandwidth_bytes" and found.role:
+                        ops = "/".join(_OP_SHORT.get(v.op, v.op) for v in found.values
+                                       if v.metric == metric)
+                        cell += f" ({found.role} {ops})"
+                cells.append(cell)
         body.append(cells)
-    return Table("IOPS and bandwidth by step", None, header, body)
+    return Table("Overview by step", None, header, body)
 
 
 def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
@@ -180,6 +220,10 @@ def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
     return header, body
 
 
+def _described(description: str) -> str:
+    return f" ({description})" if description else ""
+
+
 def intro(report: Report) -> list[str]:
     """The lines under the title: the sessions, the baseline, the window, the warnings
     (Markdown list items, with ``**`` and backquotes the only markup)."""
@@ -189,10 +233,26 @@ def intro(report: Report) -> list[str]:
         summary = report.figures == "summary" or (report.figures is None and imported)
         how = ("imported" if imported else "recorded") + (
             ": figures from the tools' end-of-run summaries" if summary else "")
-        lines.append(f"- session **{name}**: `{report.paths.get(name, '')}`, {how}")
-    if report.baseline is not None:
+        lines.append(f"- session **{name}**: `{report.paths.get(name, '')}`"
+                     f"{_described(report.descriptions.get(name, ''))}, {how}")
+    if report.baseline_session is not None:
+        bname, bpath, bdescription = report.baseline_session
+        against = report.baseline.describe().partition(report.baseline.value)[2] \
+            if report.baseline is not None else ""
+        lines.append(f"- baseline: session **{bname}**: `{bpath}`{_described(bdescription)}"
+                     f"{against}; every value is followed by its percentage of the "
+                     "baseline's")
+    elif report.baseline is not None:
         lines.append(f"- baseline: {report.baseline.describe()}; every value is followed by "
                      "its percentage of the baseline's")
+    selected = {(r.selected_by, r.selected_from) for r in report.rows if r.selected_from > 1}
+    if selected:
+        how = " or ".join(sorted({by for by, _n in selected}))
+        lines.append(f"- repeated steps: each host's {how} run (by IOPS, else bandwidth) of "
+                     "its runs; the overview gives the range over the runs beside it "
+                     "[min–max]; `--select all` shows every run")
+    if report.left_out:
+        lines.append(f"- steps left out (--steps/--exclude-step): {', '.join(report.left_out)}")
     if report.figures == "window" or (report.figures is None and any(
             not report.imported.get(n) for n in report.sessions)):
         lines.append(f"- window: each run from {format_duration(report.skip)} after its start "
@@ -203,6 +263,31 @@ def intro(report: Report) -> list[str]:
     for w in report.warnings:
         lines.append(f"- warning: {w}")
     return lines
+
+
+def change_lines(report: Report) -> list[str]:
+    """What changed against a session baseline, one Markdown list item each (empty without
+    a session baseline); per session when several are reported."""
+    lines: list[str] = []
+    for name in report.sessions:
+        changes = report.changes.get(name)
+        if changes is None:
+            continue
+        prefix = f"{name}: " if len(report.sessions) > 1 else ""
+        if not changes:
+            lines.append(f"- {prefix}the plans and the hosts' facts are the same")
+        for c in changes:
+            lines.append(f"- {prefix}{change_text(c)}")
+    return lines
+
+
+def change_text(c: Change) -> str:
+    """One change in words, its values in backquotes (they hold options and paths)."""
+    if not c.before:
+        return f"{c.where}: {c.what} `{c.after}` (not in the baseline)"
+    if not c.after:
+        return f"{c.where}: {c.what} `{c.before}` (only in the baseline)"
+    return f"{c.where}: {c.what} `{c.before}` → `{c.after}`"
 
 
 def title(report: Report) -> str:
@@ -233,6 +318,9 @@ def report_tables(report: Report) -> list[Table]:
 
 def render_markdown(report: Report) -> str:
     lines = [f"# {title(report)}", "", *intro(report), ""]
+    changed = change_lines(report)
+    if changed:
+        lines += ["## What changed against the baseline", "", *changed, ""]
     for table in report_tables(report):
         if table.title:
             lines += [f"## {table.title}", ""]

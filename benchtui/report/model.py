@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from benchtui.session.compare import FLEET, BaselineSpec
 
 if TYPE_CHECKING:
+    from benchtui.session.changes import Change
     from benchtui.report.steady import Steadiness
 
 #: Metrics where a larger value is worse (a regression gate's ``--fail-above``).
@@ -78,6 +79,13 @@ class Row:
     ok: bool | None = None
     #: A sweep's values for this step (the plan's ``matrix``: option -> value), else empty.
     matrix: dict[str, str] = field(default_factory=dict)
+    #: The host's part in a client-server step (iperf3): "client", "server", or "".
+    role: str = ""
+    #: A selected run's (``select`` median/best) range over every run of the step on the
+    #: host: metric -> (min, max) of the ops' total (IOPS, bandwidth, network, ...).
+    spread: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: The baseline row itself (``baseline`` names it), for plots that draw its run.
+    baseline_row: Row | None = None
 
     @property
     def is_fleet(self) -> bool:
@@ -108,6 +116,14 @@ class Report:
     imported: dict[str, bool] = field(default_factory=dict)
     #: ReportOptions.figures: "window", "summary", or None (each session's default).
     figures: str | None = None
+    #: session name -> its plan's description ("" when none).
+    descriptions: dict[str, str] = field(default_factory=dict)
+    #: A session baseline (``session=FILE``): its name, path and description.
+    baseline_session: tuple[str, str, str] | None = None
+    #: session name -> what changed against the baseline session (plans, facts).
+    changes: dict[str, list[Change]] = field(default_factory=dict)
+    #: Steps left out by ``--steps``/``--exclude-step`` (said once).
+    left_out: list[str] = field(default_factory=list)
 
     def steps(self) -> list[str]:
         seen: dict[str, None] = {}
