@@ -167,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="IOPS, bandwidth and mean latency from the per-second figures over "
                    "each run's window, or from the tool's end-of-run summary (default: window "
                    "for recorded sessions, summary for imported ones)")
+    p.add_argument("--steps", action="append", metavar="PATTERN", default=[],
+                   help="only the steps whose name (as benchtui check prints it) matches "
+                   "PATTERN (shell-style: 'rand bs=4k*'); repeatable")
+    p.add_argument("--exclude-step", action="append", metavar="PATTERN", default=[],
+                   help="leave out the steps whose name matches PATTERN (e.g. layout); "
+                   "repeatable")
     p.add_argument("--fail-below", action="append", metavar="[METRIC=]N%", default=[],
                    help="exit 3 when a value is below N%% of its baseline (default metrics: "
                    "IOPS, bandwidth, network, memory, scores); repeatable")

@@ -19,7 +19,15 @@ from pathlib import Path
 
 from benchtui.errors import UsageError
 from benchtui.report.build import DEFAULT_SKIP, ReportOptions, build_report
-from benchtui.report.gate import ABOVE, BELOW, describe, parse_threshold, regressions
+from benchtui.report.gate import (
+    ABOVE,
+    BELOW,
+    describe,
+    parse_threshold,
+    regressions,
+    summary,
+    without_mirrors,
+)
 from benchtui.report.markdown import write_markdown
 from benchtui.report.model import Report
 from benchtui.report.tidy import write_csv, write_json
@@ -90,7 +98,8 @@ def run_report(args: argparse.Namespace) -> int:
                          "(e.g. --baseline session=last-week.btr)")
     options = ReportOptions(baseline=args.baseline, baseline_host=args.baseline_host,
                             skip=DEFAULT_SKIP if args.skip is None else args.skip,
-                            select=args.select, figures=args.figures)
+                            select=args.select, figures=args.figures,
+                            include=tuple(args.steps), exclude=tuple(args.exclude_step))
     report = build_report(args.sessions, options)
     for w in report.warnings:
         print(f"benchtui: warning: {w}", file=sys.stderr)
@@ -108,7 +117,8 @@ def run_report(args: argparse.Namespace) -> int:
         limits = ", ".join(f"{t.direction} {t.text}" for t in thresholds)
         print(f"benchtui: no regression against {against} ({limits})", file=sys.stderr)
         return 0
-    print(f"benchtui: {len(found)} value(s) past the thresholds:", file=sys.stderr)
+    found = without_mirrors(found)
+    print(f"benchtui: {summary(found, len(report.sessions))}", file=sys.stderr)
     for line in describe(found, len(report.sessions)):
         print("  " + line, file=sys.stderr)
     return EXIT_REGRESSED

@@ -11,7 +11,7 @@ percentage of the baseline ("22.1k (113%)").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO
 
 from benchtui.model.format import MISSING, format_duration, format_metric
@@ -145,6 +145,12 @@ class Table:
     step: str | None
     header: list[str]
     body: list[list[str]]
+    #: A step's sweep values (option -> value), said under its title.
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def fields_line(self) -> str:
+        return "sweep: " + ", ".join(f"{k} = {v}" for k, v in self.fields.items()) \
+            if self.fields else ""
 
 
 #: What an overview shows of a step, from what its tool measured: (metric, column name).
@@ -308,11 +314,16 @@ def report_tables(report: Report) -> list[Table]:
         rows = [r for r in report.rows if r.host != FLEET] or report.rows
         return [Table("", None, *_step_table(report, rows, with_step=True))]
     tables = []
+    by_step: dict[str, list[Row]] = {}
+    for r in report.rows:
+        by_step.setdefault(r.step, []).append(r)
     if len(steps) > 1:
         tables.append(_overview_by_host(report, steps))
     for step in steps:
-        rows = [r for r in report.rows if r.step == step]
-        tables.append(Table(step, step, *_step_table(report, rows, with_step=False)))
+        rows = by_step[step]
+        fields = next((r.matrix for r in rows if r.matrix), {})
+        tables.append(Table(step, step, *_step_table(report, rows, with_step=False),
+                            fields=dict(fields)))
     return tables
 
 
@@ -324,6 +335,8 @@ def render_markdown(report: Report) -> str:
     for table in report_tables(report):
         if table.title:
             lines += [f"## {table.title}", ""]
+        if table.fields:
+            lines += [table.fields_line(), ""]
         lines += _table(table.header, table.body)
         lines.append("")
     return "\n".join(lines)
