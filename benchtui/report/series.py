@@ -39,7 +39,7 @@ from benchtui.store.recording import SessionReader
 MAX_POINTS = 2000
 #: The sample metrics a plot reads.
 METRICS = ("iops", "bandwidth_bytes", "latency_histogram", "latency_seconds",
-           "latency_mean_seconds")
+           "latency_mean_seconds", "net_bandwidth_bytes")
 #: Seconds a run's last samples may arrive after its run_end event (as the tables' summary).
 _SLACK = 1.0
 #: An interval's histograms are merged once samples this much newer have arrived (jobs of
@@ -73,6 +73,9 @@ class RunSeries:
     latency: dict[str, dict[str, Points]] = field(default_factory=dict)
     #: op -> "histogram" | "percentiles" | "mean"
     latency_source: dict[str, str] = field(default_factory=dict)
+    #: direction ("send", "receive") -> network bandwidth (bytes/s): iperf3's [SUM] line
+    #: where it prints one, else its streams added up (the tables' rule)
+    net: dict[str, Points] = field(default_factory=dict)
 
     @property
     def host(self) -> str:
@@ -86,7 +89,14 @@ class RunSeries:
 
     @property
     def empty(self) -> bool:
-        return not (self.iops or self.bandwidth or self.latency)
+        return not (self.iops or self.bandwidth or self.latency or self.net)
+
+    @property
+    def longest(self) -> int:
+        """The most points any of its lines has (a run too short to plot has < 3)."""
+        lines = [*self.iops.values(), *self.bandwidth.values(), *self.net.values(),
+                 *(p for by in self.latency.values() for p in by.values())]
+        return max((len(p) for p in lines), default=0)
 
 
 def downsample(times: Sequence[float], values: Sequence[float], limit: int = MAX_POINTS
@@ -152,6 +162,12 @@ class _Accumulator:
             if name is not None and labels.get("measure", "clat") in ("clat", "lat"):
                 acc = self.percentiles[(op, name)]
                 acc[t] = max(acc.get(t, 0.0), s.value)
+        elif metric == "net_bandwidth_bytes":
+            stream = labels.get("stream", "")
+            if stream.startswith("sum") and stream != "sum":
+                return
+            acc = self.sums[(metric, labels.get("direction", "total"), stream == "sum")]
+            acc[t] = acc.get(t, 0.0) + s.value
         elif metric == "latency_mean_seconds" and labels.get("measure", "lat") in ("clat", "lat"):
             acc = self.means[op]
             acc[t] = max(acc.get(t, 0.0), s.value)
@@ -174,6 +190,11 @@ class _Accumulator:
                 by_t = self.sums.get((metric, op, False)) or self.sums.get((metric, op, True))
                 if by_t:
                     into[op] = _points(by_t, t0)
+        for direction in ("send", "receive"):
+            key = ("net_bandwidth_bytes", direction)
+            by_t = self.sums.get((*key, True)) or self.sums.get((*key, False))
+            if by_t:
+                out.net[direction] = _points(by_t, t0)
         for op in _OPS:
             measures = sorted((m for o, m in self.quantiles if o == op),
                               key=lambda m: m != "clat")

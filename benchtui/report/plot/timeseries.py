@@ -22,12 +22,14 @@ from benchtui.report.series import Points, RunSeries
 if TYPE_CHECKING:
     from matplotlib.typing import LineStyleType
 
-METRICS = ("iops", "bandwidth", "latency")
-_OPS = ("read", "write", "trim", "total")
-_LABELS = {"iops": "IOPS", "bandwidth": "bandwidth", "latency": "latency"}
+METRICS = ("iops", "bandwidth", "latency", "net")
+_OPS = ("read", "write", "trim", "total", "send", "receive")
+_LABELS = {"iops": "IOPS", "bandwidth": "bandwidth", "latency": "latency",
+           "net": "network"}
 #: What a plot of each metric shows, for titles.
 TITLES = {"iops": "IOPS per second", "bandwidth": "bandwidth per second",
-          "latency": "latency percentiles per second"}
+          "latency": "latency percentiles per second",
+          "net": "network bandwidth per second (each host's own end)"}
 _STYLES: dict[str, LineStyleType] = {"p50": "-", "p99": "--", "p999": ":", "mean": "-."}
 _QUANTILE_NAMES = {"p50": "p50", "p99": "p99", "p999": "p99.9", "mean": "mean"}
 _RAMP = "#000000"
@@ -39,6 +41,9 @@ def _lines(rs: RunSeries, metric: str, op: str) -> dict[str, Points]:
     """name -> points of one run's op: {"": ...} for IOPS and bandwidth."""
     if metric == "latency":
         return rs.latency.get(op, {})
+    if metric == "net":
+        found = rs.net.get(op)
+        return {"": found} if found else {}
     found = (rs.iops if metric == "iops" else rs.bandwidth).get(op)
     return {"": found} if found else {}
 
