@@ -100,22 +100,29 @@ _SHORT = {"iops": "IOPS", "bandwidth_bytes": "BW", "latency_mean_seconds": "mean
           "benchmark_score": "score", "disk_await_seconds": "await",
           "disk_util_ratio": "util"}
 _OP = {"read": "r", "write": "w", "trim": "t", "total": "", "receive": "recv"}
-#: Bandwidth within this many percentage points of the IOPS of the same row and op mirrors
-#: it (a fixed block size): it is not a regression of its own.
-MIRROR_POINTS = 1.0
+#: Bandwidth mirrors IOPS when the bytes per op (bandwidth / IOPS) of the run and of its
+#: baseline agree within this share: the same block size, so the same regression.
+MIRROR_SHARE = 0.10
+
+
+def _bytes_per_op(v: Value, iops: Value) -> tuple[float, float] | None:
+    if not iops.value or not iops.baseline or v.baseline is None:
+        return None
+    return v.value / iops.value, v.baseline / iops.baseline
 
 
 def without_mirrors(found: list[Regression]) -> list[Regression]:
     """The regressions without the bandwidth that only mirrors a regressed IOPS of the same
-    run and op (bandwidth = IOPS x the block size: the same share of the baseline)."""
-    iops = {(id(r.row), r.value.op): r.value.percent for r in found
-            if r.value.metric == "iops"}
+    run and op: bandwidth = IOPS x the block size, and the block size is the same in the
+    run and its baseline (their bytes per op agree within ``MIRROR_SHARE``)."""
+    iops = {(id(r.row), r.value.op): r.value for r in found if r.value.metric == "iops"}
     out = []
     for r in found:
-        if r.value.metric == "bandwidth_bytes":
-            twin = iops.get((id(r.row), r.value.op))
-            pct = r.value.percent
-            if twin is not None and pct is not None and abs(twin - pct) <= MIRROR_POINTS:
+        twin = iops.get((id(r.row), r.value.op))
+        if r.value.metric == "bandwidth_bytes" and twin is not None:
+            sizes = _bytes_per_op(r.value, twin)
+            if sizes is not None and sizes[1] > 0 \
+                    and abs(sizes[0] / sizes[1] - 1.0) <= MIRROR_SHARE:
                 continue
         out.append(r)
     return out
