@@ -101,8 +101,8 @@ def run_report(args: argparse.Namespace) -> int:
                             select=args.select, figures=args.figures,
                             include=tuple(args.steps), exclude=tuple(args.exclude_step))
     report = build_report(args.sessions, options)
-    for w in report.warnings:
-        print(f"benchtui: warning: {w}", file=sys.stderr)
+    if not thresholds:  # a gate's summary line comes first: its warnings after its lines
+        _warn(report)
     text = _render(report, args.format)
     if args.output:
         write_whole(args.output, text.encode())
@@ -116,9 +116,16 @@ def run_report(args: argparse.Namespace) -> int:
         against = report.baseline.describe() if report.baseline else "the baseline"
         limits = ", ".join(f"{t.direction} {t.text}" for t in thresholds)
         print(f"benchtui: no regression against {against} ({limits})", file=sys.stderr)
+        _warn(report)
         return 0
     found = without_mirrors(found)
     print(f"benchtui: {summary(found, len(report.sessions))}", file=sys.stderr)
     for line in describe(found, len(report.sessions)):
         print("  " + line, file=sys.stderr)
+    _warn(report)
     return EXIT_REGRESSED
+
+
+def _warn(report: Report) -> None:
+    for w in report.warnings:
+        print(f"benchtui: warning: {w}", file=sys.stderr)

@@ -27,6 +27,7 @@ from benchtui.errors import CompareError
 from benchtui.report import figures
 from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
+from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
 from benchtui.report.steady import Steadiness, steadiness
 from benchtui.session.changes import Change, fact_changes, plan_changes, plan_description
 from benchtui.session.compare import (
@@ -169,7 +170,7 @@ class _SessionRows:
             else self.options.figures == "summary"
         if self.imported:
             w0 = run.t0
-            window = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted)
+            window = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
             summary: Stats | None = window
         else:
             skip = self.options.skip
@@ -181,7 +182,7 @@ class _SessionRows:
             window, steady = self._window(w0, t1, wanted, run.host)
             summary = None
             if prefer_summary or _wants_summary(window):
-                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted)
+                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
         io = figures.io_figures(window, summary, prefer_summary=prefer_summary)
         values = figures.io_values(io) + figures.device_values(window) \
             + figures.other_values(window, summary, prefer_summary=prefer_summary)
@@ -196,15 +197,19 @@ class _SessionRows:
         host are cut when there is such a time within an eighth of the window of the half
         and of the last quarter (``SessionReader.stats_split_near``): then no sample is
         decoded."""
+        if t1 - w0 < 2 * MIN_STEADY_POINTS:
+            # too short for a verdict (steady.py wants 4 per-second points in the last
+            # half): one read, which the stats blocks answer without decoding
+            return self.reader.series_stats(w0, t1, wanted, host), None
         mid, q3 = w0 + (t1 - w0) / 2, w0 + 3 * (t1 - w0) / 4
         near = (t1 - w0) / 8
         m = self.reader.stats_split_near(mid, near, host)
         q = self.reader.stats_split_near(q3, near, host)
         if w0 < m < q < t1:
             mid, q3 = m, q
-        first = self.reader.series_stats(w0, mid, wanted)
-        third = self.reader.series_stats(mid, q3, wanted)
-        fourth = self.reader.series_stats(q3, t1, wanted)
+        first = self.reader.series_stats(w0, mid, wanted, host)
+        third = self.reader.series_stats(mid, q3, wanted, host)
+        fourth = self.reader.series_stats(q3, t1, wanted, host)
         steady = steadiness(third, fourth)
         window: Stats = {}
         for part in (first, third, fourth):
