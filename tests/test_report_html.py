@@ -119,7 +119,7 @@ def session() -> Path:
 def page(session: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("html") / "report.html"
     done = benchtui("report", str(session), "--baseline", "host=alpha", "--skip", SKIP,
-                    "--format", "html", "-o", str(out))
+                    "--select", "all", "--format", "html", "-o", str(out))
     assert done.returncode == 0, done.stderr
     return out
 
@@ -135,9 +135,15 @@ def test_the_page_is_one_file_with_nothing_to_fetch(page: Path) -> None:
 
 
 def test_tables_are_the_markdown_tables_cell_for_cell(session: Path, page: Path) -> None:
-    done = benchtui("report", str(session), "--baseline", "host=alpha", "--skip", SKIP)
+    done = benchtui("report", str(session), "--baseline", "host=alpha", "--skip", SKIP,
+                    "--select", "all")
     assert done.returncode == 0, done.stderr
     expected = md_tables(done.stdout)
+    # the steadiness column is a mark in the page (its sentence on hover and in the box)
+    steady = expected[1][0].index("steady")
+    for row in expected[1][1:]:
+        row[steady] = "✓" if row[steady] == "yes" else "✗ no" if row[steady].startswith(
+            "NO") else row[steady]
     parser = _Tables()
     parser.feed(page.read_text(encoding="utf-8"))
     assert len(expected) == 3  # the overview, randread, randrw
@@ -208,8 +214,9 @@ def test_an_imported_report_has_its_cjk_hosts_in_tables_and_bars(seed000_page: P
     assert overview[1][:3] == ["物理机", "195 (100%)", "782 KiB/s (100%)"]
     assert overview[9][:2] == ["Windows虚拟机(cache=writeback,queues=4)", "4.52k (2318%)"]
     svgs = inline_svgs(text)
-    assert len(svgs) == 1  # the bars; an imported session has no per-second series
-    bar_texts = texts(svgs[0])
+    # bar charts only (a chart per group of steps of one scale): no per-second series
+    assert svgs and all("bar-0" in ET.tostring(svg, encoding="unicode") for svg in svgs)
+    bar_texts = [t for svg in svgs for t in texts(svg)]
     assert "物理机" in bar_texts and "4KB随机读" in bar_texts and "the baseline" in bar_texts
     assert "no per-second series to plot" in text
     assert "No host facts were recorded (imported" in text

@@ -143,8 +143,9 @@ class _SessionRows:
                 self.rows.extend(_selected(self.runs.get((step, host), []), select))
         if short:
             self.warnings.append(
-                f"{self.name} ({self.reader.path}): {len(short)} run(s) were shorter than twice the skip of "
-                f"{self.options.skip:g} s and are reported over their whole length "
+                f"{self.name} ({self.reader.path}): {len(short)} run(s) were shorter than "
+                f"twice the skip of {self.options.skip:g} s and are reported over their whole "
+                "length "
                 f"(e.g. {short[0]})")
 
     def _in_order(self, hosts: tuple[str, ...]) -> list[str]:

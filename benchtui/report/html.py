@@ -183,14 +183,55 @@ _BAR_LABELS = {"iops": "IOPS", "bandwidth_bytes": "bandwidth",
                "benchmark_score": "score"}
 
 
-def _step_group(step: str, rows: list[Row]) -> str:
-    """The bar chart a step goes in: a sweep's steps share one (the step's name without
-    its options' values), any other step has its own."""
-    matrix = next((r.matrix for r in rows if r.step == step and r.matrix), None)
+#: Steps whose largest values are within this factor of each other share a bar chart.
+_SAME_SCALE = 10.0
+
+
+def _scale(rows: list[Row]) -> dict[str, float]:
+    """A step's largest total of each of its headline figures (what its bars reach)."""
+    out: dict[str, float] = {}
+    for metric, _name in headline(rows):
+        values = [v for r in rows for v in (total(r, metric)[0],) if v is not None]
+        if values and metric != "net_retransmits":
+            out[metric] = max(values)
+    return out
+
+
+def _sweep_of(rows: list[Row]) -> str | None:
+    """The sweep a step belongs to (its name without its options' values), None for a step
+    that is not a sweep's."""
+    matrix = next((r.matrix for r in rows if r.matrix), None)
     if not matrix:
-        return step
-    words = [w for w in step.split() if w not in {f"{k}={v}" for k, v in matrix.items()}]
-    return "sweep:" + " ".join(words)
+        return None
+    values = {f"{k}={v}" for k, v in matrix.items()}
+    return " ".join(w for w in rows[0].step.split() if w not in values)
+
+
+def _step_groups(steps: list[str], by_step: dict[str, list[Row]]) -> list[list[str]]:
+    """The steps of each bar chart, in order: a sweep's steps together; consecutive other
+    steps together while their figures are the same and their scales within
+    ``_SAME_SCALE`` of each other (a 0.4 s layout step at 1 GiB/s gets a chart of its own,
+    so that the 4k steps' bars beside it are not slivers)."""
+    groups: list[list[str]] = []
+    keys: list[str | None] = []
+    ranges: list[dict[str, tuple[float, float]]] = []
+    for step in steps:
+        rows = by_step.get(step, [])
+        sweep, scale = _sweep_of(rows), _scale(rows)
+        if groups and sweep is not None and keys[-1] == sweep:
+            groups[-1].append(step)
+            continue
+        if groups and sweep is None and keys[-1] is None and set(scale) == set(ranges[-1]) \
+                and all(max(hi, scale[m]) <= _SAME_SCALE * min(lo, scale[m])
+                        for m, (lo, hi) in ranges[-1].items()):
+            groups[-1].append(step)
+            ranges[-1] = {m: (min(lo, scale[m]), max(hi, scale[m]))
+                          for m, (lo, hi) in ranges[-1].items()}
+            continue
+        groups.append([step])
+        keys.append(sweep)
+        ranges.append({m: (v, v) for m, v in scale.items()})
+    return groups
 
 
 class _Page:
@@ -222,11 +263,11 @@ class _Page:
         figures its steps' tool measured (IOPS and bandwidth, network, memory, scores)."""
         report = self.report
         rows = [r for r in report.rows if r.host != FLEET]
-        groups: dict[str, list[str]] = {}
-        for step in report.steps():
-            groups.setdefault(_step_group(step, rows), []).append(step)
-        charts = [self._bars(steps, [r for r in rows if r.step in steps])
-                  for steps in groups.values()]
+        by_step: dict[str, list[Row]] = {}
+        for r in rows:
+            by_step.setdefault(r.step, []).append(r)
+        charts = [self._bars(steps, [r for s in steps for r in by_step[s]])
+                  for steps in _step_groups(report.steps(), by_step)]
         drawn = [c for c in charts if c]
         return f'<div class="bars">{"".join(drawn)}</div>' if drawn else ""
 

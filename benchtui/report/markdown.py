@@ -264,6 +264,11 @@ def intro(report: Report) -> list[str]:
         lines.append(f"- window: each run from {format_duration(report.skip)} after its start "
                      "(ramp-up skipped) to its end; IOPS and bandwidth are means over it, "
                      "latency percentiles quantiles of the merged per-second histograms")
+    if any(v.metric == "net_retransmits" for r in report.rows for v in r.values):
+        lines.append("- network: each host's own end of the connection (a client's send, a "
+                     "server's receive, as it measured them); retransmits are counted over "
+                     "the same window as the other figures (an exporter's or iperf3's own "
+                     "total covers the whole run)")
     if report.unmatched_steps:
         lines.append("- steps with no baseline: " + ", ".join(report.unmatched_steps))
     for w in report.warnings:
@@ -289,6 +294,8 @@ def change_lines(report: Report) -> list[str]:
 
 def change_text(c: Change) -> str:
     """One change in words, its values in backquotes (they hold options and paths)."""
+    if not c.before and not c.after:
+        return f"{c.where}: {c.what}"
     if not c.before:
         return f"{c.where}: {c.what} `{c.after}` (not in the baseline)"
     if not c.after:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from benchtui.session.compare import FLEET, BaselineSpec
 
 if TYPE_CHECKING:
-    from benchtui.session.changes import Change
     from benchtui.report.steady import Steadiness
+    from benchtui.session.changes import Change
 
 #: Metrics where a larger value is worse (a regression gate's ``--fail-above``).
 HIGHER_IS_WORSE = frozenset({

@@ -43,6 +43,8 @@ class Change:
     after: str
 
     def describe(self) -> str:
+        if not self.before and not self.after:  # a note: "plan: not recorded in ..."
+            return f"{self.where}: {self.what}"
         if not self.before:
             return f"{self.where}: {self.what} {self.after} (not in the baseline)"
         if not self.after:
@@ -134,12 +136,12 @@ def plan_changes(before_text: str, after_text: str) -> list[Change]:
     is missing or cannot be read."""
     if not before_text or not after_text:
         missing = "the baseline" if not before_text else "the session"
-        return [Change("plan", "not recorded in", missing, "")] if before_text != after_text \
-            else []
+        return [Change("plan", f"not recorded in {missing}", "", "")] \
+            if before_text != after_text else []
     try:
         before, after = tomllib.loads(before_text), tomllib.loads(after_text)
     except tomllib.TOMLDecodeError:
-        return [Change("plan", "cannot be compared", "(a plan is not valid TOML)", "")]
+        return [Change("plan", "cannot be compared (a plan is not valid TOML)", "", "")]
     out = _sections(before, after, "step", "step", tables=True)
     out += _sections(before, after, "monitor", "monitor", tables=True)
     out += _sections(before, after, "hosts", "host", tables=False)
@@ -164,8 +166,8 @@ def flat_facts(facts: Mapping[str, object], prefix: str = "") -> dict[str, str]:
         if key in _VOLATILE_FACTS:
             continue
         if isinstance(value, Mapping) and key == "files":  # a file's facts on one line
-            for path, facts in value.items():
-                out[f"{name} {path}"] = _text(facts)
+            for path, file_facts in value.items():
+                out[f"{name} {path}"] = _text(file_facts)
         elif isinstance(value, Mapping):
             out.update(flat_facts(value, name + "."))
         elif isinstance(value, list) and all(isinstance(v, Mapping) for v in value):

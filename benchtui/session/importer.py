@@ -58,7 +58,7 @@ from benchtui.store.recording.outputfilter import JsonOutputFilter
 from benchtui.transport import new_session_id
 
 #: An imported session's segments end by size (``SEGMENT_RAW_BYTES``) rather than by time.
-IMPORT_SEGMENT_SECONDS: Final = 3600.0
+IMPORT_SEGMENT_SECONDS: Final = 600.0
 #: How long a run lasts when its output does not say (seconds).
 DEFAULT_SPAN: Final = 10.0
 #: Seconds between one step's end and the next one's start.
