@@ -179,3 +179,12 @@ def test_no_table_scrolls_sideways_at_1400_px(page: Path, tmp_path: Path) -> Non
     assert found["client"] > 1300
     assert found["scroll"] <= found["client"], found
     assert found["over"] == 0, found
+
+
+def test_latency_per_host_and_the_fleets_percentiles(page: Path) -> None:
+    html = page.read_text(encoding="utf-8")
+    rand = html.split("<h2>rand bs=4k rw=randread</h2>", 1)[1].split("<h2>", 1)[0]
+    # one small panel per host, and the fleet's merged-histogram percentiles in one plot
+    assert "alpha read" in rand and "beta read" in rand
+    assert "the fleet's latency percentiles per second" in rand and "fleet read" in rand
+    assert "baseline: before" in rand

@@ -39,8 +39,15 @@ from benchtui.report.plot.style import (
     plotting,
     shade,
 )
-from benchtui.report.plot.timeseries import METRICS, TITLES, time_figure
-from benchtui.report.series import PlotGroup, RunSeries, SeriesSource, plot_groups
+from benchtui.report.plot.timeseries import METRICS, TITLES, fleet_figure, time_figure
+from benchtui.report.series import (
+    PlotGroup,
+    Points,
+    RunSeries,
+    SeriesSource,
+    fleet_latency,
+    plot_groups,
+)
 from benchtui.session.compare import FLEET
 
 #: Per-second points a run needs to be plotted (fewer are dots, not a line: said instead).
@@ -329,6 +336,13 @@ class _Page:
         found = [s for s in source.series(rows) if not s.empty]
         return found, f"baseline: {name}"
 
+    def fleet(self, group: PlotGroup, series: list[RunSeries]) -> dict[str, dict[str, Points]]:
+        path = self.report.paths.get(group.session)
+        source = self.sources.get(path) if path is not None else None
+        if source is None:
+            return {}
+        return fleet_latency(source.reader, [(s.row, s.run) for s in series])
+
     def run_plots(self, group: PlotGroup) -> list[str]:
         out = []
         if len(self.report.sessions) > 1:
@@ -366,6 +380,10 @@ class _Page:
                                colours=colours, baseline=baseline,
                                baseline_name=baseline_name)
                    for m in METRICS] if series else []
+        if len(series) > 1:  # the fleet's percentiles (merged histograms) in one plot
+            figures.append(fleet_figure(self.fleet(group, series),
+                                        title=f"{group.title}: the fleet's latency "
+                                        "percentiles per second"))
         drawn = [f"<figure>{self.svg(f)}</figure>" for f in figures if f is not None]
         if not drawn:
             if not notes:

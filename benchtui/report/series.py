@@ -287,3 +287,44 @@ class SeriesSource:
         """The series of each row's run (rows with no run in the file are left out)."""
         pairs = [(row, run) for row in rows for run in (self.run_of(row),) if run is not None]
         return run_series(self.reader, pairs)
+
+
+def fleet_latency(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]]
+                  ) -> dict[str, dict[str, Points]]:
+    """The fleet's latency percentiles second by second over these hosts' runs of one step:
+    op -> {"p50", "p99", "p999"} -> points, each the quantile of every host's clat
+    histograms of that second (seconds since each host's run started; the hosts of a step
+    start together) merged: exact fleet percentiles, never an average of percentiles.
+    {} when the runs have no histograms."""
+    if len(pairs) < 2:
+        return {}
+    starts = {(run.host, run.label): run.t0 for _row, run in pairs}
+    t0 = min(run.t0 for _row, run in pairs)
+    t1 = max(reader.end if run.t1 is None else run.t1 for _row, run in pairs) + _SLACK
+    seconds: dict[str, dict[int, LatencyHistogram]] = defaultdict(dict)
+    for s in reader.samples(hosts={run.host for _row, run in pairs},
+                            metrics=("latency_histogram",), t0=t0, t1=t1):
+        start = starts.get((s.host, s.labels.get("step", "")))
+        if start is None or s.t is None or s.kind != "interval" or s.histogram is None \
+                or s.labels.get("measure", "clat") != "clat":
+            continue
+        at = seconds[s.labels.get("op", "total")]
+        second = math.floor(s.t - start)
+        have = at.get(second)
+        if have is None:
+            at[second] = have = LatencyHistogram()
+        have.merge(s.histogram)
+    out: dict[str, dict[str, Points]] = {}
+    qs = [q for q, _ in QUANTILES]
+    for op in _OPS:
+        by_second = seconds.get(op)
+        if not by_second:
+            continue
+        lines: dict[str, dict[float, float]] = defaultdict(dict)
+        for second, h in by_second.items():
+            found = h.quantiles(qs)
+            for q, name in QUANTILES:
+                if q in found:
+                    lines[name][second + 1.0] = found[q]  # the second's end, as the hosts'
+        out[op] = {name: _points(by_t, 0.0) for name, by_t in lines.items()}
+    return out

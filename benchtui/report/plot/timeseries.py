@@ -131,6 +131,38 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
     return fig
 
 
+_FLEET = "#000000"
+
+
+def fleet_figure(fleet: Mapping[str, Mapping[str, Points]], *, title: str) -> Figure | None:
+    """The fleet's latency percentiles per second (``series.fleet_latency``): one panel
+    per op, p50/p99/p99.9 in one plot."""
+    ops = [op for op in _OPS if fleet.get(op)]
+    if not ops:
+        return None
+    fig = new_figure(6.4, 1.1 + 1.8 * len(ops))
+    axes = fig.subplots(len(ops), 1, sharex=True, squeeze=False)[:, 0]
+    n = 0
+    for ax, op in zip(axes, ops, strict=True):
+        for q, points in fleet[op].items():
+            ax.plot(points.times, points.values, color=_FLEET, linestyle=_STYLES.get(q, "-"),
+                    gid=f"line-{n}", linewidth=1.2 if len(points) < _DENSE else 0.7,
+                    label=f"fleet {_QUANTILE_NAMES.get(q, q)}")
+            n += 1
+        ax.set_title(f"fleet {op}", loc="left")
+        ax.set_ylabel("latency (log)")
+        ax.set_yscale("log")
+        value_axis(ax.yaxis, "latency")
+        ax.set_xlim(left=0)
+    axes[-1].set_xlabel("seconds since the run started")
+    fig.suptitle(title)
+    handles: list[Line2D | Patch] = [
+        Line2D([], [], color=_FLEET, linestyle=_STYLES[q], label=_QUANTILE_NAMES[q])
+        for q in ("p50", "p99", "p999") if any(q in fleet[op] for op in ops)]
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles) or 1)
+    return fig
+
+
 def latency_figure(series: Sequence[RunSeries], *, title: str, colours: Mapping[str, str],
                    baseline: Sequence[RunSeries] = (), baseline_name: str = "baseline"
                    ) -> Figure | None:
