@@ -294,13 +294,7 @@ def change_lines(report: Report) -> list[str]:
 
 def change_text(c: Change) -> str:
     """One change in words, its values in backquotes (they hold options and paths)."""
-    if not c.before and not c.after:
-        return f"{c.where}: {c.what}"
-    if not c.before:
-        return f"{c.where}: {c.what} `{c.after}` (not in the baseline)"
-    if not c.after:
-        return f"{c.where}: {c.what} `{c.before}` (only in the baseline)"
-    return f"{c.where}: {c.what} `{c.before}` → `{c.after}`"
+    return c.describe("`")
 
 
 def title(report: Report) -> str:

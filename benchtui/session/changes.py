@@ -42,14 +42,16 @@ class Change:
     before: str
     after: str
 
-    def describe(self) -> str:
+    def describe(self, mark: str = "") -> str:
+        """In words, each value between ``mark`` (a Markdown backquote, say)."""
+        before, after = f"{mark}{self.before}{mark}", f"{mark}{self.after}{mark}"
         if not self.before and not self.after:  # a note: "plan: not recorded in ..."
             return f"{self.where}: {self.what}"
         if not self.before:
-            return f"{self.where}: {self.what} {self.after} (not in the baseline)"
+            return f"{self.where}: {self.what} {after} (not in the baseline)"
         if not self.after:
-            return f"{self.where}: {self.what} {self.before} only in the baseline"
-        return f"{self.where}: {self.what} {self.before} → {self.after}"
+            return f"{self.where}: {self.what} {before} (only in the baseline)"
+        return f"{self.where}: {self.what} {before} → {after}"
 
 
 def _text(value: object) -> str:
