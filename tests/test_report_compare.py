@@ -185,6 +185,7 @@ def test_latency_per_host_and_the_fleets_percentiles(page: Path) -> None:
     html = page.read_text(encoding="utf-8")
     rand = html.split("<h2>rand bs=4k rw=randread</h2>", 1)[1].split("<h2>", 1)[0]
     # one small panel per host, and the fleet's merged-histogram percentiles in one plot
-    assert "alpha read" in rand and "beta read" in rand
+    for host in ("alpha", "beta"):  # each host's median run: "alpha (run 2) read"
+        assert re.search(host + r" \(run \d\) read", rand), host
     assert "the fleet's latency percentiles per second" in rand and "fleet read" in rand
     assert "baseline: before" in rand

@@ -154,8 +154,9 @@ def test_tables_are_the_markdown_tables_cell_for_cell(session: Path, page: Path)
 
 def test_every_run_has_its_plots_with_a_line_per_host(page: Path) -> None:
     svgs = inline_svgs(page.read_text(encoding="utf-8"))
-    # the bars, then IOPS, bandwidth and latency of randread, randrw run 1 and run 2
-    assert len(svgs) == 1 + 3 * 3
+    # the bars, then IOPS, bandwidth and latency of randread, randrw run 1 and run 2, each
+    # with the fleet's latency percentiles
+    assert len(svgs) == 1 + 3 * 4
     bars, timeseries = svgs[0], svgs[1:]
     bar_texts = texts(bars)
     for name in ("alpha", "beta", "alpha (run 1)", "beta (run 2)", "the baseline",
@@ -163,12 +164,16 @@ def test_every_run_has_its_plots_with_a_line_per_host(page: Path) -> None:
         assert name in bar_texts, (name, bar_texts)
     for i, svg in enumerate(timeseries):
         found = texts(svg)
+        ops = 1 if i < 4 else 2  # randread reads; randrw reads and writes
+        assert "seconds since the run started" in found
+        if i % 4 == 3:  # the fleet's p50, p99 and p99.9 of the merged histograms
+            assert "fleet read" in found, (i, found)
+            assert len(line_ids(svg)) == ops * 3, (i, line_ids(svg))
+            continue
         for host in HOSTS:  # in the legend; latency: each host's own panel ("alpha read")
             assert host in found or f"{host} read" in found, (i, found)
-        ops = 1 if i < 3 else 2  # randread reads; randrw reads and writes
-        lines = 3 if i % 3 == 2 else 1  # latency: p50, p99 and p99.9
+        lines = 3 if i % 4 == 2 else 1  # latency: p50, p99 and p99.9
         assert len(line_ids(svg)) == len(HOSTS) * ops * lines, (i, line_ids(svg))
-        assert "seconds since the run started" in found
 
 
 def test_steadiness_is_beside_each_runs_plots(page: Path) -> None:
