@@ -71,3 +71,59 @@ def report_session() -> Path:
     assert done.returncode == 0, done.stderr
     (work / "fio.dat").unlink(missing_ok=True)
     return path
+
+
+#: Two sessions of one sweep plan, as a user compares them: fio over a block-size sweep run
+#: twice on two hosts (psync in the baseline, libaio after), then iperf3 between them.
+COMPARE_PLAN = """
+[session]
+name = "nc-fleet"
+description = "{engine} run"
+
+[hosts.alpha]
+local = true
+
+[hosts.beta]
+local = true
+
+[[step]]
+name = "layout"
+tool = "fio"
+hosts = "all"
+args = "--filename={data} --size=16m --rw=write --bs=1m --ioengine=psync"
+
+[[step]]
+name = "rand"
+tool = "fio"
+hosts = "all"
+args = "--filename={data} --size=16m --ioengine={engine} --iodepth=2 --runtime=2 --time_based"
+matrix = {{ bs = ["4k", "64k"], rw = ["randread", "randwrite"] }}
+repeat = 2
+
+[[step]]
+name = "net"
+tool = "iperf3"
+server = "alpha"
+clients = ["beta"]
+server_address = "127.0.0.1"
+args = "-t 4"
+"""
+
+
+@functools.cache
+def compare_sessions() -> tuple[Path, Path]:
+    """(baseline, after): the sweep recorded with psync, then with libaio (about 40 s each,
+    once per test run). The second finds the first's fio file: a fact that changed."""
+    require_tool("fio")
+    require_tool("iperf3")
+    work = Path(tempfile.mkdtemp(prefix="benchtui-compare-test-"))
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
+    out = []
+    for name, engine in (("before", "psync"), ("after", "libaio")):
+        plan = work / f"{name}.toml"
+        plan.write_text(COMPARE_PLAN.format(engine=engine, data=work / "fio.dat"))
+        path = work / f"{name}.btr"
+        done = benchtui("record", str(plan), "-o", str(path), timeout=300)
+        assert done.returncode == 0, done.stderr
+        out.append(path)
+    return out[0], out[1]

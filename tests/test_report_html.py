@@ -119,7 +119,7 @@ def session() -> Path:
 def page(session: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("html") / "report.html"
     done = benchtui("report", str(session), "--baseline", "host=alpha", "--skip", SKIP,
-                    "--format", "html", "-o", str(out))
+                    "--select", "all", "--format", "html", "-o", str(out))
     assert done.returncode == 0, done.stderr
     return out
 
@@ -135,9 +135,15 @@ def test_the_page_is_one_file_with_nothing_to_fetch(page: Path) -> None:
 
 
 def test_tables_are_the_markdown_tables_cell_for_cell(session: Path, page: Path) -> None:
-    done = benchtui("report", str(session), "--baseline", "host=alpha", "--skip", SKIP)
+    done = benchtui("report", str(session), "--baseline", "host=alpha", "--skip", SKIP,
+                    "--select", "all")
     assert done.returncode == 0, done.stderr
     expected = md_tables(done.stdout)
+    # the steadiness column is a mark in the page (its sentence on hover and in the box)
+    steady = expected[1][0].index("steady")
+    for row in expected[1][1:]:
+        row[steady] = "✓" if row[steady] == "yes" else "✗ no" if row[steady].startswith(
+            "NO") else row[steady]
     parser = _Tables()
     parser.feed(page.read_text(encoding="utf-8"))
     assert len(expected) == 3  # the overview, randread, randrw
@@ -148,8 +154,9 @@ def test_tables_are_the_markdown_tables_cell_for_cell(session: Path, page: Path)
 
 def test_every_run_has_its_plots_with_a_line_per_host(page: Path) -> None:
     svgs = inline_svgs(page.read_text(encoding="utf-8"))
-    # the bars, then IOPS, bandwidth and latency of randread, randrw run 1 and run 2
-    assert len(svgs) == 1 + 3 * 3
+    # the bars, then IOPS, bandwidth and latency of randread, randrw run 1 and run 2, each
+    # with the fleet's latency percentiles
+    assert len(svgs) == 1 + 3 * 4
     bars, timeseries = svgs[0], svgs[1:]
     bar_texts = texts(bars)
     for name in ("alpha", "beta", "alpha (run 1)", "beta (run 2)", "the baseline",
@@ -157,12 +164,16 @@ def test_every_run_has_its_plots_with_a_line_per_host(page: Path) -> None:
         assert name in bar_texts, (name, bar_texts)
     for i, svg in enumerate(timeseries):
         found = texts(svg)
-        for host in HOSTS:
-            assert host in found, (i, found)
-        ops = 1 if i < 3 else 2  # randread reads; randrw reads and writes
-        lines = 3 if i % 3 == 2 else 1  # latency: p50, p99 and p99.9
-        assert len(line_ids(svg)) == len(HOSTS) * ops * lines, (i, line_ids(svg))
+        ops = 1 if i < 4 else 2  # randread reads; randrw reads and writes
         assert "seconds since the run started" in found
+        if i % 4 == 3:  # the fleet's p50, p99 and p99.9 of the merged histograms
+            assert "fleet read" in found, (i, found)
+            assert len(line_ids(svg)) == ops * 3, (i, line_ids(svg))
+            continue
+        for host in HOSTS:  # in the legend; latency: each host's own panel ("alpha read")
+            assert host in found or f"{host} read" in found, (i, found)
+        lines = 3 if i % 4 == 2 else 1  # latency: p50, p99 and p99.9
+        assert len(line_ids(svg)) == len(HOSTS) * ops * lines, (i, line_ids(svg))
 
 
 def test_steadiness_is_beside_each_runs_plots(page: Path) -> None:
@@ -208,8 +219,9 @@ def test_an_imported_report_has_its_cjk_hosts_in_tables_and_bars(seed000_page: P
     assert overview[1][:3] == ["物理机", "195 (100%)", "782 KiB/s (100%)"]
     assert overview[9][:2] == ["Windows虚拟机(cache=writeback,queues=4)", "4.52k (2318%)"]
     svgs = inline_svgs(text)
-    assert len(svgs) == 1  # the bars; an imported session has no per-second series
-    bar_texts = texts(svgs[0])
+    # bar charts only (a chart per group of steps of one scale): no per-second series
+    assert svgs and all("bar-0" in ET.tostring(svg, encoding="unicode") for svg in svgs)
+    bar_texts = [t for svg in svgs for t in texts(svg)]
     assert "物理机" in bar_texts and "4KB随机读" in bar_texts and "the baseline" in bar_texts
     assert "no per-second series to plot" in text
     assert "No host facts were recorded (imported" in text

@@ -80,10 +80,12 @@ def test_latency_of_one_host_has_its_three_percentiles_per_op(session: Path,
 
 def test_a_repeated_step_is_one_run_or_each_hosts_selected_one(session: Path,
                                                                tmp_path: Path) -> None:
-    done = benchtui("plot", str(session), "--step", "randrw", "-o", str(tmp_path / "x.png"))
+    done = benchtui("plot", str(session), "--step", "randrw", "--select", "all", "-o",
+                    str(tmp_path / "x.png"))
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr
-    assert "randrw#1, randrw#2" in done.stderr
+    # the runs to choose from, as a shell takes them
+    assert "(--step 'randrw#1', --step 'randrw#2')" in done.stderr
     assert not list(tmp_path.iterdir())
     out = tmp_path / "best.svg"
     plot(session, out, "--step", "randrw", "--select", "best", "--metric", "bandwidth")
@@ -97,7 +99,7 @@ def test_a_repeated_step_is_one_run_or_each_hosts_selected_one(session: Path,
     (("--step", "randread", "-o", "{dir}/plot.jpg"), "name the file *.png or *.svg"),
     (("--step", "nope", "-o", "{dir}/plot.png"), "(there are: randread, randrw)"),
     (("--step", "randread", "--metric", "cpu", "-o", "{dir}/plot.png"),
-     "give iops, bandwidth or latency"),
+     "give iops, bandwidth, latency or net"),
     (("--step", "randread", "--host", "gamma", "-o", "{dir}/plot.svg"),
      "(there are: alpha, beta)"),
 ])
@@ -139,3 +141,22 @@ def test_long_lines_are_averaged_down_in_buckets() -> None:
     assert len(short) <= MAX_POINTS and len(short) >= MAX_POINTS // 2
     assert short.values[0] == pytest.approx(100.5) and short.times[0] == pytest.approx(0.5)
     assert downsample(times[:50], values[:50]).values == tuple(values[:50])
+
+
+def test_a_repeated_step_is_each_hosts_median_run_by_default(session: Path,
+                                                              tmp_path: Path) -> None:
+    out = tmp_path / "median.svg"
+    plot(session, out, "--step", "randrw")
+    title = [t for t in svg_texts(ET.fromstring(out.read_bytes())) if t.startswith("randrw")]
+    assert title == ["randrw: each host's median run of 2: IOPS per second"], title
+
+
+def test_size_and_dpi(session: Path, tmp_path: Path) -> None:
+    out = tmp_path / "big.png"
+    plot(session, out, "--step", "randread", "--size", "1200x500", "--dpi", "150")
+    width, height = struct.unpack(">II", out.read_bytes()[16:24])
+    assert (width, height) == (1200, 500)
+    done = benchtui("plot", str(session), "--step", "randread", "--size", "12",
+                    "-o", str(tmp_path / "x.png"))
+    assert done.returncode == 2 and "--size '12' is not a size" in done.stderr
+    assert not (tmp_path / "x.png").exists()

@@ -174,6 +174,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="IOPS, bandwidth and mean latency from the per-second figures over "
                    "each run's window, or from the tool's end-of-run summary (default: window "
                    "for recorded sessions, summary for imported ones)")
+    p.add_argument("--steps", action="append", metavar="PATTERN", default=[],
+                   help="only the steps whose name (as benchtui check prints it) matches "
+                   "PATTERN (shell-style: 'rand bs=4k*'); repeatable")
+    p.add_argument("--exclude-step", action="append", metavar="PATTERN", default=[],
+                   help="leave out the steps whose name matches PATTERN (e.g. layout); "
+                   "repeatable")
     p.add_argument("--fail-below", action="append", metavar="[METRIC=]N%", default=[],
                    help="exit 3 when a value is below N%% of its baseline (default metrics: "
                    "IOPS, bandwidth, network, memory, scores); repeatable")
@@ -190,12 +196,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("session", metavar="SESSION", help="a session file (benchtui record)")
     p.add_argument("--step", required=True, metavar="STEP",
                    help="the step's name, or one run of a repeated step (randrw#2)")
-    p.add_argument("--metric", default="iops", metavar="METRIC",
-                   help="iops (default), bandwidth or latency")
+    p.add_argument("--metric", default=None, metavar="METRIC",
+                   help="iops, bandwidth, latency or net (default: the step's own: IOPS, "
+                   "else network)")
+    p.add_argument("--size", metavar="WxH", default=None,
+                   help="the plot's size in pixels (at --dpi), e.g. 1200x600")
+    p.add_argument("--dpi", type=float, default=None, metavar="N",
+                   help="dots per inch of a PNG (default 110); with --size, the text's scale")
     p.add_argument("--host", metavar="NAME", help="only this host (default: every host)")
-    p.add_argument("--select", choices=("median", "best"),
+    p.add_argument("--select", choices=("median", "best", "all"),
                    help="of a repeated step's runs, each host's median or best (IOPS) "
-                   "(default: the plan's select)")
+                   "(default: the plan's select, else median); all: name one run")
     p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
                    help="seconds of ramp-up shaded at the start of the run (default 5, as "
                    "report)")

@@ -31,7 +31,9 @@ from benchtui.report.gate import (
     parse_threshold,
     regressions,
     silent,
+    summary,
     why_left_out,
+    without_mirrors,
 )
 from benchtui.report.markdown import write_markdown
 from benchtui.report.model import Report
@@ -111,14 +113,15 @@ def run_report(args: argparse.Namespace) -> int:
                          "(e.g. --baseline session=last-week.btr)")
     options = ReportOptions(baseline=args.baseline, baseline_host=args.baseline_host,
                             skip=DEFAULT_SKIP if args.skip is None else args.skip,
-                            select=args.select, figures=args.figures)
+                            select=args.select, figures=args.figures,
+                            include=tuple(args.steps), exclude=tuple(args.exclude_step))
     report = build_report(args.sessions, options)
     for th in thresholds:
         if th.direction == ABOVE:  # a threshold finer than the histograms can tell
             report.warnings += coarse_threshold_warnings(th.percent, th.metrics,
                                                          report.histogram_bits)
-    for w in report.warnings:
-        print(f"benchtui: warning: {w}", file=sys.stderr)
+    if not thresholds:  # a gate's summary line comes first: its warnings after its lines
+        _warn(report)
     text = _render(report, args.format)
     if args.output:
         write_whole(args.output, text.encode())
@@ -127,25 +130,31 @@ def run_report(args: argparse.Namespace) -> int:
         sys.stdout.flush()
     if not thresholds:
         return 0
-    found = regressions(report, thresholds)
+    found = without_mirrors(regressions(report, thresholds))
     skipped = left_out(report)
-    for row in silent(report):
-        print(f"benchtui: note: compared although its tool fell silent: {row.label} / "
-              f"{row.host} printed nothing for {format_duration(row.silent_seconds)}",
+    if found:  # the gate's one-line verdict first, then its lines
+        print(f"benchtui: {summary(found, len(report.sessions))}", file=sys.stderr)
+        for line in describe(found, len(report.sessions)):
+            print("  " + line, file=sys.stderr)
+    else:
+        against = report.baseline.describe() if report.baseline else "the baseline"
+        limits = ", ".join(f"{t.direction} {t.text}" for t in thresholds)
+        among = " among the runs that completed" if skipped else ""
+        print(f"benchtui: no regression{among} against {against} ({limits})",
               file=sys.stderr)
     if skipped:
         print(f"benchtui: the gate left out {len(skipped)} run(s) that did not complete, "
               "and cannot pass without them:", file=sys.stderr)
         for row in skipped:
             print("  " + why_left_out(row), file=sys.stderr)
-    if not found:
-        against = report.baseline.describe() if report.baseline else "the baseline"
-        limits = ", ".join(f"{t.direction} {t.text}" for t in thresholds)
-        among = " among the runs that completed" if skipped else ""
-        print(f"benchtui: no regression{among} against {against} ({limits})",
+    for row in silent(report):
+        print(f"benchtui: note: compared although its tool fell silent: {row.label} / "
+              f"{row.host} printed nothing for {format_duration(row.silent_seconds)}",
               file=sys.stderr)
-        return EXIT_REGRESSED if skipped else 0
-    print(f"benchtui: {len(found)} value(s) past the thresholds:", file=sys.stderr)
-    for line in describe(found, len(report.sessions)):
-        print("  " + line, file=sys.stderr)
-    return EXIT_REGRESSED
+    _warn(report)
+    return EXIT_REGRESSED if found or skipped else 0
+
+
+def _warn(report: Report) -> None:
+    for w in report.warnings:
+        print(f"benchtui: warning: {w}", file=sys.stderr)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from benchtui.errors import CompareError
@@ -27,7 +28,9 @@ from benchtui.model import events as ev
 from benchtui.report import figures
 from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
+from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
 from benchtui.report.steady import Steadiness, steadiness
+from benchtui.session.changes import Change, fact_changes, plan_changes, plan_description
 from benchtui.session.compare import (
     FLEET,
     SESSION,
@@ -36,6 +39,7 @@ from benchtui.session.compare import (
     RunWindow,
     SessionLayout,
     counterpart_run,
+    host_pairs,
     match,
     parse_baseline,
 )
@@ -67,6 +71,18 @@ class ReportOptions:
     figures: str | None = None
     #: Only these steps (by name; None: every step): what ``benchtui plot`` reads.
     steps: tuple[str, ...] | None = None
+    #: ``--steps``/``--exclude-step``: shell-style patterns of step names (as ``benchtui
+    #: check`` prints them: ``rand bs=4k*``); a step is reported when it matches one of
+    #: ``include`` (or there is none) and none of ``exclude``.
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def wants(self, step: str) -> bool:
+        if self.steps is not None and step not in self.steps:
+            return False
+        if self.include and not any(fnmatchcase(step, p) for p in self.include):
+            return False
+        return not any(fnmatchcase(step, p) for p in self.exclude)
 
 
 @dataclass
@@ -110,8 +126,9 @@ class _SessionRows:
 
     def build(self) -> None:
         short: list[str] = []
+        self.left_out = [s for s in self.layout.steps if not self.options.wants(s)]
         for step in self.layout.steps:
-            if self.options.steps is not None and step not in self.options.steps:
+            if not self.options.wants(step):
                 continue
             by_label: dict[str, list[_RunFigures]] = defaultdict(list)
             for run in self.layout.runs_of(step):
@@ -127,8 +144,9 @@ class _SessionRows:
                 self.rows.extend(_selected(self.runs.get((step, host), []), select))
         if short:
             self.warnings.append(
-                f"{self.name}: {len(short)} run(s) were shorter than twice the skip of "
-                f"{self.options.skip:g} s and are reported over their whole length "
+                f"{self.name} ({self.reader.path}): {len(short)} run(s) were shorter than "
+                f"twice the skip of {self.options.skip:g} s and are reported over their whole "
+                "length "
                 f"(e.g. {short[0]})")
 
     def _in_order(self, hosts: tuple[str, ...]) -> list[str]:
@@ -140,7 +158,10 @@ class _SessionRows:
         if self.options.select is not None:
             return self.options.select
         chosen = self.layout.step_data.get(step, {}).get("select")
-        return chosen if isinstance(chosen, str) and chosen in SELECTS else "all"
+        # repeats are shown as each host's median run (the range over the runs beside it:
+        # one row per host) unless the plan says best; a plan's "all" is its default and
+        # cannot be told from a choice: --select all keeps every run
+        return "best" if chosen == "best" else "median"
 
     def _host_run(self, run: RunWindow, short: list[str]) -> _RunFigures:
         reader = self.reader
@@ -152,7 +173,7 @@ class _SessionRows:
         prefer_summary = self.options.figures != "window"
         if self.imported:
             w0 = run.t0
-            window = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted)
+            window = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
             summary: Stats | None = window
         else:
             skip = self.options.skip
@@ -164,13 +185,14 @@ class _SessionRows:
             window, steady = self._window(w0, t1, wanted, run.host)
             summary = None
             if prefer_summary or _wants_summary(window):
-                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted)
+                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
         io = figures.io_figures(window, summary, prefer_summary=prefer_summary)
         values = figures.io_values(io) + figures.device_values(window) \
             + figures.other_values(window, summary, prefer_summary=prefer_summary)
         row = Row(self.name, run.step, run.host, run.label, run.repeat, w0, t1, values,
                   steady, ok=run.ok, outcome=run.outcome, reason=run.reason,
-                  silent_seconds=run.silent_seconds, matrix=self._matrix(run.step))
+                  silent_seconds=run.silent_seconds, matrix=self._matrix(run.step),
+                  role=run.role)
         return _RunFigures(run, io, row)
 
     def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
@@ -180,15 +202,19 @@ class _SessionRows:
         host are cut when there is such a time within an eighth of the window of the half
         and of the last quarter (``SessionReader.stats_split_near``): then no sample is
         decoded."""
+        if t1 - w0 < 2 * MIN_STEADY_POINTS:
+            # too short for a verdict (steady.py wants 4 per-second points in the last
+            # half): one read, which the stats blocks answer without decoding
+            return self.reader.series_stats(w0, t1, wanted, host), None
         mid, q3 = w0 + (t1 - w0) / 2, w0 + 3 * (t1 - w0) / 4
         near = (t1 - w0) / 8
         m = self.reader.stats_split_near(mid, near, host)
         q = self.reader.stats_split_near(q3, near, host)
         if w0 < m < q < t1:
             mid, q3 = m, q
-        first = self.reader.series_stats(w0, mid, wanted)
-        third = self.reader.series_stats(mid, q3, wanted)
-        fourth = self.reader.series_stats(q3, t1, wanted)
+        first = self.reader.series_stats(w0, mid, wanted, host)
+        third = self.reader.series_stats(mid, q3, wanted, host)
+        fourth = self.reader.series_stats(q3, t1, wanted, host)
         steady = steadiness(third, fourth)
         window: Stats = {}
         for part in (first, third, fourth):
@@ -240,6 +266,16 @@ def _size(row: Row) -> float:
     return row.values[0].value if row.values else 0.0
 
 
+#: The figures whose range over a step's runs a selected row carries (``Row.spread``).
+SPREAD = ("iops", "bandwidth_bytes", "net_bandwidth_bytes")
+
+
+def _total(row: Row, metric: str) -> float | None:
+    found = [v.value for v in row.values if v.metric == metric and v.op != "total"] \
+        or [v.value for v in row.values if v.metric == metric]
+    return sum(found) if found else None
+
+
 def _selected(runs: list[Row], select: str) -> list[Row]:
     if len(runs) <= 1 or select == "all":
         return runs
@@ -247,26 +283,39 @@ def _selected(runs: list[Row], select: str) -> list[Row]:
     chosen = ranked[-1] if select == "best" else ranked[(len(ranked) - 1) // 2]
     chosen.selected_from = len(runs)
     chosen.selected_by = select
+    for metric in SPREAD:
+        totals = [t for r in runs for t in (_total(r, metric),) if t is not None]
+        if totals:
+            chosen.spread[metric] = (min(totals), max(totals))
     return [chosen]
 
 
-def _rows_of(path: str, options: ReportOptions, warnings: list[str]
-             ) -> tuple[_SessionRows, SessionReader]:
-    reader = SessionReader.open(path)
-    name = reader.meta.name or Path(path).stem
+def _names(readers: Sequence[SessionReader]) -> list[str]:
+    """What the report calls each session: its plan's name, or, where two sessions share
+    one (two runs of one plan, before and after), their files' names."""
+    names = [r.meta.name or Path(r.path).stem for r in readers]
+    if len(set(names)) == len(names):
+        return names
+    stems = [Path(r.path).stem for r in readers]
+    return stems if len(set(stems)) == len(stems) else [r.path for r in readers]
+
+
+def _rows_of(reader: SessionReader, name: str, options: ReportOptions, warnings: list[str]
+             ) -> _SessionRows:
     rows = _SessionRows(reader, name, options, warnings)
     rows.build()
     for w in reader.warnings:
-        warnings.append(f"{path}: {w}")
-    return rows, reader
+        warnings.append(f"{name} ({reader.path}): {w}")
+    return rows
 
 
-def _baseline_row(matching: Matching, base: _SessionRows, row: Row) -> Row | None:
+def _baseline_row(matching: Matching, base: _SessionRows,
+                  index: dict[tuple[str, str], list[Row]], row: Row) -> Row | None:
     key = matching.baseline_of(row.step, row.host)
     if key is None:
         return None
     bstep, bhost = key
-    candidates = [r for r in base.rows if r.step == bstep and r.host == bhost]
+    candidates = index.get((bstep, bhost), [])
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
     run = counterpart_run(base.layout, bstep, bhost, row.repeat)
@@ -275,10 +324,14 @@ def _baseline_row(matching: Matching, base: _SessionRows, row: Row) -> Row | Non
 
 
 def _compare(rows: _SessionRows, matching: Matching, base: _SessionRows) -> None:
+    index: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for r in base.rows:
+        index[(r.step, r.host)].append(r)
     for row in rows.rows:
-        b = _baseline_row(matching, base, row)
+        b = _baseline_row(matching, base, index, row)
         if b is None:
             continue
+        row.baseline_row = b
         row.baseline = f"{b.step} / {b.host}" + (f" ({base.name})" if base is not rows else "")
         row.baseline_outcome = b.outcome
         by_key = {v.key: v for v in b.values}
@@ -286,6 +339,24 @@ def _compare(rows: _SessionRows, matching: Matching, base: _SessionRows) -> None
             bv = by_key.get(v.key)
             if bv is not None:
                 v.baseline = bv.value
+
+
+def _changes(rows: _SessionRows, base: _SessionRows, spec: BaselineSpec) -> list[Change]:
+    """What differs between a session and its baseline session: plans, then facts."""
+    meta, bmeta = rows.reader.meta, base.reader.meta
+    pairs = host_pairs(spec, [*meta.facts], [*bmeta.facts])
+    return plan_changes(bmeta.plan_text, meta.plan_text) \
+        + fact_changes(bmeta.facts, meta.facts, pairs)
+
+
+def _check_patterns(options: ReportOptions, sessions: Sequence[_SessionRows]) -> None:
+    """A ``--steps`` pattern that matches no step is a mistake (CompareError listing the
+    steps, as ``benchtui check`` names them)."""
+    names = [s for rows in sessions for s in rows.layout.steps]
+    for pattern in options.include:
+        if not any(fnmatchcase(s, pattern) for s in names):
+            raise CompareError(f"--steps {pattern!r} matches no step",
+                               known=tuple(dict.fromkeys(names)))
 
 
 def build_report(paths: Sequence[str], options: ReportOptions) -> Report:
@@ -301,17 +372,18 @@ def build_report(paths: Sequence[str], options: ReportOptions) -> Report:
         raise CompareError(f"--select {options.select!r} is not a choice", known=SELECTS)
     if options.figures is not None and options.figures not in FIGURES:
         raise CompareError(f"--figures {options.figures!r} is not a choice", known=FIGURES)
-    sessions: list[_SessionRows] = []
     readers: list[SessionReader] = []
     try:
-        for path in paths:
-            rows, reader = _rows_of(path, options, warnings)
-            sessions.append(rows)
-            readers.append(reader)
+        for path in [*paths, *([spec.value] if spec is not None and spec.kind == SESSION
+                               else [])]:
+            readers.append(SessionReader.open(path))
+        names = _names(readers)
+        sessions = [_rows_of(reader, name, options, warnings)
+                    for reader, name in zip(readers[:len(paths)], names, strict=False)]
         base: _SessionRows | None = None
-        if spec is not None and spec.kind == SESSION:
-            base, reader = _rows_of(spec.value, options, warnings)
-            readers.append(reader)
+        if len(readers) > len(paths):
+            base = _rows_of(readers[-1], names[-1], options, warnings)
+        _check_patterns(options, sessions)
         unmatched: list[str] = []
         for rows in sessions:
             if spec is None:
@@ -331,6 +403,13 @@ def build_report(paths: Sequence[str], options: ReportOptions) -> Report:
         report.imported[s.name] = s.imported
         if any(v.source == "histogram" for r in s.rows for v in r.values):
             report.histogram_bits[s.name] = s.reader.meta.histogram_bits
+        report.descriptions[s.name] = plan_description(s.reader.meta.plan_text)
+        report.left_out.extend(x for x in s.left_out if x not in report.left_out)
+        if base is not None and spec is not None:
+            report.changes[s.name] = _changes(s, base, spec)
+    if base is not None:
+        report.baseline_session = (base.name, base.reader.path,
+                                   plan_description(base.reader.meta.plan_text))
     if not report.rows:
         warnings.append("no step ran in " + ", ".join(paths))
     return report

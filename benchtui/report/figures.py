@@ -282,7 +282,14 @@ def other_values(window: Stats, summary: Stats | None, *, prefer_summary: bool) 
     out: list[Value] = []
     kinds = [(SUMMARY, summary), (INTERVAL, window)] if prefer_summary \
         else [(INTERVAL, window), (SUMMARY, summary)]
+    # each end of a connection reports what it measured itself: a client its send (its
+    # summary's "receiver" line is the server's figure), a server its receive; a host
+    # without per-second lines (an imported report) keeps its summary's directions
+    own = {d for d in ("send", "receive")
+           if _net_series(window, "net_bandwidth_bytes", INTERVAL, d)}
     for direction in ("send", "receive"):
+        if own and direction not in own:
+            continue
         for kind, stats in kinds:
             if stats is None:
                 continue

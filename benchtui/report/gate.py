@@ -136,17 +136,92 @@ def regressions(report: Report, thresholds: list[Threshold]) -> list[Regression]
     return out
 
 
+#: How the gate's lines name a metric.
+_SHORT = {"iops": "IOPS", "bandwidth_bytes": "BW", "latency_mean_seconds": "mean",
+          "latency_p50_seconds": "p50", "latency_p99_seconds": "p99",
+          "latency_p999_seconds": "p99.9", "net_bandwidth_bytes": "net",
+          "net_retransmits": "retransmits", "mem_bandwidth_bytes": "mem",
+          "benchmark_score": "score", "disk_await_seconds": "await",
+          "disk_util_ratio": "util"}
+_OP = {"read": "r", "write": "w", "trim": "t", "total": "", "receive": "recv"}
+#: Bandwidth mirrors IOPS when the bytes per op (bandwidth / IOPS) of the run and of its
+#: baseline agree within this share: the same block size, so the same regression.
+MIRROR_SHARE = 0.10
+
+
+def _bytes_per_op(v: Value, iops: Value) -> tuple[float, float] | None:
+    if not iops.value or not iops.baseline or v.baseline is None:
+        return None
+    return v.value / iops.value, v.baseline / iops.baseline
+
+
+def without_mirrors(found: list[Regression]) -> list[Regression]:
+    """The regressions without the bandwidth that only mirrors a regressed IOPS of the same
+    run and op: bandwidth = IOPS x the block size, and the block size is the same in the
+    run and its baseline (their bytes per op agree within ``MIRROR_SHARE``)."""
+    iops = {(id(r.row), r.value.op): r.value for r in found if r.value.metric == "iops"}
+    out = []
+    for r in found:
+        twin = iops.get((id(r.row), r.value.op))
+        if r.value.metric == "bandwidth_bytes" and twin is not None:
+            sizes = _bytes_per_op(r.value, twin)
+            if sizes is not None and sizes[1] > 0 \
+                    and abs(sizes[0] / sizes[1] - 1.0) <= MIRROR_SHARE:
+                continue
+        out.append(r)
+    return out
+
+
+def metric_name(v: Value) -> str:
+    """``IOPS w``, ``p99 r``, ``net send``, ``mem MEMCPY``."""
+    parts = [_SHORT.get(v.metric, v.metric), _OP.get(v.op, v.op), v.item]
+    return " ".join(p for p in parts if p)
+
+
+def _run_name(row: Row, sessions: int) -> str:
+    run = f"{row.step} #{row.repeat}" if row.label != row.step else row.step
+    host = "the fleet" if row.is_fleet else row.host
+    where = f"{run} on {host}"
+    return f"{where} ({row.session})" if sessions > 1 else where
+
+
+def _badness(r: Regression) -> float:
+    """How far past 100% a value is, as a factor (39% -> 2.56; 150% -> 1.5)."""
+    pct = r.value.percent or 0.0
+    if r.threshold.direction == BELOW:
+        return 100.0 / pct if pct > 0 else float("inf")
+    return pct / 100.0
+
+
+def summary(found: list[Regression], sessions: int) -> str:
+    """The gate's first line: ``91 values regressed in 9 steps on 4 hosts; worst: 39% of
+    baseline, IOPS w, rand bs=4k rw=randwrite #2 on h3``."""
+    steps = {(r.row.session, r.row.step) for r in found}
+    hosts = {(r.row.session, r.row.host) for r in found if not r.row.is_fleet}
+    worst = max(found, key=_badness)
+    pct = worst.value.percent
+    values = "value" if len(found) == 1 else "values"
+    where = f"{len(steps)} step{'s' if len(steps) != 1 else ''}"
+    if hosts:
+        where += f" on {len(hosts)} host{'s' if len(hosts) != 1 else ''}"
+    else:
+        where += " (fleet rows)"
+    return (f"{len(found)} {values} regressed in {where}; worst: "
+            f"{pct:.0f}% of baseline, {metric_name(worst.value)}, "
+            f"{_run_name(worst.row, sessions)}")
+
+
 def describe(found: list[Regression], sessions: int) -> list[str]:
-    """The regressions as lines of a plain-text table (step, host, metric, baseline, now,
-    percent, the threshold crossed)."""
-    header = ("step", "host", "metric", "baseline", "now", "%", "threshold")
+    """The regressions as lines of a plain-text table, one per regressed run and figure
+    (step, host, figure, baseline, now, percent, the threshold crossed)."""
+    header = ("step", "host", "figure", "baseline", "now", "%", "threshold")
     rows = []
     for r in found:
-        host = r.row.host if sessions <= 1 else f"{r.row.session} / {r.row.host}"
-        metric = r.value.metric + (f" {r.value.op}" if r.value.op else "") \
-            + (f" {r.value.item}" if r.value.item else "")
+        host = "fleet" if r.row.is_fleet else r.row.host
+        host = host if sessions <= 1 else f"{r.row.session} / {host}"
         pct = r.value.percent
-        rows.append((r.row.label, host, metric,
+        step = f"{r.row.step} #{r.row.repeat}" if r.row.label != r.row.step else r.row.step
+        rows.append((step, host, metric_name(r.value),
                      format_metric(r.value.metric, r.value.baseline),
                      format_metric(r.value.metric, r.value.value),
                      f"{pct:.1f}%" if pct is not None else "",

@@ -11,12 +11,13 @@ percentage of the baseline ("22.1k (113%)").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO
 
 from benchtui.model.format import MISSING, escape_control, format_duration, format_metric
 from benchtui.report.figures import resolution_sentence, sources_sentences
 from benchtui.report.model import OVERFLOW, Report, Row, Value, overflowed, percent_of
+from benchtui.session.changes import Change
 from benchtui.session.compare import FLEET
 
 _OP_SHORT = {"read": "r", "write": "w", "trim": "t", "total": "", "send": "send",
@@ -71,6 +72,8 @@ def row_name(row: Row, sessions: int) -> str:
     """What a table calls a row: the host (with its session when there are several, and
     its run of a repeated step)."""
     host = "fleet" if row.host == FLEET else row.host
+    if row.role:
+        host += f" ({row.role})"
     name = f"{row.session} / {host}" if sessions > 1 else host
     if row.selected_from > 1:
         name += f" ({row.selected_by} of {row.selected_from} runs)"
@@ -149,30 +152,74 @@ class Table:
     step: str | None
     header: list[str]
     body: list[list[str]]
+    #: A step's sweep values (option -> value), said under its title.
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def fields_line(self) -> str:
+        return "sweep: " + ", ".join(f"{k} = {v}" for k, v in self.fields.items()) \
+            if self.fields else ""
+
+
+#: What an overview shows of a step, from what its tool measured: (metric, column name).
+_HEADLINES = ((("iops", "IOPS"), ("bandwidth_bytes", "BW")),
+              (("net_bandwidth_bytes", "BW"), ("net_retransmits", "retr")),
+              (("mem_bandwidth_bytes", "mem"),),
+              (("benchmark_score", "score"),))
+
+
+def headline(rows: Iterable[Row]) -> tuple[tuple[str, str], ...]:
+    """The overview's columns of a step: IOPS and bandwidth for I/O tools, network for
+    iperf3/iperf, memory for mbw, scores for UnixBench (the first its rows have)."""
+    metrics = {v.metric for r in rows for v in r.values}
+    for columns in _HEADLINES:
+        if columns[0][0] in metrics:
+            return tuple(c for c in columns if c[0] in metrics)
+    return ()
+
+
+def _spread(row: Row, metric: str) -> str:
+    low_high = row.spread.get(metric)
+    if low_high is None:
+        return ""
+    low, high = low_high
+    return f" [{format_metric(metric, low)}–{format_metric(metric, high)}]"
 
 
 def _overview_by_host(report: Report, steps: list[str]) -> Table:
-    """One row per host (per run, for repeats all shown), two columns per step."""
-    header = ["host"] + [f"{s} {k}" for s in steps for k in ("IOPS", "BW")]
+    """One row per host (per run, under ``--select all``), the columns of each step its
+    tool's (``headline``); a selected run's range over the step's runs beside it."""
+    by_step: dict[str, list[Row]] = {}
+    for r in report.rows:
+        by_step.setdefault(r.step, []).append(r)
+    columns = {s: headline(by_step.get(s, [])) for s in steps}
+    header = ["host"] + [f"{s} {name}" for s in steps for _m, name in columns[s]]
     keys: dict[tuple[str, str, int], dict[str, Row]] = {}
     for r in report.rows:
         run = r.repeat if r.label != r.step and r.selected_from <= 1 else 0
         keys.setdefault((r.session, r.host, run), {})[r.step] = r
     body = []
-    for (session, host, run), by_step in sorted(keys.items(),
-                                                key=lambda kv: kv[0][1] == FLEET):
+    for (session, host, run), found_by_step in sorted(keys.items(),
+                                                      key=lambda kv: kv[0][1] == FLEET):
         name = "fleet" if host == FLEET else host
         if len(report.sessions) > 1:
             name = f"{session} / {name}"
         cells = [name + (f" (run {run})" if run else "")]
         for s in steps:
-            found = by_step.get(s)
-            for metric in ("iops", "bandwidth_bytes"):
+            found = found_by_step.get(s)
+            for metric, _name in columns[s]:
                 value, base = total(found, metric) if found else (None, None)
-                flags = "".join(f" [{f}]" for f in found.flags()) if found else ""
-                cells.append(_cell(metric, value, base) + flags)
+                cell = _cell(metric, value, base)
+                if found is not None and value is not None:
+                    cell += _spread(found, metric)
+                    if metric == "net_bandwidth_bytes" and found.role:
+                        ops = "/".join(_OP_SHORT.get(v.op, v.op) for v in found.values
+                                       if v.metric == metric)
+                        cell += f" ({found.role} {ops})"
+                if found is not None:
+                    cell += "".join(f" [{f}]" for f in found.flags())
+                cells.append(cell)
         body.append(cells)
-    return Table("IOPS and bandwidth by step", None, header, body)
+    return Table("Overview by step", None, header, body)
 
 
 def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
@@ -188,24 +235,51 @@ def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
     return header, body
 
 
+def _described(description: str) -> str:
+    return f" ({description})" if description else ""
+
+
 def intro(report: Report) -> list[str]:
     """The lines under the title: the sessions, the baseline, the window, the warnings
     (Markdown list items, with ``**`` and backquotes the only markup)."""
     lines = []
     for name in report.sessions:
         imported = report.imported.get(name)
-        how = "imported" if imported else "recorded"
+        summary = report.figures == "summary" or (report.figures is None and imported)
+        how = ("imported" if imported else "recorded") + (
+            ": figures from the tools' end-of-run summaries" if summary else "")
         if name in report.histogram_bits:
             how += "; " + resolution_sentence(report.histogram_bits[name])
-        lines.append(f"- session **{name}**: `{report.paths.get(name, '')}`, {how}")
-    if report.baseline is not None:
+        lines.append(f"- session **{name}**: `{report.paths.get(name, '')}`"
+                     f"{_described(report.descriptions.get(name, ''))}, {how}")
+    if report.baseline_session is not None:
+        bname, bpath, bdescription = report.baseline_session
+        against = report.baseline.describe().partition(report.baseline.value)[2] \
+            if report.baseline is not None else ""
+        lines.append(f"- baseline: session **{bname}**: `{bpath}`{_described(bdescription)}"
+                     f"{against}; every value is followed by its percentage of the "
+                     "baseline's")
+    elif report.baseline is not None:
         lines.append(f"- baseline: {report.baseline.describe()}; every value is followed by "
                      "its percentage of the baseline's")
+    selected = {(r.selected_by, r.selected_from) for r in report.rows if r.selected_from > 1}
+    if selected:
+        how = " or ".join(sorted({by for by, _n in selected}))
+        lines.append(f"- repeated steps: each host's {how} run (by IOPS, else bandwidth) of "
+                     "its runs; the overview gives the range over the runs beside it "
+                     "[min–max]; `--select all` shows every run")
+    if report.left_out:
+        lines.append(f"- steps left out (--steps/--exclude-step): {', '.join(report.left_out)}")
     if report.figures == "window" or (report.figures is None and any(
             not report.imported.get(n) for n in report.sessions)):
         lines.append(f"- window: each run from {format_duration(report.skip)} after its start "
                      "(ramp-up skipped) to its end")
     lines += [f"- {sentence}" for sentence in sources_sentences(report.rows)]
+    if any(v.metric == "net_retransmits" for r in report.rows for v in r.values):
+        lines.append("- network: each host's own end of the connection (a client's send, a "
+                     "server's receive, as it measured them); retransmits are counted over "
+                     "the same window as the other figures (an exporter's or iperf3's own "
+                     "total covers the whole run)")
     if report.unmatched_steps:
         lines.append("- steps with no baseline: " + ", ".join(report.unmatched_steps))
     lines.extend(_not_clean(report))
@@ -234,6 +308,27 @@ def _not_clean(report: Report) -> list[str]:
     return lines
 
 
+def change_lines(report: Report) -> list[str]:
+    """What changed against a session baseline, one Markdown list item each (empty without
+    a session baseline); per session when several are reported."""
+    lines: list[str] = []
+    for name in report.sessions:
+        changes = report.changes.get(name)
+        if changes is None:
+            continue
+        prefix = f"{name}: " if len(report.sessions) > 1 else ""
+        if not changes:
+            lines.append(f"- {prefix}the plans and the hosts' facts are the same")
+        for c in changes:
+            lines.append(f"- {prefix}{change_text(c)}")
+    return lines
+
+
+def change_text(c: Change) -> str:
+    """One change in words, its values in backquotes (they hold options and paths)."""
+    return c.describe("`")
+
+
 def title(report: Report) -> str:
     return f"benchtui report: {', '.join(report.sessions)}"
 
@@ -252,19 +347,29 @@ def report_tables(report: Report) -> list[Table]:
         rows = [r for r in report.rows if r.host != FLEET] or report.rows
         return [Table("", None, *_step_table(report, rows, with_step=True))]
     tables = []
+    by_step: dict[str, list[Row]] = {}
+    for r in report.rows:
+        by_step.setdefault(r.step, []).append(r)
     if len(steps) > 1:
         tables.append(_overview_by_host(report, steps))
     for step in steps:
-        rows = [r for r in report.rows if r.step == step]
-        tables.append(Table(step, step, *_step_table(report, rows, with_step=False)))
+        rows = by_step[step]
+        fields = next((r.matrix for r in rows if r.matrix), {})
+        tables.append(Table(step, step, *_step_table(report, rows, with_step=False),
+                            fields=dict(fields)))
     return tables
 
 
 def render_markdown(report: Report) -> str:
     lines = [f"# {title(report)}", "", *intro(report), ""]
+    changed = change_lines(report)
+    if changed:
+        lines += ["## What changed against the baseline", "", *changed, ""]
     for table in report_tables(report):
         if table.title:
             lines += [f"## {table.title}", ""]
+        if table.fields:
+            lines += [table.fields_line(), ""]
         lines += _table(table.header, table.body)
         lines.append("")
     return "\n".join(lines)

@@ -20,6 +20,7 @@ from benchtui.session.compare import FLEET, BaselineSpec
 
 if TYPE_CHECKING:
     from benchtui.report.steady import Steadiness
+    from benchtui.session.changes import Change
 
 #: Metrics where a larger value is worse (a regression gate's ``--fail-above``).
 HIGHER_IS_WORSE = frozenset({
@@ -101,6 +102,13 @@ class Row:
     baseline_outcome: str | None = COMPLETED
     #: A sweep's values for this step (the plan's ``matrix``: option -> value), else empty.
     matrix: dict[str, str] = field(default_factory=dict)
+    #: The host's part in a client-server step (iperf3): "client", "server", or "".
+    role: str = ""
+    #: A selected run's (``select`` median/best) range over every run of the step on the
+    #: host: metric -> (min, max) of the ops' total (IOPS, bandwidth, network, ...).
+    spread: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: The baseline row itself (``baseline`` names it), for plots that draw its run.
+    baseline_row: Row | None = None
 
     @property
     def is_fleet(self) -> bool:
@@ -149,6 +157,14 @@ class Report:
     #: session name -> the resolution of its latency histograms (``histogram_bits``; None:
     #: fio's own, 6), for sessions with histograms.
     histogram_bits: dict[str, int | None] = field(default_factory=dict)
+    #: session name -> its plan's description ("" when none).
+    descriptions: dict[str, str] = field(default_factory=dict)
+    #: A session baseline (``session=FILE``): its name, path and description.
+    baseline_session: tuple[str, str, str] | None = None
+    #: session name -> what changed against the baseline session (plans, facts).
+    changes: dict[str, list[Change]] = field(default_factory=dict)
+    #: Steps left out by ``--steps``/``--exclude-step`` (said once).
+    left_out: list[str] = field(default_factory=list)
 
     def steps(self) -> list[str]:
         seen: dict[str, None] = {}

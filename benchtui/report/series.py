@@ -43,7 +43,7 @@ from benchtui.store.series_rules import job_kind, latency_measure_ok
 MAX_POINTS = 2000
 #: The sample metrics a plot reads.
 METRICS = ("iops", "bandwidth_bytes", "latency_histogram", "latency_seconds",
-           "latency_mean_seconds")
+           "latency_mean_seconds", "net_bandwidth_bytes")
 #: Seconds a run's last samples may arrive after its run_end event (as the tables' summary).
 _SLACK = 1.0
 #: An interval's histograms are merged once samples this much newer have arrived (jobs of
@@ -86,6 +86,9 @@ class RunSeries:
     latency: dict[str, dict[str, Points]] = field(default_factory=dict)
     #: op -> "histogram" | "percentiles" | "mean"
     latency_source: dict[str, str] = field(default_factory=dict)
+    #: direction ("send", "receive") -> network bandwidth (bytes/s): iperf3's [SUM] line
+    #: where it prints one, else its streams added up (the tables' rule)
+    net: dict[str, Points] = field(default_factory=dict)
 
     @property
     def host(self) -> str:
@@ -99,7 +102,14 @@ class RunSeries:
 
     @property
     def empty(self) -> bool:
-        return not (self.iops or self.bandwidth or self.latency)
+        return not (self.iops or self.bandwidth or self.latency or self.net)
+
+    @property
+    def longest(self) -> int:
+        """The most points any of its lines has (a run too short to plot has < 3)."""
+        lines = [*self.iops.values(), *self.bandwidth.values(), *self.net.values(),
+                 *(p for by in self.latency.values() for p in by.values())]
+        return max((len(p) for p in lines), default=0)
 
 
 def downsample(times: Sequence[float], values: Sequence[float], limit: int = MAX_POINTS,
@@ -191,6 +201,15 @@ class _Accumulator:
             if name is not None and latency_measure_ok(labels):
                 acc = self.percentiles[(op, name)]
                 acc[t] = max(acc.get(t, 0.0), s.value)
+        elif metric == "net_bandwidth_bytes":
+            stream = labels.get("stream", "")
+            if stream.startswith("sum") and stream != "sum":
+                return
+            net = (metric, labels.get("direction", "total"), stream == "sum")
+            acc = self.sums[net]
+            acc[t] = acc.get(t, 0.0) + s.value
+            if s.duration is not None:
+                self.durations[net][t] = s.duration
         elif metric == "latency_mean_seconds" and latency_measure_ok(labels, "lat"):
             acc = self.means[op]
             acc[t] = max(acc.get(t, 0.0), s.value)
@@ -214,6 +233,13 @@ class _Accumulator:
                 by_t = self.sums.get((metric, op, whole))
                 if by_t:
                     into[op] = _points(by_t, t0, self.durations.get((metric, op, whole), {}))
+        for direction in ("send", "receive"):
+            for whole in (True, False):
+                by_t = self.sums.get(("net_bandwidth_bytes", direction, whole))
+                if by_t:
+                    out.net[direction] = _points(
+                        by_t, t0, self.durations.get(("net_bandwidth_bytes", direction, whole)))
+                    break
         for op in _OPS:
             measures = sorted((m for o, m in self.quantiles if o == op),
                               key=lambda m: m != "clat")
@@ -309,3 +335,44 @@ class SeriesSource:
         """The series of each row's run (rows with no run in the file are left out)."""
         pairs = [(row, run) for row in rows for run in (self.run_of(row),) if run is not None]
         return run_series(self.reader, pairs)
+
+
+def fleet_latency(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]]
+                  ) -> dict[str, dict[str, Points]]:
+    """The fleet's latency percentiles second by second over these hosts' runs of one step:
+    op -> {"p50", "p99", "p999"} -> points, each the quantile of every host's clat
+    histograms of that second (seconds since each host's run started; the hosts of a step
+    start together) merged: exact fleet percentiles, never an average of percentiles.
+    {} when the runs have no histograms."""
+    if len(pairs) < 2:
+        return {}
+    starts = {(run.host, run.label): run.t0 for _row, run in pairs}
+    t0 = min(run.t0 for _row, run in pairs)
+    t1 = max(reader.end if run.t1 is None else run.t1 for _row, run in pairs) + _SLACK
+    seconds: dict[str, dict[int, LatencyHistogram]] = defaultdict(dict)
+    for s in reader.samples(hosts={run.host for _row, run in pairs},
+                            metrics=("latency_histogram",), t0=t0, t1=t1):
+        start = starts.get((s.host, s.labels.get("step", "")))
+        if start is None or s.t is None or s.kind != "interval" or s.histogram is None \
+                or s.labels.get("measure", "clat") != "clat":
+            continue
+        at = seconds[s.labels.get("op", "total")]
+        second = math.floor(s.t - start)
+        have = at.get(second)
+        if have is None:
+            at[second] = have = LatencyHistogram()
+        have.merge(s.histogram)
+    out: dict[str, dict[str, Points]] = {}
+    qs = [q for q, _ in QUANTILES]
+    for op in _OPS:
+        by_second = seconds.get(op)
+        if not by_second:
+            continue
+        lines: dict[str, dict[float, float]] = defaultdict(dict)
+        for second, h in by_second.items():
+            found = h.quantiles(qs)
+            for q, name in QUANTILES:
+                if q in found:
+                    lines[name][second + 1.0] = found[q]  # the second's end, as the hosts'
+        out[op] = {name: _points(by_t, 0.0) for name, by_t in lines.items()}
+    return out

@@ -8,6 +8,8 @@ median or best, each host's selected run. A repeated step named without its run 
 
 from __future__ import annotations
 
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,10 +25,14 @@ class PlotRequest:
     session: str
     step: str
     output: str
-    metric: str = "iops"
+    #: None: the step's own figure (IOPS, else network)
+    metric: str | None = None
     host: str | None = None
     select: str | None = None
     skip: float = DEFAULT_SKIP
+    #: (width, height) in pixels at ``dpi`` (None: about 700 px wide, 110 dpi)
+    size: tuple[int, int] | None = None
+    dpi: float | None = None
 
 
 @dataclass(frozen=True)
@@ -34,6 +40,7 @@ class Plotted:
     data: bytes
     title: str
     hosts: tuple[str, ...]
+    metric: str
 
 
 def output_format(path: str) -> str:
@@ -45,7 +52,29 @@ def output_format(path: str) -> str:
     return fmt
 
 
-def check_metric(metric: str) -> str:
+_SIZE = re.compile(r"^\s*(\d{2,5})\s*[xX×]\s*(\d{2,5})\s*$")
+
+
+def parse_size(text: str | None) -> tuple[int, int] | None:
+    """``--size 1200x600`` -> (1200, 600) pixels (UsageError for anything else)."""
+    if text is None:
+        return None
+    m = _SIZE.match(text)
+    if m is None or not (100 <= int(m.group(1)) <= 20000 and 100 <= int(m.group(2)) <= 20000):
+        raise UsageError(f"--size {text!r} is not a size: give WIDTHxHEIGHT in pixels, each "
+                         "100 to 20000 (e.g. --size 1200x600)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def check_dpi(dpi: float | None) -> float | None:
+    if dpi is not None and not 20 <= dpi <= 1200:
+        raise UsageError(f"--dpi {dpi:g} is out of range: give 20 to 1200 (e.g. --dpi 150)")
+    return dpi
+
+
+def check_metric(metric: str | None) -> str | None:
+    if metric is None:
+        return None
     if metric not in METRICS:
         raise UsageError(f"there is no metric {metric!r} to plot: give "
                          + ", ".join(METRICS[:-1]) + f" or {METRICS[-1]}")
@@ -74,9 +103,10 @@ def _group(groups: list[PlotGroup], step: str, label: str | None) -> PlotGroup:
             raise UsageError(f"run {label!r} has no host's run to plot")
         return PlotGroup(groups[0].session, step, f"{step}, run {rows[0].repeat}", rows)
     if len(groups) > 1:
-        labels = [g.rows[0].label for g in groups]
+        labels = [shlex.quote(g.rows[0].label) for g in groups]
         raise UsageError(f"step {step!r} ran {len(groups)} times: name one run (--step "
-                         + ", ".join(labels) + ") or give --select median or --select best")
+                         + ", --step ".join(labels) + ") or give --select median or "
+                         "--select best")
     return groups[0]
 
 
@@ -103,9 +133,13 @@ def plot_step(request: PlotRequest) -> Plotted:
     hosts = tuple(dict.fromkeys(r.host for r in report.rows if r.host in
                                 {s.host for s in series}))
     with plotting():
-        fig = time_figure(series, metric, title=f"{group.title}: {TITLES[metric]}",
-                          colours=palette(list(dict.fromkeys(r.host for r in group.rows))))
-        if fig is None:
-            raise UsageError(f"step {step!r} has no per-second {metric} to plot"
-                             + (f" on {request.host}" if request.host else ""))
-        return Plotted(render(fig, fmt), group.title, hosts)
+        colours = palette(list(dict.fromkeys(r.host for r in group.rows)))
+        # the step's own figure when none is asked for: IOPS, else what the tool measured
+        for name in ((metric,) if metric is not None else METRICS):
+            fig = time_figure(series, name, title=f"{group.title}: {TITLES[name]}",
+                              colours=colours)
+            if fig is not None:
+                return Plotted(render(fig, fmt, size=request.size, dpi=request.dpi),
+                               group.title, hosts, name)
+        raise UsageError(f"step {step!r} has no per-second {metric or 'figure'} to plot"
+                         + (f" on {request.host}" if request.host else ""))

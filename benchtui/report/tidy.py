@@ -40,19 +40,32 @@ def _steady(row: Row) -> str:
     return "yes" if row.steadiness.steady else "no"
 
 
+def matrix_columns(report: Report) -> dict[str, str]:
+    """A sweep's options (the plans' ``matrix`` keys, in the order they come) -> the column
+    that holds them: the key itself (``bs``, ``rw``), ``matrix.KEY`` where a fixed column
+    has that name."""
+    keys = dict.fromkeys(k for r in report.rows for k in r.matrix)
+    return {k: f"matrix.{k}" if k in CSV_COLUMNS else k for k in keys}
+
+
 def csv_rows(report: Report) -> Iterator[list[str]]:
+    keys = list(matrix_columns(report))
     for row in report.rows:
+        matrix = [row.matrix.get(k, "") for k in keys]
         for v in row.values:
             pct = v.percent
             yield [row.session, row.step, row.host, v.metric, v.op, _num(v.value), v.unit,
                    _num(v.baseline), _percent(pct), v.item,
                    str(row.repeat), str(row.selected_from), v.source, row.baseline,
-                   _steady(row), f"{row.t0:.3f}", f"{row.t1:.3f}", row.outcome or ""]
+                   _steady(row), f"{row.t0:.3f}", f"{row.t1:.3f}", row.outcome or "",
+                   *matrix]
 
 
 def write_csv(report: Report, out: IO[str]) -> None:
+    """The fixed columns (``CSV_COLUMNS``), then one per sweep option (``matrix_columns``):
+    ``pivot_table(index="bs", columns="host", values="value")`` needs no string parsing."""
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w.writerow([*CSV_COLUMNS, *matrix_columns(report).values()])
     w.writerows(csv_rows(report))
 
 
@@ -77,6 +90,7 @@ def _value(v: Value) -> dict[str, object]:
 def as_dict(report: Report) -> dict[str, object]:
     """The report as plain JSON-able data (the same rows and values as the CSV, nested)."""
     rows = []
+    columns = matrix_columns(report)
     for r in report.rows:
         row: dict[str, object] = {
             "session": r.session, "step": r.step, "host": r.host, "label": r.label,
@@ -87,6 +101,12 @@ def as_dict(report: Report) -> dict[str, object]:
             "baseline": r.baseline or None, "values": [_value(v) for v in r.values]}
         if r.matrix:
             row["matrix"] = r.matrix
+            # and each option as a field of its own, named as the CSV's column
+            row.update({columns[k]: v for k, v in r.matrix.items() if columns[k] not in row})
+        if r.role:
+            row["role"] = r.role
+        if r.spread:
+            row["range_over_runs"] = {m: list(lh) for m, lh in r.spread.items()}
         if r.steadiness is not None:
             s = r.steadiness
             row["steady"] = {"steady": s.steady, "cv": s.cv, "trend": s.trend,
@@ -98,6 +118,12 @@ def as_dict(report: Report) -> dict[str, object]:
         "baseline": report.baseline.describe() if report.baseline else None,
         "skip_seconds": report.skip,
         "unmatched_steps": report.unmatched_steps,
+        "baseline_session": None if report.baseline_session is None else dict(zip(
+            ("name", "path", "description"), report.baseline_session, strict=True)),
+        "changes": {name: [{"where": c.where, "what": c.what, "before": c.before,
+                            "after": c.after} for c in changes]
+                    for name, changes in report.changes.items()},
+        "steps_left_out": report.left_out,
         "warnings": report.warnings,
         "rows": rows,
     }

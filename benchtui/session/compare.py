@@ -56,6 +56,21 @@ class RunWindow:
     reason: str = ""
     #: Seconds its tool printed nothing, past its ``silence`` (0: it never fell silent).
     silent_seconds: float = 0.0
+    #: The host's part in a client-server step (iperf3, iperf): "client" or "server"
+    #: (from the command line of its ``run_start`` event); "" otherwise.
+    role: str = ""
+
+
+def _role(command: object) -> str:
+    """ "server" or "client" for a command line of a client-server tool (``-s``/``-c``)."""
+    if not isinstance(command, str):
+        return ""
+    words = command.split()
+    tool = next((i for i, w in enumerate(words) if "iperf" in w.rsplit("/", 1)[-1]), None)
+    if tool is None:
+        return ""
+    rest = words[tool + 1:]
+    return "server" if "-s" in rest else "client" if "-c" in rest else ""
 
 
 def split_label(label: str, data: Mapping[str, object]) -> tuple[str, int]:
@@ -118,6 +133,7 @@ class SessionLayout:
         step_end: dict[str, Event] = {}
         host_window: dict[tuple[str, str], list[float | None]] = {}
         host_end: dict[tuple[str, str], Event] = {}
+        roles: dict[tuple[str, str], str] = {}
         for e in events:
             label = e.step
             if label is None:
@@ -136,6 +152,9 @@ class SessionLayout:
             elif e.kind == ev.RUN_START and e.host is not None:
                 w = host_window.setdefault((label, e.host), [e.t, None])
                 w[0] = min(w[0] or e.t, e.t)
+                role = _role(e.data.get("command"))
+                if role:
+                    roles[(label, e.host)] = role
             elif e.kind == ev.RUN_END and e.host is not None and (label, e.host) in host_window:
                 host_window[(label, e.host)][1] = e.t
                 before = host_end.get((label, e.host))
@@ -143,10 +162,13 @@ class SessionLayout:
                         != ev.outcome_of(before):
                     host_end[(label, e.host)] = e  # (a host's worst process names its run)
         runs: list[RunWindow] = []
+        hosts_of: dict[str, list[str]] = {}
+        for lb, h in host_window:
+            hosts_of.setdefault(lb, []).append(h)
         for label, (name, repeat, data) in labels.items():
             s0, s1 = step_window[label]
             assert s0 is not None
-            hosts = [h for (lb, h) in host_window if lb == label]
+            hosts = hosts_of.get(label, [])
             if not hosts:
                 listed = data.get("hosts")
                 hosts = [str(h) for h in listed] if isinstance(listed, list) else []
@@ -154,23 +176,38 @@ class SessionLayout:
                 h0, h1 = host_window.get((label, host), [s0, s1])
                 t0 = s0 if h0 is None else h0
                 t1 = h1 if h1 is not None else s1
-                runs.append(_run_window(RunWindow(label, name, repeat, host, t0, t1, None),
-                                        step_end.get(label), host_end.get((label, host))))
+                runs.append(_run_window(
+                    RunWindow(label, name, repeat, host, t0, t1, None,
+                              role=roles.get((label, host), "")),
+                    step_end.get(label), host_end.get((label, host))))
         runs.sort(key=lambda r: (r.t0, r.host))
         started = {label: w[0] for label, w in step_window.items() if w[0] is not None}
         return cls(tuple(steps), tuple(runs), step_data, started)
 
+    def _index(self) -> dict[str | None, tuple[list[RunWindow], tuple[str, ...]]]:
+        """step -> (its runs, its hosts), None -> every run and host; built once (a layout
+        of 10^5 steps is asked about each of them)."""
+        found: dict[str | None, tuple[list[RunWindow], tuple[str, ...]]] | None = \
+            self.__dict__.get("_by_step")
+        if found is None:
+            runs: dict[str | None, list[RunWindow]] = {None: list(self.runs)}
+            for r in self.runs:
+                runs.setdefault(r.step, []).append(r)
+            found = {step: (rs, tuple(dict.fromkeys(r.host for r in rs)))
+                     for step, rs in runs.items()}
+            object.__setattr__(self, "_by_step", found)
+        return found
+
     def hosts(self, step: str | None = None) -> tuple[str, ...]:
         """The hosts that ran ``step`` (any step when None), in order of first run."""
-        seen: dict[str, None] = {}
-        for r in self.runs:
-            if step is None or r.step == step:
-                seen.setdefault(r.host)
-        return tuple(seen)
+        found = self._index().get(step)
+        return found[1] if found is not None else ()
 
     def runs_of(self, step: str, host: str | None = None) -> list[RunWindow]:
         """Every run of ``step`` (on ``host`` only, when given), in time order."""
-        return [r for r in self.runs if r.step == step and (host is None or r.host == host)]
+        found = self._index().get(step)
+        runs = found[0] if found is not None else []
+        return [r for r in runs if host is None or r.host == host]
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +347,20 @@ def match_step(spec: BaselineSpec, baseline: SessionLayout, step: str,
             pairs[(step, host)] = (step, host)
     pairs[(step, FLEET)] = (step, FLEET)
     return pairs
+
+
+def host_pairs(spec: BaselineSpec, hosts: Iterable[str], baseline_hosts: Iterable[str]
+               ) -> list[tuple[str, str]]:
+    """(host, baseline host) for each of ``hosts`` that has one under a session spec: the
+    host of the same name, or every host with ``spec.host`` (a baseline fleet pairs no
+    host). What ``match_step`` does for a step's hosts, for the sessions' hosts as a whole
+    (their facts, ``session/changes.py``)."""
+    base = set(baseline_hosts)
+    if spec.fleet:
+        return []
+    if spec.host is not None:
+        return [(h, spec.host) for h in hosts] if spec.host in base else []
+    return [(h, h) for h in hosts if h in base]
 
 
 def counterpart_run(baseline: SessionLayout, step: str, host: str,

@@ -69,12 +69,16 @@ from benchtui.store.recording import IMPORTED, SCHEMA_VERSION, Record, SessionMe
 from benchtui.store.recording.outputfilter import JsonOutputFilter
 from benchtui.transport import new_session_id
 
+#: An imported session's segments end by size (``SEGMENT_RAW_BYTES``) rather than by time.
+IMPORT_SEGMENT_SECONDS: Final = 600.0
 #: How long a run lasts when its output does not say (seconds).
 DEFAULT_SPAN: Final = 10.0
 #: Seconds between one step's end and the next one's start.
 STEP_GAP: Final = 1.0
 #: Records of this many seconds go in one DATA frame.
 FRAME_SECONDS: Final = 1.0
+#: Records a frame holds at least (the last one excepted).
+FRAME_RECORDS: Final = 256
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,12 +243,14 @@ class _Timeline:
     end: float = field(default=0.0, init=False)
     _items: list[tuple[float, int, Record]] = field(default_factory=list, init=False)
 
+    _by_step: dict[str, list[ImportedRun]] = field(default_factory=dict, init=False)
+
     def __post_init__(self) -> None:
+        # dicts, not list membership: 10^5 steps must not cost 10^10 comparisons
+        self.hosts = list(dict.fromkeys(r.host for r in self.runs))
         for r in self.runs:
-            if r.host not in self.hosts:
-                self.hosts.append(r.host)
-            if r.step not in self.steps:
-                self.steps.append(r.step)
+            self._by_step.setdefault(r.step, []).append(r)
+        self.steps = list(self._by_step)
 
     def _add(self, t: float, record: Record) -> None:
         self._items.append((t, len(self._items), record))
@@ -269,7 +275,7 @@ class _Timeline:
 
     def _step(self, index: int, step: str, t0: float) -> float:
         """Records of one step starting at ``t0``; returns its end."""
-        runs = [r for r in self.runs if r.step == step]
+        runs = self._by_step[step]
         placed = [_place(r.samples) for r in runs]
         seconds = max(span for _, span in placed)
         tool = runs[0].tools[0]
@@ -329,7 +335,10 @@ def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
     folder, base = os.path.split(os.path.abspath(path))
     part = os.path.join(folder, f".{base}.{secrets.token_hex(4)}.part")
     try:
-        writer = SessionWriter(part, meta)
+        # segments by size, not by the made-up clock: an import of 10^5 steps spreads
+        # over weeks of synthetic time, and a segment a minute (each fsynced, each with its
+        # own definitions) made a file ten times its input
+        writer = SessionWriter(part, meta, segment_seconds=IMPORT_SEGMENT_SECONDS)
     except RecordingError as exc:
         raise InputError(path, exc.reason.replace("cannot create it", "cannot write it")) \
             from None
@@ -337,10 +346,15 @@ def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
         figures, writer.add_figures, on_error=lambda: writer.set_meta(figures=None))
     try:
         frame_end: float | None = None
+        in_frame = 0
         for t, record in records:
-            if frame_end is not None and t >= frame_end:
+            # a frame a second of made-up time, but at least FRAME_RECORDS records to a
+            # frame: a step of a few records each is not a compressed frame of its own
+            if frame_end is not None and t >= frame_end and in_frame >= FRAME_RECORDS:
                 writer.write_frame()
                 frame_end = None
+                in_frame = 0
+            in_frame += 1
             writer.add_record(t, record)
             if track is not None:  # as the recorder's sinks: the record, then its figures
                 if isinstance(record, Event):

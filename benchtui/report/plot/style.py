@@ -28,7 +28,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator
 
-from benchtui.model.format import format_byte_rate, format_count, format_latency
+from benchtui.model.format import format_byte_rate, format_count, format_latency, format_metric
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -103,10 +103,15 @@ def shade(colour: str, step: int) -> str:
     return "#" + "".join(f"{round(255 - (255 - c) * keep):02x}" for c in (r, g, b))
 
 
-def render(fig: Figure, fmt: str) -> bytes:
+def render(fig: Figure, fmt: str, *, size: tuple[int, int] | None = None,
+           dpi: float | None = None) -> bytes:
     """The figure as SVG (text kept as text, no date: the same figure gives the same bytes
-    but for its clip-path ids) or PNG."""
+    but for its clip-path ids) or PNG; ``size``: width x height in pixels at ``dpi``
+    (PNG_DPI by default; an SVG gets the same size in inches)."""
     out = io.BytesIO()
+    dpi = dpi or PNG_DPI
+    if size is not None:
+        fig.set_size_inches(size[0] / dpi, size[1] / dpi)
     if fmt == "svg":
         fig.savefig(out, format="svg", metadata={"Date": None, "Creator": None})
         # path coordinates to 0.1 pt (1/720 inch), not matplotlib's 6 decimals: a third
@@ -115,7 +120,7 @@ def render(fig: Figure, fmt: str) -> bytes:
                               out.getvalue().decode()).encode()
     if fmt != "png":
         raise ValueError(f"no plot format {fmt!r}")
-    fig.savefig(out, format="png", dpi=PNG_DPI, metadata={"Software": None})
+    fig.savefig(out, format="png", dpi=dpi, metadata={"Software": None})
     return out.getvalue()
 
 
@@ -161,6 +166,9 @@ def value_axis(axis: Axis, kind: str) -> None:
             axis.set_major_locator(LogLocator(base=2, numticks=8))
             axis.set_minor_formatter(_formatter(lambda _v: ""))
         axis.set_major_formatter(_formatter(format_byte_rate))
+    elif kind == "net":  # bits per second, as iperf3 and the tables say it
+        axis.set_major_formatter(_formatter(
+            lambda v: format_metric("net_bandwidth_bytes", v)))
     elif kind == "latency":
         axis.set_major_formatter(_formatter(format_latency))
         axis.set_minor_formatter(_formatter(lambda _v: ""))

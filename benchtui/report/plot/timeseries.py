@@ -22,12 +22,14 @@ from benchtui.report.series import Points, RunSeries
 if TYPE_CHECKING:
     from matplotlib.typing import LineStyleType
 
-METRICS = ("iops", "bandwidth", "latency")
-_OPS = ("read", "write", "trim", "total")
-_LABELS = {"iops": "IOPS", "bandwidth": "bandwidth", "latency": "latency"}
+METRICS = ("iops", "bandwidth", "latency", "net")
+_OPS = ("read", "write", "trim", "total", "send", "receive")
+_LABELS = {"iops": "IOPS", "bandwidth": "bandwidth", "latency": "latency",
+           "net": "network"}
 #: What a plot of each metric shows, for titles.
 TITLES = {"iops": "IOPS per second", "bandwidth": "bandwidth per second",
-          "latency": "latency percentiles per second"}
+          "latency": "latency percentiles per second",
+          "net": "network bandwidth per second (each host's own end)"}
 _STYLES: dict[str, LineStyleType] = {"p50": "-", "p99": "--", "p999": ":", "mean": "-."}
 _QUANTILE_NAMES = {"p50": "p50", "p99": "p99", "p999": "p99.9", "mean": "mean"}
 _RAMP = "#000000"
@@ -39,6 +41,9 @@ def _lines(rs: RunSeries, metric: str, op: str) -> dict[str, Points]:
     """name -> points of one run's op: {"": ...} for IOPS and bandwidth."""
     if metric == "latency":
         return rs.latency.get(op, {})
+    if metric == "net":
+        found = rs.net.get(op)
+        return {"": found} if found else {}
     found = (rs.iops if metric == "iops" else rs.bandwidth).get(op)
     return {"": found} if found else {}
 
@@ -50,12 +55,21 @@ def legend_name(rs: RunSeries) -> str:
     return f"{row.host} (run {row.repeat})" if row.selected_from > 1 else row.host
 
 
+_BASELINE = "#9a9a9a"
+
+
 def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
-                colours: Mapping[str, str]) -> Figure | None:
-    """The figure of ``metric`` ("iops", "bandwidth" or "latency") for these runs; None when
-    none of them has a point of it."""
+                colours: Mapping[str, str], baseline: Sequence[RunSeries] = (),
+                baseline_name: str = "baseline") -> Figure | None:
+    """The figure of ``metric`` ("iops", "bandwidth", "latency" or "net") for these runs;
+    None when none of them has a point of it. ``baseline``: the baseline's runs of the same
+    step, drawn in grey under the hosts' lines (as the console's ghost). Latency of several
+    hosts is drawn as small multiples (``latency_figure``)."""
     if metric not in METRICS:
         raise ValueError(f"no metric {metric!r}")
+    if metric == "latency" and len({rs.host for rs in series}) > 1:
+        return latency_figure(series, title=title, colours=colours, baseline=baseline,
+                              baseline_name=baseline_name)
     ops = [op for op in _OPS if any(_lines(rs, metric, op) for rs in series)]
     if not ops:
         return None
@@ -66,7 +80,15 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
     percentiles: list[str] = []
     partial = False
     ramp = max((rs.window_start for rs in series), default=0.0)
+    ghost = False
     for ax, op in zip(axes, ops, strict=True):
+        for rs in baseline:
+            for q, points in _lines(rs, metric, op).items():
+                ax.plot(points.times, points.values, color=_BASELINE, linewidth=1.0,
+                        linestyle=_STYLES.get(q, "-"), alpha=0.8, zorder=1,
+                        gid=f"baseline-{n}")
+                n += 1
+                ghost = True
         for rs in series:
             name = legend_name(rs)
             colour = colours.get(rs.host, "#333333")
@@ -109,8 +131,99 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
     if partial:
         handles.append(Line2D([], [], color="#555555", linestyle="none", marker="o",
                               fillstyle="none", label="partial interval (its own rate)"))
+    if ghost:
+        handles.append(Line2D([], [], color=_BASELINE, label=baseline_name))
     if ramp > 0:
         handles.append(Patch(color=_RAMP, alpha=0.12,
                              label=f"first {ramp:.0f} s: ramp-up, not in the tables"))
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4))
+    return fig
+
+
+_FLEET = "#000000"
+
+
+def fleet_figure(fleet: Mapping[str, Mapping[str, Points]], *, title: str) -> Figure | None:
+    """The fleet's latency percentiles per second (``series.fleet_latency``): one panel
+    per op, p50/p99/p99.9 in one plot."""
+    ops = [op for op in _OPS if fleet.get(op)]
+    if not ops:
+        return None
+    fig = new_figure(6.4, 1.1 + 1.8 * len(ops))
+    axes = fig.subplots(len(ops), 1, sharex=True, squeeze=False)[:, 0]
+    n = 0
+    for ax, op in zip(axes, ops, strict=True):
+        for q, points in fleet[op].items():
+            ax.plot(points.times, points.values, color=_FLEET, linestyle=_STYLES.get(q, "-"),
+                    gid=f"line-{n}", linewidth=1.2 if len(points) < _DENSE else 0.7,
+                    label=f"fleet {_QUANTILE_NAMES.get(q, q)}")
+            n += 1
+        ax.set_title(f"fleet {op}", loc="left")
+        ax.set_ylabel("latency (log)")
+        ax.set_yscale("log")
+        value_axis(ax.yaxis, "latency")
+        ax.set_xlim(left=0)
+    axes[-1].set_xlabel("seconds since the run started")
+    fig.suptitle(title)
+    handles: list[Line2D | Patch] = [
+        Line2D([], [], color=_FLEET, linestyle=_STYLES[q], label=_QUANTILE_NAMES[q])
+        for q in ("p50", "p99", "p999") if any(q in fleet[op] for op in ops)]
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles) or 1)
+    return fig
+
+
+def latency_figure(series: Sequence[RunSeries], *, title: str, colours: Mapping[str, str],
+                   baseline: Sequence[RunSeries] = (), baseline_name: str = "baseline"
+                   ) -> Figure | None:
+    """Latency of several hosts as small multiples: one small panel per host and op (its
+    p50/p99/p99.9 in its colour, its baseline run in grey), every panel on the same log
+    scale, so that twelve lines never share one plot."""
+    ops = [op for op in _OPS if any(rs.latency.get(op) for rs in series)]
+    hosts = [rs for rs in series if any(rs.latency.get(op) for op in ops)]
+    if not ops or not hosts:
+        return None
+    cols = min(len(hosts), 4)
+    rows_per_op = -(-len(hosts) // cols)
+    fig = new_figure(max(6.4, 2.6 * cols), 1.2 + 1.55 * rows_per_op * len(ops))
+    grid = fig.subplots(rows_per_op * len(ops), cols, sharex=True, sharey=True,
+                        squeeze=False)
+    by_host = {rs.host: rs for rs in baseline}
+    n = 0
+    percentiles: list[str] = []
+    ghost = False
+    for k, op in enumerate(ops):
+        for i, rs in enumerate(hosts):
+            ax = grid[k * rows_per_op + i // cols, i % cols]
+            twin = by_host.get(rs.host) if len(baseline) > 1 else \
+                (baseline[0] if baseline else None)
+            if twin is not None:
+                for q, points in twin.latency.get(op, {}).items():
+                    ax.plot(points.times, points.values, color=_BASELINE, linewidth=0.9,
+                            linestyle=_STYLES.get(q, "-"), zorder=1, gid=f"baseline-{n}")
+                    n += 1
+                    ghost = True
+            for q, points in rs.latency.get(op, {}).items():
+                ax.plot(points.times, points.values, color=colours.get(rs.host, "#333333"),
+                        linestyle=_STYLES.get(q, "-"), gid=f"line-{n}",
+                        linewidth=1.1 if len(points) < _DENSE else 0.6,
+                        label=f"{legend_name(rs)} {_QUANTILE_NAMES.get(q, q)}")
+                n += 1
+                if q not in percentiles:
+                    percentiles.append(q)
+            ax.set_title(f"{legend_name(rs)} {op}", loc="left", fontsize=8)
+            ax.set_yscale("log")
+            value_axis(ax.yaxis, "latency")
+            ax.set_xlim(left=0)
+            if rs.window_start > 0:
+                ax.axvspan(0, rs.window_start, color=_RAMP, alpha=0.06, linewidth=0)
+        for j in range(len(hosts), rows_per_op * cols):  # empty cells of the last row
+            grid[k * rows_per_op + j // cols, j % cols].set_visible(False)
+    for ax in grid[-1, :]:
+        ax.set_xlabel("seconds since the run started", fontsize=8)
+    fig.suptitle(title)
+    handles: list[Line2D | Patch] = [Line2D([], [], color="#555555", linestyle=_STYLES[q],
+                                            label=_QUANTILE_NAMES[q]) for q in percentiles]
+    if ghost:
+        handles.append(Line2D([], [], color=_BASELINE, label=baseline_name))
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5))
     return fig

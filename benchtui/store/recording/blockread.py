@@ -78,6 +78,18 @@ class BlockIndex:
             refs.sort(key=lambda r: r.info.first)
         self._pieces = pieces
         self._firsts = {k: [r.info.first for r in refs] for k, refs in pieces.items()}
+        #: segment number -> host -> its blocks (``host_blocks``: made when first asked)
+        self._by_host: dict[int, dict[str, list[Touched]]] = {}
+
+    def host_blocks(self, seg: SegmentStats, host: str) -> Sequence[Touched]:
+        """The blocks of one host that a segment lists: a report asks host by host, and a
+        segment of 10,000 hosts lists 10,000 hosts' blocks."""
+        by_host = self._by_host.get(seg.number)
+        if by_host is None:
+            by_host = self._by_host[seg.number] = {}
+            for b in seg.blocks or ():
+                by_host.setdefault(b[0], []).append(b)
+        return by_host.get(host, ())
 
     def covering(self, key: BlockKey, number: int) -> PieceRef | None:
         refs = self._pieces.get(key)
@@ -94,7 +106,10 @@ class BlockIndex:
         return all(numbers[n].blocks is not None for n in range(ref.info.first, ref.info.last + 1)
                    if n in numbers)
 
-    def plan(self, segments: Sequence[SegmentStats], t0: float, t1: float) -> Plan:
+    def plan(self, segments: Sequence[SegmentStats], t0: float, t1: float,
+             host: str | None = None) -> Plan:
+        """The pieces to merge and the blocks to decode for ``[t0, t1)``; with ``host``, of
+        that host's blocks only (the caller wants no other host's series)."""
         out = Plan()
         chosen: dict[tuple[int, int], PieceRef] = {}
         refused: set[tuple[int, int]] = set()
@@ -102,10 +117,11 @@ class BlockIndex:
             if seg.blocks is None:
                 out.decode[seg.number] = None
                 continue
-            for host, lo, tmin, tmax in seg.blocks:
+            listed = seg.blocks if host is None else self.host_blocks(seg, host)
+            for host_, lo, tmin, tmax in listed:
                 if tmax < t0 or tmin >= t1:
                     continue
-                ref = self.covering((host, lo), seg.number)
+                ref = self.covering((host_, lo), seg.number)
                 if ref is not None:
                     where = (ref.at, ref.slot)
                     if where in chosen:
@@ -117,7 +133,7 @@ class BlockIndex:
                     refused.add(where)
                 blocks = out.decode.setdefault(seg.number, {})
                 assert blocks is not None
-                blocks[(host, lo)] = ref
+                blocks[(host_, lo)] = ref
         out.pieces = list(chosen.values())
         return out
 

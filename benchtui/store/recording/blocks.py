@@ -266,16 +266,18 @@ class BlockKeeper:
     def _uncut(self, host: str, grid: list[float]) -> None:
         """Drop the cuts of ``grid`` that no record of ``host`` has reached yet."""
         cuts = self._host_cuts(host)
-        dropped = False
+        dropped: set[float] = set()
         for c in grid:
             i = bisect_left(cuts, c)
             if c > self._max_t and i < len(cuts) and cuts[i] == c:
                 del cuts[i]
-                dropped = True
+                dropped.add(c)
         if dropped:
             self._current.pop(host, None)
+            # only a block that ended at a dropped cut can grow (the others' ends are still
+            # cuts or the clock's): a session of many short steps keeps many blocks open
             for blk in self._open.values():
-                if blk.host == host:
+                if blk.hi in dropped and blk.host == host:
                     blk.hi = self._bounds(host, blk.lo)[1]
 
     def _block(self, host: str, t: float) -> _Block:

@@ -375,15 +375,16 @@ class SessionReader:
                     if lo <= st < hi:
                         yield s
 
-    def series_stats(self, t0: float, t1: float, wanted: SeriesFilter | None = None
-                     ) -> dict[SeriesDef, SeriesStats]:
+    def series_stats(self, t0: float, t1: float, wanted: SeriesFilter | None = None,
+                     host: str | None = None) -> dict[SeriesDef, SeriesStats]:
         """Per series (those ``wanted`` accepts, all when None): count, sum, min, max and the
         merged histogram of the samples that reached the sinks in ``[t0, t1)``
         (``series_stats.py``): what a report needs of a step's window. Read from the file's
         stats blocks where they cover the window exactly, decoded where they do not (a
         window that cuts through a block, an older file, a crash's last minutes): the same
-        figures either way (``statsread.py``)."""
-        return self._stats.series_stats(t0, t1, wanted)
+        figures either way (``statsread.py``). ``host``: ``wanted`` accepts that host's
+        series only (then only its blocks are looked at)."""
+        return self._stats.series_stats(t0, t1, wanted, host)
 
     @property
     def figure_track(self) -> FigureTrackReader | None:

@@ -62,19 +62,21 @@ class StatsReader:
     def close(self) -> None:
         self._stats_frames.clear()
 
-    def series_stats(self, t0: float, t1: float, wanted: SeriesFilter | None = None
-                     ) -> dict[SeriesDef, SeriesStats]:
+    def series_stats(self, t0: float, t1: float, wanted: SeriesFilter | None = None,
+                     host: str | None = None) -> dict[SeriesDef, SeriesStats]:
         """Per series (those ``wanted`` accepts, all when None): count, sum, min, max and the
         merged histogram of the samples that reached the sinks in ``[t0, t1)``
         (``series_stats.py``): what a report needs of a step's window. Read from the file's
         stats blocks where they cover the window exactly (``blockread.py``), decoded where
         they do not (a window that cuts through a block, an older file, a crash's last
-        minutes): the same figures either way."""
+        minutes): the same figures either way. ``host``: ``wanted`` accepts only that host's
+        series, and only its blocks are looked at (a report asks host by host: without it
+        every query would walk every host's blocks)."""
         out: dict[SeriesDef, SeriesStats] = {}
         segments = list(self._overlapping(t0, t1))
         if not segments:
             return out
-        plan = self._blocks().plan(segments, t0, t1)
+        plan = self._blocks().plan(segments, t0, t1, host)
         if self._masks.wanted is not wanted:
             self._masks = TableMasks(wanted)
         numbers = {s.number for s in segments}
@@ -169,8 +171,8 @@ class StatsReader:
             n = math.floor(t / period)
             found += [i * period for i in (n - 1, n, n + 1, n + 2)]
         if host is not None:
-            self._blocks()  # (checks the block lists)
+            index = self._blocks()  # (checks the block lists)
             found += [b[1] for seg in self._overlapping(lo, math.nextafter(hi, math.inf))
-                      for b in seg.blocks or () if b[0] == host]
+                      for b in index.host_blocks(seg, host)]
         near = [c for c in found if lo <= c <= hi]
         return min(near, key=lambda c: (abs(c - t), c)) if near else t
