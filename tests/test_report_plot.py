@@ -114,7 +114,8 @@ def test_mistakes_are_one_sentence_exit_2_and_nothing_written(
 
 def test_per_second_iops_average_to_the_tables_figure(session: Path) -> None:
     """The plotted IOPS are the jobs' sum per second: over the table's window they average
-    to the table's IOPS over the window (``--figures window``: the jobs' window means)."""
+    to the table's IOPS over the window (``--figures window``: the jobs' window means),
+    a partial interval weighted by the seconds it covered."""
     report = build_report([str(session)], ReportOptions(skip=float(SKIP), figures="window"))
     group = next(g for g in plot_groups(report) if g.step == "randread")
     with SeriesSource(str(session)) as source:
@@ -124,10 +125,14 @@ def test_per_second_iops_average_to_the_tables_figure(session: Path) -> None:
         table = s.row.get("iops", "read")
         assert table is not None
         points = s.iops["read"]
-        inside = [v for t, v in zip(points.times, points.values, strict=True)
+        # each point weighted by the time it covered: a partial interval's own seconds
+        durations = points.durations or (None,) * len(points)
+        inside = [(v, 1.0 if d is None else d)
+                  for t, v, d in zip(points.times, points.values, durations, strict=True)
                   if s.row.t0 <= s.run.t0 + t < s.row.t1]
         assert len(inside) >= 6
-        assert sum(inside) / len(inside) == pytest.approx(table.value, rel=0.02)
+        mean = sum(v * d for v, d in inside) / sum(d for _v, d in inside)
+        assert mean == pytest.approx(table.value, rel=0.02)
         assert set(s.latency["read"]) == {"p50", "p99", "p999"}
         assert s.latency_source["read"] == "histogram"
         p50, p999 = s.latency["read"]["p50"].values, s.latency["read"]["p999"].values
