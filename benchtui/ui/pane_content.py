@@ -28,8 +28,10 @@ from rich.style import Style
 from rich.text import Text
 
 from benchtui.model.format import (
+    format_bit_rate,
     format_byte_rate,
     format_count,
+    format_duration,
     format_latency,
     format_ratio,
 )
@@ -52,8 +54,8 @@ if TYPE_CHECKING:
     from benchtui.store.live import Series
     from benchtui.ui.ghost import Ghost
 
-__all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "Cells", "ChartCaches", "ChartSpec",
-           "PaneStyles", "Row", "chart_cells", "compact_line", "host_rows", "lines_text",
+__all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "Cells", "ChartCaches", "ChartSpan",
+           "ChartSpec", "PaneStyles", "Row", "chart_cells", "scaled_chart", "compact_line", "host_rows", "lines_text",
            "pane_lines", "subtitle_of", "title_of"]
 
 LABEL_WIDTH = 8
@@ -66,7 +68,6 @@ MIN_CHART = 6
 #: A chart beside the numbers narrower than this goes under them instead (narrow panes).
 MIN_SIDE_CHART = 12
 STACK_INDENT = 2
-MAX_CHART_HEIGHT = 4
 STATE_MARK = {"connecting": "◌", "up": "○", "running": "●", "reconnecting": "◍",
               "failed": "✖", "done": "✔"}
 #: Column titles above compact rows, aligned with ``compact_line``.
@@ -107,14 +108,17 @@ def lines_text(lines: list[Cells]) -> Text:
 
 
 def seconds_per_column(window: float, chart_width: int) -> float:
-    """Charts cover ``window`` seconds, but never less than one second per column."""
-    return max(1.0, window / max(chart_width, 1))
+    """Charts cover exactly ``window`` seconds: under one second per column when the chart
+    has more columns than the window has seconds (each second spread over several,
+    ``charts.stretch``)."""
+    return window / max(chart_width, 1)
 
 
 def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int, end: float,
                window: float, styles: PaneStyles, caches: ChartCaches | None = None,
-               ghost: Ghost | None = None) -> list[Cells]:
-    """The content of a full pane: at most ``height`` lines of exactly ``width`` cells."""
+               ghost: Ghost | None = None, drawn: ChartSpan | None = None) -> list[Cells]:
+    """The content of a full pane: at most ``height`` lines of exactly ``width`` cells.
+    ``drawn``, when given, is set to the charts' width and seconds per column."""
     rows = host_rows(f, styles)
     if not rows:
         waiting = {"connecting": "connecting…", "up": "connected, waiting for a step",
@@ -125,18 +129,19 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
     height = max(height, 1)
     numbers_width = min(NUMBERS_WIDTH, max(width - LABEL_WIDTH, 0))
     if ghost is not None \
-            and width - LABEL_WIDTH - NUMBERS_WIDTH_VERSUS - 1 >= MIN_SIDE_CHART:
+            and width - LABEL_WIDTH - NUMBERS_WIDTH_VERSUS - 1 - SCALE_WIDTH >= MIN_SIDE_CHART:
         numbers_width = NUMBERS_WIDTH_VERSUS
-    chart_width = width - LABEL_WIDTH - numbers_width - 1
-    stacked = chart_width < MIN_SIDE_CHART and width - STACK_INDENT >= MIN_CHART
-    if len(rows) + (sum(r.chart is not None for r in rows) if stacked else 0) > height:
-        rows = _folded(rows)
-    rows = rows[:height]
+    chart_width = width - LABEL_WIDTH - numbers_width - 1 - SCALE_WIDTH
+    stacked = chart_width < MIN_SIDE_CHART \
+        and width - STACK_INDENT - SCALE_WIDTH >= MIN_CHART
+    rows = _fitting(rows, height, stacked)
     if stacked:
         return _stacked(state, f, rows, width=width, height=height, end=end, window=window,
-                        styles=styles, caches=caches, ghost=ghost)
+                        styles=styles, caches=caches, ghost=ghost, drawn=drawn)
     charting = chart_width >= MIN_CHART
     spc = seconds_per_column(window, chart_width)
+    if drawn is not None and charting:
+        drawn.columns, drawn.seconds_per_column = chart_width, spc
     heights = _chart_heights(rows, height - len(rows), charting, first=1)
     blank = Segment(" " * (LABEL_WIDTH + numbers_width + 1))
     lines: list[Cells] = []
@@ -146,9 +151,9 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
         if row.chart is None or not charting:
             lines.append(fit(line, width))
             continue
-        chart = chart_cells(state, f.name, row.chart, width=chart_width, height=rows_high,
-                            end=end, seconds_per_column=spc, styles=styles, caches=caches,
-                            ghost=ghost)
+        chart = scaled_chart(state, f.name, row.chart, width=chart_width, height=rows_high,
+                             end=end, window=window, styles=styles, caches=caches,
+                             ghost=ghost)
         lines.append([*line, Segment(" "), *chart[0]])
         for i, extra in enumerate(chart[1:]):
             if i == 0 and row.legend is not None:
@@ -157,6 +162,34 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
             else:
                 lines.append([blank, *extra])
     return lines
+
+
+class ChartSpan:
+    """What a pane's charts cover as drawn: ``columns`` x ``seconds_per_column`` seconds
+    (tests check it against the window the header's badge says)."""
+
+    __slots__ = ("columns", "seconds_per_column")
+
+    def __init__(self) -> None:
+        self.columns = 0
+        self.seconds_per_column = 0.0
+
+    @property
+    def seconds(self) -> float:
+        return self.columns * self.seconds_per_column
+
+
+def _fitting(rows: list[Row], height: int, stacked: bool) -> list[Row]:
+    """The rows that fit ``height`` lines: optional rows (idle devices) go first, then the
+    rows that fold into the one before (device await), then the last rows."""
+    def needed(rs: list[Row]) -> int:
+        return len(rs) + (sum(r.chart is not None for r in rs) if stacked else 0)
+
+    if needed(rows) > height:
+        rows = [r for r in rows if not r.optional]
+    if needed(rows) > height:
+        rows = _folded(rows)
+    return rows[:height]
 
 
 def _numbers(row: Row, width: int) -> Cells:
@@ -180,11 +213,14 @@ def _folded(rows: list[Row]) -> list[Row]:
 
 def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: int,
              height: int, end: float, window: float, styles: PaneStyles,
-             caches: ChartCaches | None = None, ghost: Ghost | None = None) -> list[Cells]:
+             caches: ChartCaches | None = None, ghost: Ghost | None = None,
+             drawn: ChartSpan | None = None) -> list[Cells]:
     """A narrow pane: each row's chart under its numbers, as wide as the pane allows; the
     spare lines go to the first rows' charts."""
-    chart_width = width - STACK_INDENT
-    spc = seconds_per_column(window, chart_width)
+    chart_width = width - STACK_INDENT - SCALE_WIDTH
+    if drawn is not None:
+        drawn.columns, drawn.seconds_per_column = (
+            chart_width, seconds_per_column(window, chart_width))
     heights = _chart_heights(rows, height - len(rows), True, first=0)
     indent = Segment(" " * STACK_INDENT)
     lines: list[Cells] = []
@@ -192,38 +228,75 @@ def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: i
         lines.append(fit([Segment(row.label[:LABEL_WIDTH - 1].ljust(LABEL_WIDTH),
                                   styles.label), *_numbers(row, width - LABEL_WIDTH)], width))
         if row.chart is not None and rows_high:
-            chart = chart_cells(state, f.name, row.chart, width=chart_width,
-                                height=rows_high, end=end, seconds_per_column=spc,
-                                styles=styles, caches=caches, ghost=ghost)
+            chart = scaled_chart(state, f.name, row.chart, width=chart_width,
+                                 height=rows_high, end=end, window=window, styles=styles,
+                                 caches=caches, ghost=ghost)
             lines.extend([indent, *extra] for extra in chart)
     return lines[:height]
 
 
 def _chart_heights(rows: list[Row], spare: int, charting: bool, *, first: int) -> list[int]:
     """``first`` chart lines per charted row, then the ``spare`` lines to the charted rows
-    in turn, up to the maximum."""
+    in turn (the first rows first), so that the charts fill the pane."""
     heights = [first if r.chart is not None else 0 for r in rows]
     charted = [i for i, r in enumerate(rows) if r.chart is not None] if charting else []
-    while spare > 0 and charted:
-        grew = False
-        for i in charted:
-            if spare > 0 and heights[i] < MAX_CHART_HEIGHT:
-                heights[i] += 1
-                spare -= 1
-                grew = True
-        if not grew:
-            break
+    if spare > 0 and charted:
+        each, rest = divmod(spare, len(charted))
+        for k, i in enumerate(charted):
+            heights[i] += each + (k < rest)
     return [max(h, 1) if first else h for h in heights]
+
+
+#: The scale beside a pane's chart: a space, then the chart's top value on its first line
+#: and, on its last line when it has two or more, the time it covers ("2m00s").
+SCALE_WIDTH = 7
+
+
+def scaled_chart(state: FleetState, host: str, spec: ChartSpec, *, width: int, height: int,
+                 end: float, window: float, styles: PaneStyles,
+                 caches: ChartCaches | None = None, ghost: Ghost | None = None
+                 ) -> list[Cells]:
+    """``chart_cells`` over exactly ``window`` seconds, each line followed by the scale
+    (``SCALE_WIDTH`` cells): the top value of the chart, and the window on the last line."""
+    top: list[float] = []
+    rows = chart_cells(state, host, spec, width=width, height=height, end=end,
+                       seconds_per_column=seconds_per_column(window, width), styles=styles,
+                       caches=caches, ghost=ghost, top=top)
+    scale = [_scale_text(spec.metric, top[0] if top else None)]
+    if height >= 2:
+        scale += [""] * (height - 2) + [format_duration(window)]
+    out: list[Cells] = []
+    for i, row in enumerate(rows):
+        text = scale[i] if i < len(scale) else ""
+        out.append([*row, Segment(" " + text[:SCALE_WIDTH - 1].ljust(SCALE_WIDTH - 1),
+                                  styles.label if i == 0 else styles.muted)])
+    return out
+
+
+def _scale_text(metric: str, top: float | None) -> str:
+    """A chart's top value, in at most ``SCALE_WIDTH - 1`` cells."""
+    if top is None:
+        return ""
+    if metric in ("bandwidth_bytes", "mem_bandwidth_bytes"):
+        return format_byte_rate(top).replace(" ", "").replace("iB/s", "/s")
+    if metric == "net_bandwidth_bytes":
+        return format_bit_rate(top).replace(" ", "").replace("bit/s", "b")
+    if metric in ("latency_seconds", "latency_mean_seconds", "disk_await_seconds"):
+        return format_latency(top).replace(" ", "")
+    if metric in ("disk_util_ratio", "cpu_ratio"):
+        return format_ratio(top)
+    return format_count(top)
 
 
 def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, height: int,
                 end: float, seconds_per_column: float, styles: PaneStyles,
-                caches: ChartCaches | None = None, ghost: Ghost | None = None
-                ) -> list[Cells]:
+                caches: ChartCaches | None = None, ghost: Ghost | None = None,
+                top: list[float] | None = None) -> list[Cells]:
     """A chart of ``spec``'s series of ``host``: ``height`` rows of ``width`` cells. With
     ``caches`` (a pane's, kept between drawings), the columns are kept up to date from the
     new points only (``chart_cache``). With ``ghost``, the baseline's line of the IOPS,
-    bandwidth and latency charts over it."""
+    bandwidth and latency charts over it. ``top``, when given, receives the value at the
+    chart's top edge (nothing when the chart has no value)."""
     busy = spec.metric == "cpu_ratio"  # drawn as busy = 1 - idle
 
     def cols(labels: dict[str, str]) -> list[Column]:
@@ -244,6 +317,8 @@ def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, he
         bands = [cols({**spec.labels, "quantile": q}) for q in spec.quantiles]
         tail = ghost_cols({**spec.labels, "quantile": GHOST_QUANTILE})
         lo, hi = log_range(*bands, tail or [])
+        if top is not None and any(v for b in bands for v in b):
+            top.append(hi)
         rows = band_rows(bands, height=height, lo=lo, hi=hi, styles=styles.bands)
         if tail is not None:
             rows = overlay_ghost(rows, band_levels([tail], height, lo, hi)[0], styles.ghost_lat)
@@ -255,6 +330,8 @@ def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, he
         (ghost_cols(spec.secondary) if spec.secondary is not None else None,
          styles.ghost_write)) if g is not None]
     lo, hi = value_range(first, second or [], *(g for g, _s in ghosts))
+    if top is not None and any(v is not None for v in (*first, *(second or []))):
+        top.append(hi)
     rows = chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
     for g, style in ghosts:
         rows = overlay_ghost(rows, levels(g, height, lo, hi), style)
