@@ -511,7 +511,8 @@ class ConsoleApp(App[int]):
         for event in loud[:MAX_NOTIFICATIONS]:
             self._notify_event(event)
         if len(loud) > MAX_NOTIFICATIONS:
-            self.notify(f"{len(loud) - MAX_NOTIFICATIONS} more warnings: l shows the log",
+            more = len(loud) - MAX_NOTIFICATIONS
+            self.notify(f"{more} more warning{'' if more == 1 else 's'}: l shows the log",
                         severity="warning", timeout=8)
 
     def _notify_event(self, event: Event) -> None:
