@@ -3,7 +3,7 @@ of their own between the host grid and the footer, rather than Textual's toasts,
 over the panes' borders and figures.
 
 ``NoticeBar.add(message, title=, severity=, timeout=)`` shows a notice for ``timeout``
-seconds; the bar shows the newest ``MAX_SHOWN`` (one line each, cut at the screen's edge,
+seconds; the bar shows the newest ``MAX_SHOWN`` (one line each, wrapped when longer than the screen is wide,
 with how many more there are) and takes no room when it has none. The grid gives up those
 lines while notices are shown.
 """
@@ -36,7 +36,7 @@ class NoticeBar(Static):
     COMPONENT_CLASSES: ClassVar[set[str]] = {"notice--information", "notice--warning",
                                              "notice--error", "notice--title"}
     DEFAULT_CSS = """
-    NoticeBar { height: auto; max-height: 4; display: none; padding: 0 1;
+    NoticeBar { height: auto; max-height: 6; display: none; padding: 0 1;
                 background: $panel; }
     NoticeBar > .notice--information { color: $text; }
     NoticeBar > .notice--warning { color: $warning; }
@@ -67,7 +67,7 @@ class NoticeBar(Static):
         """The lines shown: the newest notices, and how many older ones are not."""
         shown = self.notices[-MAX_SHOWN:]
         hidden = len(self.notices) - len(shown)
-        out = Text(no_wrap=True, overflow="ellipsis")
+        out = Text()
         for i, n in enumerate(shown):
             style = self.get_component_rich_style(f"notice--{n.severity}", partial=True)
             if i:

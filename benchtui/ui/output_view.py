@@ -108,8 +108,11 @@ class OutputView(Vertical):
 
     def show(self, output: deque[OutputLine], tools: Iterable[str]) -> None:
         """Append the lines that arrived since the last call (all of them the first time,
-        or when more arrived than the host keeps)."""
-        self.tools = tuple(tools)
+        or when more arrived than the host keeps). ``tools``: the host's, in order; a tool
+        with output that is not among them is added after them."""
+        for tool in tools:
+            if tool not in self.tools:
+                self.tools = (*self.tools, tool)
         self._output = output
         if not output or output[-1] is self._last:
             return
@@ -138,6 +141,11 @@ class OutputView(Vertical):
             self._write(list(self._output))
 
     def _write(self, lines: list[OutputLine]) -> None:
+        known = set(self.tools)
+        for line in lines:
+            if line.tool not in known:
+                known.add(line.tool)
+                self.tools = (*self.tools, line.tool)
         tool, fold = self.tool, self.fold
         shown = [line for line in lines if tool == self.ALL or line.tool == tool]
         if fold:

@@ -1,0 +1,224 @@
+"""The console uses the room it has and its controls do what they say (issue 21), through
+Textual's Pilot on the deterministic data of tests/ui_data.py: panes without blank lines at
+every size and host count, the charts' drawn span equal to the window the badge says (live
+and in replay), the Screenshot action, the Output tab's tool filter and JSON folding, the
+session log's filter."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from benchtui.model.format import format_duration
+from benchtui.session.replay import ReplayPlayer
+from benchtui.store.fleet import OutputLine
+from benchtui.store.recording import SessionReader
+from benchtui.ui.app import ConsoleApp
+from benchtui.ui.detail import HostDetailScreen
+from benchtui.ui.output_view import Folder, OutputView
+from benchtui.ui.pane import HostPane
+from benchtui.ui.replay import ReplayApp, ReplaySource
+from benchtui.ui.screens import SessionLogScreen
+from benchtui.ui.source import StaticSource
+from tests.baseline_recording import STEP, fixture_pair
+from tests.test_ui_app import screen_text, settle
+from tests.ui_data import NOW, fleet_state
+
+pytestmark = pytest.mark.usefixtures("utc_clock")
+
+SIZES = ((80, 24), (120, 40), (200, 60), (240, 80))
+#: Blank lines a pane may have inside its border.
+MAX_BLANK = 2
+
+
+def blank_lines(pane: HostPane) -> int:
+    lines = pane.content_text()
+    height = pane.content_size.height
+    return sum(not line.strip() for line in lines) + max(height - len(lines), 0)
+
+
+@pytest.mark.parametrize("hosts", [1, 2, 4, 9, 16, 32])
+async def test_no_pane_has_more_than_a_few_blank_lines(hosts: int) -> None:
+    app = ConsoleApp(StaticSource(fleet_state(hosts), NOW))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        for width, height in SIZES:
+            await pilot.resize_terminal(width, height)
+            await settle(pilot, app)
+            await settle(pilot, app)
+            panes = [p for p in app.grid.visible_panes() if not p.has_class("-compact")]
+            for pane in panes:
+                blank = blank_lines(pane)
+                assert blank <= MAX_BLANK, (width, height, pane.host, blank,
+                                            "\n".join(pane.content_text()))
+
+
+def badge_window(app: ConsoleApp) -> float:
+    match = re.search(r"window (\S+)", " ".join(app.header_badges()))
+    assert match is not None
+    return next(w for w in (30.0, 60.0, 120.0, 300.0) if format_duration(w) == match[1])
+
+
+async def check_span_follows_the_window(app: ConsoleApp, pilot: object) -> None:
+    for presses in range(3):
+        await settle(pilot, app)  # type: ignore[arg-type]
+        window = badge_window(app)
+        assert window == (120.0, 60.0, 30.0)[presses]
+        for pane in app.grid.visible_panes():
+            pane.content_text()  # drawn at its size now
+            span = pane.chart_span
+            assert span.columns > 0
+            assert span.seconds == pytest.approx(window), (pane.host, span.columns)
+        if presses < 2:
+            await pilot.press("minus")  # type: ignore[attr-defined]
+
+
+async def test_minus_twice_the_charts_cover_the_window_the_badge_says() -> None:
+    app = ConsoleApp(StaticSource(fleet_state(2), NOW))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await check_span_follows_the_window(app, pilot)
+        pane = app.grid.visible_panes()[0]
+        # 30 s over more than 30 columns: each second spread over several
+        assert pane.chart_span.seconds_per_column < 1.0
+        assert "30s" in "\n".join(pane.content_text())  # the scale says it too
+
+
+async def test_minus_twice_in_replay_the_same() -> None:
+    reader = SessionReader.open(str(fixture_pair().new))
+    try:
+        player = ReplayPlayer(reader)
+        app = ReplayApp(ReplaySource(player))
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.press("g", *"50%", "enter")
+            await check_span_follows_the_window(app, pilot)
+            assert player.window == 30.0
+    finally:
+        reader.close()
+    assert STEP
+
+
+async def test_screenshot_writes_an_svg_and_says_where(tmp_path: Path) -> None:
+    app = ConsoleApp(StaticSource(fleet_state(1), NOW), screenshot_dir=str(tmp_path))
+    async with app.run_test(size=(200, 30)) as pilot:
+        await settle(pilot, app)
+        app.action_screenshot()
+        await settle(pilot, app)
+        files = list(tmp_path.glob("*.svg"))
+        assert len(files) == 1 and files[0].stat().st_size > 1000
+        assert "host01" in files[0].read_text()
+        assert str(files[0]) == app.last_screenshot
+        assert f"saved {files[0]}" in screen_text(app)
+
+
+async def test_screenshot_failure_says_why(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    app = ConsoleApp(StaticSource(fleet_state(1), NOW), screenshot_dir=str(missing))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await settle(pilot, app)
+        app.action_screenshot()
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "could not save the screenshot" in text and str(missing) in text
+        assert not missing.exists()
+
+
+async def test_screenshot_from_the_palette(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    monkeypatch.chdir(tmp_path)  # the current directory by default
+    app = ConsoleApp(StaticSource(fleet_state(1), NOW))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Screenshot")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        for _ in range(20):
+            await pilot.pause(0.1)
+            if list(tmp_path.glob("*.svg")):
+                break
+        (svg,) = tmp_path.glob("*.svg")
+        assert svg.name.startswith("benchtui-demo-")
+
+
+def fio_document(t: float, n: int) -> list[OutputLine]:
+    body = ["{", '  "fio version" : "fio-3.33",', f'  "timestamp" : {n},', '  "jobs" : [',
+            "    {", '      "jobname" : "rread"', "    }", "  ]", "}"]
+    return [OutputLine(t, STEP, "fio", line) for line in body]
+
+
+def test_a_json_document_folds_to_one_line() -> None:
+    folder = Folder()
+    out = [text for line in [*fio_document(NOW, 1),
+                             OutputLine(NOW, STEP, "iostat", "vda 1.0"),
+                             *fio_document(NOW, 2)]
+           for text in folder.feed(line)]
+    assert len(out) == 3
+    assert out[0].endswith('fio| {9 lines} { "fio version" : "fio-3.33", "timestamp" : 1, '
+                           '"jobs" : [ { "jobname" : "rread" } ] }')
+    assert out[1].endswith("iostat| vda 1.0")
+    # a document that never closes is not held back for ever
+    folder = Folder()
+    lines = [OutputLine(NOW, STEP, "fio", "{")] * 20_001
+    assert len([t for line in lines for t in folder.feed(line)]) == 20_000
+
+
+async def test_output_tab_shows_one_tool_and_folds_fio_json() -> None:
+    state = fleet_state(1)
+    view = state.hosts["host01"]
+    for n in range(3):
+        view.output.extend(fio_document(NOW - 3 + n, n))
+    app = ConsoleApp(StaticSource(state, NOW))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("enter", "4")
+        await settle(pilot, app)
+        assert isinstance(app.screen, HostDetailScreen)
+        output = app.screen.query_one(OutputView)
+        text = screen_text(app)
+        assert "output of every tool" in text and "iostat| vda" in text
+        assert text.count("{9 lines}") == 3 and '"jobname"' in text
+        assert set(output.tools) == {"fio", "iostat"}
+        while output.tool != "fio":  # o: the next tool
+            await pilot.press("o")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "output of fio" in text
+        assert "iostat|" not in text and text.count("{9 lines}") == 3
+        await pilot.press("f")  # as printed
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "{9 lines}" not in text and '"jobname" : "rread"' in text
+        await pilot.press("f")  # folded again
+        seen = []
+        for _ in range(3):
+            await pilot.press("o")
+            seen.append(output.tool)
+        assert sorted(seen) == ["all", "fio", "iostat"]  # all, then each in turn
+        while output.tool != "iostat":
+            await pilot.press("o")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "fio|" not in text and "iostat| vda" in text
+
+
+async def test_session_log_hides_routine_events_until_asked() -> None:
+    state = fleet_state(3, failed=1)
+    app = ConsoleApp(StaticSource(state, NOW))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        await pilot.press("l")
+        await settle(pilot, app)
+        assert isinstance(app.screen, SessionLogScreen)
+        text = screen_text(app)
+        assert "host01: running" not in text  # routine
+        assert "host03: failed" in text and "measures its caches" in text  # not routine
+        assert "routine hidden, a shows all" in text
+        assert "1 warning ·" in text and "1 warnings" not in text
+        await pilot.press("a")
+        await settle(pilot, app)
+        text = screen_text(app)
+        assert "host01: running" in text and "host03: failed" in text
+        await pilot.press("a")
+        await settle(pilot, app)
+        assert "host01: running" not in screen_text(app)
