@@ -21,6 +21,7 @@ sparkline without a ghost (one line of blocks has no room for a second line).
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from rich.segment import Segment
@@ -124,8 +125,10 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
         waiting = {"connecting": "connecting…", "up": "connected, waiting for a step",
                    "failed": f"failed: {f.reason}" if f.reason else "failed",
                    "done": "done"}.get(f.state, "no data yet")
-        return [fit([Segment(waiting, styles.warn if f.state == "failed" else styles.muted)],
-                    width)]
+        first = fit([Segment(waiting, styles.warn if f.state == "failed" else styles.muted)],
+                    width)
+        return [first, *_recent_events(state, f.name, width=width, lines=height - 1,
+                                       styles=styles)]
     height = max(height, 1)
     numbers_width = min(NUMBERS_WIDTH, max(width - LABEL_WIDTH, 0))
     if ghost is not None \
@@ -162,6 +165,30 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
             else:
                 lines.append([blank, *extra])
     return lines
+
+
+def _recent_events(state: FleetState, host: str, *, width: int, lines: int,
+                   styles: PaneStyles) -> list[Cells]:
+    """A pane with no figures (connecting, failed, waiting): the host's latest events in
+    the room the figures would have, oldest first."""
+    if lines < 2:
+        return []
+    found = []
+    for event in reversed(state.events):
+        if event.host == host:
+            found.append(event)
+            if len(found) == lines - 1:
+                break
+    if not found:
+        return []
+    out = [fit([Segment("latest events (l: the session log)", styles.muted)], width)]
+    for event in reversed(found):
+        stamp = time.strftime("%H:%M:%S", time.localtime(event.t))
+        message = event.message.removeprefix(f"{host}: ")
+        out.append(fit([Segment(stamp + " ", styles.muted),
+                        Segment(message, styles.warn if event.level != "info" else
+                                styles.label)], width))
+    return out
 
 
 class ChartSpan:
