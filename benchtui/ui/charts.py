@@ -9,10 +9,11 @@ and hand them to the compositor as strips.
 Model. A chart is ``width`` columns; each column covers ``seconds_per_column`` of data time, so
 the chart shows ``width * seconds_per_column`` seconds (the time window) ending at ``end`` (the
 fleet's newest time, so that every host's chart lines up). With 1 Hz samples and one second per
-column, each new sample adds one column at the right. A window shorter than the chart is wide
-(fewer seconds than columns) spreads each second over several columns (``stretch``): the
-columns are made at one second each, then widened, so the chart covers exactly the window. A column holds the mean of the samples in
-it; a column with no sample stays blank, so a host that stopped reporting shows a gap growing at
+column, each new sample adds one column at the right. A window shorter than the chart is
+wide (fewer seconds than columns) spreads each second over several columns (``stretch``):
+the columns are made at one second each, then widened, so the chart covers exactly the
+window. A column holds the mean of the samples in it; a column with no sample stays blank,
+so a host that stopped reporting shows a gap growing at
 the right. Samples are placed on a grid anchored on the series' own newest sample, which absorbs
 the few milliseconds of jitter of a 1 Hz tool clock.
 

@@ -3,9 +3,9 @@ of their own between the host grid and the footer, rather than Textual's toasts,
 over the panes' borders and figures.
 
 ``NoticeBar.add(message, title=, severity=, timeout=)`` shows a notice for ``timeout``
-seconds; the bar shows the newest ``MAX_SHOWN`` (one line each, wrapped when longer than the screen is wide,
-with how many more there are) and takes no room when it has none. The grid gives up those
-lines while notices are shown.
+seconds; the bar shows the newest ``MAX_SHOWN`` (a line each, wrapped when longer than the
+screen is wide, and how many more there are) and takes no room when it has none. The grid
+gives up those lines while notices are shown.
 """
 
 from __future__ import annotations

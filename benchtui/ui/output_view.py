@@ -147,7 +147,7 @@ class OutputView(Vertical):
                 known.add(line.tool)
                 self.tools = (*self.tools, line.tool)
         tool, fold = self.tool, self.fold
-        shown = [line for line in lines if tool == self.ALL or line.tool == tool]
+        shown = [line for line in lines if tool in (self.ALL, line.tool)]
         if fold:
             folder = self._folder
             out = [text for line in shown for text in folder.feed(line)]

@@ -56,8 +56,8 @@ if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
 __all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "Cells", "ChartCaches", "ChartSpan",
-           "ChartSpec", "PaneStyles", "Row", "chart_cells", "scaled_chart", "compact_line", "host_rows", "lines_text",
-           "pane_lines", "subtitle_of", "title_of"]
+           "ChartSpec", "PaneStyles", "Row", "chart_cells", "compact_line", "host_rows",
+           "lines_text", "pane_lines", "scaled_chart", "subtitle_of", "title_of"]
 
 LABEL_WIDTH = 8
 #: The same in every pane, so that same-size panes' charts cover the same time.
