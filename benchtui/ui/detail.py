@@ -93,7 +93,7 @@ class ChartSlot:
     def update(self, state: FleetState, host: str, end: float, window: float,
                ghost: Ghost | None = None) -> None:
         plot_width = max(self.widget.size.width - 10, 10)
-        spc = max(1.0, window / plot_width)
+        spc = window / plot_width  # under 1 s a column: seconds spread (charts.stretch)
         start = end - plot_width * spc
         index = fig.index_of(state.store)
         lines = [ChartLine(label, fig.combined(index.find(metric, host, **labels), start,
