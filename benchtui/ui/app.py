@@ -195,9 +195,12 @@ class ConsoleApp(App[int]):
             ("arrows, Tab", "move between hosts"),
             ("Enter, click", "a host's detail view: charts, devices, jobs, raw output"),
             ("1-4 (detail)", "charts, devices, jobs, output tabs; Esc goes back"),
+            ("o / f (detail)", "output of the next tool / fio's JSON folded or as printed"),
+            ("a (log)", "show routine events too (processes started and ended, hosts "
+                        "running and done), or hide them"),
             ("q", "quit; while steps run, asks first: quitting stops them on every host"),
             ("Ctrl-C", "stop the session now and quit (exit code 130)"),
-            ("Ctrl-P", "command palette"),
+            ("Ctrl-P", "command palette (Screenshot: an SVG here or in --screenshot-dir)"),
         ]
 
     def palette_commands(self) -> Iterable[SystemCommand]:
