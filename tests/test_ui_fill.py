@@ -15,10 +15,14 @@ from benchtui.model.format import format_duration
 from benchtui.session.replay import ReplayPlayer
 from benchtui.store.fleet import OutputLine
 from benchtui.store.recording import SessionReader
+from benchtui.ui import figures as fig
 from benchtui.ui.app import ConsoleApp
+from benchtui.ui.charts import stretch, stretched_width
 from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.output_view import Folder, OutputView
 from benchtui.ui.pane import HostPane
+from benchtui.ui.pane_content import SCALE_WIDTH, scale_text, seconds_per_column
+from benchtui.ui.pane_rows import PaneStyles, host_rows
 from benchtui.ui.replay import ReplayApp, ReplaySource
 from benchtui.ui.screens import SessionLogScreen
 from benchtui.ui.source import StaticSource
@@ -222,3 +226,51 @@ async def test_session_log_hides_routine_events_until_asked() -> None:
         await pilot.press("a")
         await settle(pilot, app)
         assert "host01: running" not in screen_text(app)
+
+
+def row_labels(f: fig.HostFigures) -> list[str]:
+    return [r.label for r in host_rows(f, PaneStyles.plain())]
+
+
+def test_rows_of_figures_the_step_does_not_produce_are_left_out() -> None:
+    read = fig.Latency(p50=30e-6, p99=60e-6, p999=90e-6)
+    seen = {"io_ops": ("read", "write"), "latency_ops": ("read", "write"),
+            "metrics": frozenset({"iops", "bandwidth_bytes", "latency_seconds", "cpu_ratio"})}
+    # a read-only step: no "lat w –/–/–"
+    f = fig.HostFigures("h", "running", iops={"read": 1000.0}, bandwidth={"read": 4e6},
+                        latency={"read": read}, cpu_busy=0.5, **seen)  # type: ignore[arg-type]
+    assert row_labels(f) == ["IOPS", "BW", "lat r", "cpu"]
+    # a network step after it: no IOPS, bandwidth or latency rows of "–"
+    f = fig.HostFigures("h", "running", net_send=1e8, net_receive=1e8, cpu_busy=0.5,
+                        io_ops=("read", "write"), latency_ops=("read", "write"),
+                        metrics=frozenset({"iops", "latency_seconds", "net_bandwidth_bytes",
+                                           "cpu_ratio"}))
+    assert row_labels(f) == ["net", "cpu"]
+    # a host that stopped reporting keeps every row it had, its values "–"
+    f = fig.HostFigures("h", "running", stale=True, **seen)  # type: ignore[arg-type]
+    assert row_labels(f) == ["IOPS", "BW", "lat r", "lat w", "cpu"]
+
+
+def test_the_latency_legend_keeps_its_spaces_over_missing_values() -> None:
+    f = fig.HostFigures("h", "running", stale=True, io_ops=("read",), latency_ops=("read",),
+                        metrics=frozenset({"latency_seconds"}))
+    (lat,) = [r for r in host_rows(f, PaneStyles.plain()) if r.label == "lat r"]
+    assert lat.legend is not None
+    assert "".join(s.text for s in lat.legend).split() == ["p50", "p99", "p99.9"]
+
+
+def test_stretch_spreads_seconds_over_columns() -> None:
+    assert stretch([1.0, 2.0, 3.0], 6) == [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
+    assert stretch([1.0, None], 5) == [1.0, 1.0, 1.0, None, None]
+    assert stretched_width(154, 30 / 154) == 30
+    assert seconds_per_column(30.0, 154) * 154 == pytest.approx(30.0)
+
+
+@pytest.mark.parametrize(("metric", "top", "text"), [
+    ("iops", 28_512.0, "28.5k"), ("bandwidth_bytes", 111 * 2**20, "111M/s"),
+    ("latency_seconds", 264e-6, "264µs"), ("disk_await_seconds", 1.62e-3, "1.62ms"),
+    ("disk_util_ratio", 0.732, "73.2%"), ("net_bandwidth_bytes", 9.41e9 / 8, "9.41Gb"),
+    ("iops", None, "")])
+def test_a_charts_scale_fits_its_column(metric: str, top: float | None, text: str) -> None:
+    assert scale_text(metric, top) == text
+    assert len(text) <= SCALE_WIDTH - 1

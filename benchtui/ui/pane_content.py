@@ -289,7 +289,7 @@ def scaled_chart(state: FleetState, host: str, spec: ChartSpec, *, width: int, h
     rows = chart_cells(state, host, spec, width=width, height=height, end=end,
                        seconds_per_column=seconds_per_column(window, width), styles=styles,
                        caches=caches, ghost=ghost, top=top)
-    scale = [_scale_text(spec.metric, top[0] if top else None)]
+    scale = [scale_text(spec.metric, top[0] if top else None)]
     if height >= 2:
         scale += [""] * (height - 2) + [format_duration(window)]
     out: list[Cells] = []
@@ -300,7 +300,7 @@ def scaled_chart(state: FleetState, host: str, spec: ChartSpec, *, width: int, h
     return out
 
 
-def _scale_text(metric: str, top: float | None) -> str:
+def scale_text(metric: str, top: float | None) -> str:
     """A chart's top value, in at most ``SCALE_WIDTH - 1`` cells."""
     if top is None:
         return ""
