@@ -187,7 +187,7 @@ class ConsoleApp(App[int]):
             ("p", "pause the display (data keeps flowing); p again resumes"),
             ("+ / -", "longer / shorter chart time window"),
             ("t", "next theme (themes/*.tcss)"),
-            ("l", "session log: every event, warning and error"),
+            ("l", "session log: events, warnings and errors (a: routine ones too)"),
             ("m", "mark this moment with a note: in the log, the recording (replay's timeline "
                   "shows it) and the exporter's events"),
             ("c", "compact rows on/off (one line per host)"),
