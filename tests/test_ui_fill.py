@@ -268,6 +268,7 @@ def test_stretch_spreads_seconds_over_columns() -> None:
 
 @pytest.mark.parametrize(("metric", "top", "text"), [
     ("iops", 28_512.0, "28.5k"), ("bandwidth_bytes", 111 * 2**20, "111M/s"),
+    ("bandwidth_bytes", 1.57 * 2**20, "1.57M/s"), ("latency_seconds", 1.234, "1.23s"),
     ("latency_seconds", 264e-6, "264µs"), ("disk_await_seconds", 1.62e-3, "1.62ms"),
     ("disk_util_ratio", 0.732, "73.2%"), ("net_bandwidth_bytes", 9.41e9 / 8, "9.41Gb"),
     ("iops", None, "")])

@@ -276,7 +276,7 @@ def _chart_heights(rows: list[Row], spare: int, charting: bool, *, first: int) -
 
 #: The scale beside a pane's chart: a space, then the chart's top value on its first line
 #: and, on its last line when it has two or more, the time it covers ("2m00s").
-SCALE_WIDTH = 7
+SCALE_WIDTH = 8
 
 
 def scaled_chart(state: FleetState, host: str, spec: ChartSpec, *, width: int, height: int,
