@@ -19,6 +19,7 @@ from benchtui.ui import figures as fig
 from benchtui.ui.app import ConsoleApp
 from benchtui.ui.charts import stretch, stretched_width
 from benchtui.ui.detail import HostDetailScreen
+from benchtui.ui.notices import NoticeBar
 from benchtui.ui.output_view import Folder, OutputView
 from benchtui.ui.pane import HostPane
 from benchtui.ui.pane_content import SCALE_WIDTH, scale_text, seconds_per_column
@@ -275,3 +276,27 @@ def test_stretch_spreads_seconds_over_columns() -> None:
 def test_a_charts_scale_fits_its_column(metric: str, top: float | None, text: str) -> None:
     assert scale_text(metric, top) == text
     assert len(text) <= SCALE_WIDTH - 1
+
+
+async def test_notices_take_lines_of_their_own_never_over_a_pane() -> None:
+    app = ConsoleApp(StaticSource(fleet_state(1), NOW))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot, app)
+        pane = app.grid.visible_panes()[0]
+        before = pane.region
+        app.notify("session finished: every step succeeded; q quits", title="done")
+        await settle(pilot, app)
+        bar = app.notices.region
+        assert bar.height >= 1 and "session finished" in screen_text(app)
+        pane = app.grid.visible_panes()[0]
+        assert pane.region.bottom <= bar.y  # the pane's bottom border above the notice
+        assert pane.region.height < before.height
+        text = "\n".join(pane.content_text())
+        assert "vda" in text and "cpu" in text  # the rows are still drawn
+        await pilot.press("enter")  # the detail view has its own lines for notices
+        await settle(pilot, app)
+        app.notify("a warning", title="host01", severity="warning")
+        await settle(pilot, app)
+        (detail_bar,) = app.screen.query(NoticeBar)
+        assert any(n.message == "a warning" for n in detail_bar.notices)
+        assert "a warning" in screen_text(app)

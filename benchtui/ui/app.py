@@ -313,16 +313,18 @@ class ConsoleApp(App[int]):
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = True) -> None:
-        """Notices go to the lines above the footer (``NoticeBar``), never over a pane; over
-        another screen (the detail view, the log), as Textual's toasts too."""
+        """Notices go to the lines above the footer (``NoticeBar``) of every screen that has
+        them (the grid, the detail view, the log), never over a pane or a chart; Textual's
+        toasts only before the screen is up."""
         if timeout is None:
             timeout = self.NOTIFICATION_TIMEOUT
-        if self.notices.is_mounted:
-            self.notices.add(message, title=title, severity=severity, timeout=timeout)
-            if self.screen is self.screen_stack[0]:
-                return
-        super().notify(message, title=title, severity=severity, timeout=timeout,
-                       markup=markup)
+        bars = [bar for screen in self.screen_stack for bar in screen.query(NoticeBar)
+                if bar.is_mounted]
+        for bar in bars:
+            bar.add(message, title=title, severity=severity, timeout=timeout)
+        if not bars:
+            super().notify(message, title=title, severity=severity, timeout=timeout,
+                           markup=markup)
 
     # --- actions ---------------------------------------------------------------------------
 

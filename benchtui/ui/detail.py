@@ -32,6 +32,7 @@ from benchtui.ui import figures as fig
 from benchtui.ui.axed_chart import ChartLine
 from benchtui.ui.chart_widgets import AxedChart
 from benchtui.ui.latency_chart import BandAxedChart
+from benchtui.ui.notices import NoticeBar
 from benchtui.ui.output_view import OutputView
 from benchtui.ui.pane_rows import LATENCY_NAMES, LATENCY_QUANTILES
 
@@ -236,6 +237,7 @@ class HostDetailScreen(Screen[None]):
                 yield Static("", id="jobs-more", classes="table-more")
             with TabPane("Output", id="output-tab"):
                 yield OutputView()
+        yield NoticeBar()
         yield Footer()
 
     def on_mount(self) -> None:

@@ -1,11 +1,12 @@
 """The console's notices (warnings, errors, "session finished", a screenshot's path) in lines
-of their own between the host grid and the footer, rather than Textual's toasts, which float
-over the panes' borders and figures.
+of their own above the footer (of the host grid, the detail view, the session log), rather
+than Textual's toasts, which float over the panes' borders and figures.
 
 ``NoticeBar.add(message, title=, severity=, timeout=)`` shows a notice for ``timeout``
 seconds; the bar shows the newest ``MAX_SHOWN`` (a line each, wrapped when longer than the
 screen is wide, and how many more there are) and takes no room when it has none. The grid
-gives up those lines while notices are shown.
+gives up those lines while notices are shown. Each screen has its bar; a notice goes to the
+bars of every screen open (``ConsoleApp.notify``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class NoticeBar(Static):
     """
 
     def __init__(self) -> None:
-        super().__init__("", id="notices")
+        super().__init__("", classes="notices")
         self.notices: list[Notice] = []
         self._keys = count()
 

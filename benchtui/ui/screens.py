@@ -18,6 +18,7 @@ from textual.widgets import Button, Footer, Input, RichLog, Static
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.store.fleet import FleetState
+from benchtui.ui.notices import NoticeBar
 
 #: Events kept on screen by the log view (the state keeps its own bounded deque).
 MAX_LOG_LINES = 5000
@@ -120,6 +121,7 @@ class SessionLogScreen(Screen[None]):
         yield Static("session log", id="log-title")
         yield RichLog(id="events", max_lines=MAX_LOG_LINES, wrap=True, auto_scroll=True,
                       min_width=20)
+        yield NoticeBar()
         yield Footer()
 
     def on_mount(self) -> None:
