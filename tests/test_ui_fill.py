@@ -300,3 +300,16 @@ async def test_notices_take_lines_of_their_own_never_over_a_pane() -> None:
         (detail_bar,) = app.screen.query(NoticeBar)
         assert any(n.message == "a warning" for n in detail_bar.notices)
         assert "a warning" in screen_text(app)
+
+
+async def test_a_pane_with_room_shows_each_jobs_direction() -> None:
+    app = ConsoleApp(StaticSource(fleet_state(1), NOW))
+    async with app.run_test(size=(200, 60)) as pilot:
+        await settle(pilot, app)
+        text = "\n".join(app.grid.visible_panes()[0].content_text())
+        assert re.search(r"rread\s+r 28\.5k", text) and re.search(r"rwrite\s+w 28\.4k", text)
+        assert re.search(r"rread\s+r 111 MiB/s", text)
+    app = ConsoleApp(StaticSource(fleet_state(16), NOW))
+    async with app.run_test(size=(200, 60)) as pilot:  # no room: the rows' numbers only
+        await settle(pilot, app)
+        assert "rread" not in "\n".join(app.grid.visible_panes()[0].content_text())

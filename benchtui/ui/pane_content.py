@@ -5,7 +5,8 @@ Segments, not rich Text: a pane hands its lines to Textual as strips (line API),
 costs building a few segments per row and no text layout; with 32 panes at 1 Hz that is most
 of the console's cost.
 
-The rows and what they chart are ``pane_rows``'s; this module lays them out (charts beside
+The rows and what they chart are ``pane_rows``'s (and, beside a tall chart's lower lines,
+each job's figures: ``pane_jobs``); this module lays them out (charts beside
 the numbers, or under them in narrow panes; spare lines make the first charts taller; rows
 that do not fit are left out, the last ones first) and draws the charts. A compact pane is
 one row: the figures that matter most and an IOPS sparkline (``COMPACT_HEADER`` names its
@@ -49,6 +50,7 @@ from benchtui.ui.charts import (
     rows_text,
     value_range,
 )
+from benchtui.ui.pane_jobs import job_lines
 from benchtui.ui.pane_rows import Cells, ChartSpec, PaneStyles, Row, host_rows, share_cells
 
 if TYPE_CHECKING:
@@ -158,9 +160,14 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
                              end=end, window=window, styles=styles, caches=caches,
                              ghost=ghost)
         lines.append([*line, Segment(" "), *chart[0]])
+        legend = 1 if row.legend is not None else 0
+        jobs = job_lines(state, f.name, row.chart, now=end, styles=styles,
+                         most=rows_high - 1 - legend) if rows_high > 1 + legend else []
         for i, extra in enumerate(chart[1:]):
-            if i == 0 and row.legend is not None:
-                lines.append([Segment(" " * LABEL_WIDTH), *fit(row.legend, numbers_width),
+            beside = row.legend if i == 0 and row.legend is not None else (
+                jobs[i - legend] if 0 <= i - legend < len(jobs) else None)
+            if beside is not None:
+                lines.append([Segment(" " * LABEL_WIDTH), *fit(beside, numbers_width),
                               Segment(" "), *extra])
             else:
                 lines.append([blank, *extra])
