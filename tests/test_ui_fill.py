@@ -313,3 +313,15 @@ async def test_a_pane_with_room_shows_each_jobs_direction() -> None:
     async with app.run_test(size=(200, 60)) as pilot:  # no room: the rows' numbers only
         await settle(pilot, app)
         assert "rread" not in "\n".join(app.grid.visible_panes()[0].content_text())
+
+
+def test_screenshot_dir_on_the_console_commands(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from benchtui.cli.main import build_parser
+
+    for command in (["demo"], ["run", "plan.toml"], ["replay", "s.btr"]):
+        args = build_parser().parse_args([*command, "--screenshot-dir", str(tmp_path)])
+        assert args.screenshot_dir == str(tmp_path)
+        with pytest.raises(SystemExit):
+            build_parser().parse_args([*command, "--screenshot-dir", str(tmp_path / "nope")])
+        assert "is not a directory (create it first)" in capsys.readouterr().err
