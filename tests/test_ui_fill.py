@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from textual.widgets import Log
 
 from benchtui.model.format import format_duration
 from benchtui.session.replay import ReplayPlayer
@@ -173,6 +174,8 @@ async def test_output_tab_shows_one_tool_and_folds_fio_json() -> None:
     view = state.hosts["host01"]
     for n in range(3):
         view.output.extend(fio_document(NOW - 3 + n, n))
+    # the host keeps its last lines only: the first ones kept may be inside a document
+    view.output.extendleft(reversed(fio_document(NOW - 90, 0)[4:]))
     app = ConsoleApp(StaticSource(state, NOW))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
@@ -183,12 +186,16 @@ async def test_output_tab_shows_one_tool_and_folds_fio_json() -> None:
         text = screen_text(app)
         assert "output of every tool" in text and "iostat| vda" in text
         assert text.count("{9 lines}") == 3 and '"jobname"' in text
+        log = "\n".join(app.screen.query_one(Log).lines)  # (scrolled to its end on screen)
+        assert log.count("start is no longer kept") == 1 and log.count("{9 lines}") == 3
         assert set(output.tools) == {"fio", "iostat"}
         while output.tool != "fio":  # o: the next tool
             await pilot.press("o")
         await settle(pilot, app)
         text = screen_text(app)
         assert "output of fio" in text
+        log = "\n".join(app.screen.query_one(Log).lines)
+        assert log.count("start is no longer kept") == 1 and "iostat|" not in log
         assert "iostat|" not in text and text.count("{9 lines}") == 3
         await pilot.press("f")  # as printed
         await settle(pilot, app)
@@ -325,3 +332,15 @@ def test_screenshot_dir_on_the_console_commands(tmp_path: Path,
         with pytest.raises(SystemExit):
             build_parser().parse_args([*command, "--screenshot-dir", str(tmp_path / "nope")])
         assert "is not a directory (create it first)" in capsys.readouterr().err
+
+
+def test_a_tab_that_begins_inside_a_document_folds_its_end_too() -> None:
+    lines = [*fio_document(NOW, 1)[4:], OutputLine(NOW, STEP, "iostat", "  47.74  16.58"),
+             *fio_document(NOW, 2)]
+    folder = Folder(midway=frozenset({"fio"}))
+    out = [text for line in lines for text in folder.feed(line)]
+    assert len(out) == 3, out
+    assert out[0].endswith("fio| {…5 lines, the rest of a document whose start is no "
+                           "longer kept}")
+    assert out[1].endswith("iostat|   47.74  16.58")  # another tool's line as it came
+    assert "{9 lines}" in out[2]

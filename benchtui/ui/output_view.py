@@ -39,17 +39,28 @@ def line_text(line: OutputLine, text: str | None = None) -> str:
 
 class Folder:
     """Folds JSON documents into one line each, per tool (``feed`` a line, get the lines to
-    show now)."""
+    show now). ``midway``: tools whose lines start in the middle of a document (the host
+    keeps its last lines only, so a tab filled from them may begin inside one): their lines
+    before the first document's start are folded too, up to the line that closes it."""
 
-    __slots__ = ("_open",)
+    __slots__ = ("_midway", "_open")
 
-    def __init__(self) -> None:
+    def __init__(self, midway: frozenset[str] = frozenset()) -> None:
         #: tool -> (the document's first line, its lines so far, brace depth)
         self._open: dict[str, tuple[OutputLine, list[str], int]] = {}
+        self._midway = set(midway)
 
     def feed(self, line: OutputLine) -> list[str]:
         current = self._open.get(line.tool)
         text = line.text
+        if line.tool in self._midway:
+            if not text.startswith("{"):
+                return self._tail(line)
+            # a document starts before the one begun midway closed: those lines as they came
+            self._midway.discard(line.tool)
+            tail = self._open.pop(line.tool, None)
+            return [*(line_text(tail[0], p) for p in tail[1]), *self.feed(line)] \
+                if tail else self.feed(line)
         if current is None:
             if not text.lstrip().startswith("{"):
                 return [line_text(line)]
@@ -63,6 +74,19 @@ class Folder:
                 return [line_text(first, p) for p in parts]
             return [line_text(first, f"{{{len(parts)} lines}} " + " ".join(parts))]
         self._open[line.tool] = (first, parts, depth)
+        return []
+
+    def _tail(self, line: OutputLine) -> list[str]:
+        """A line of the document a tab's lines began inside: kept until the line that
+        closes it (``}`` alone, as fio prints it), then one line for all of them."""
+        first, parts, _depth = self._open.get(line.tool) or (line, [], 0)
+        parts.append(line.text.strip())
+        if line.text.rstrip() == "}" or len(parts) >= MAX_DOCUMENT_LINES:
+            self._open.pop(line.tool, None)
+            self._midway.discard(line.tool)
+            return [line_text(first, f"{{…{len(parts)} lines, the rest of a document whose "
+                                     "start is no longer kept}")]
+        self._open[line.tool] = (first, parts, 0)
         return []
 
 
@@ -124,21 +148,23 @@ class OutputView(Vertical):
                 break
             new.append(line)
         new.reverse()
-        if not seen:
-            self._clear()
+        if not seen:  # the first time, or more arrived than the host keeps
+            self._rewrite()
+            return
         self._last = output[-1]
         self._write(new)
 
-    def _clear(self) -> None:
-        self.query_one(Log).clear()
-        self._folder = Folder()
-
     def _rewrite(self) -> None:
+        """The tab anew from the lines the host keeps (whose first may be inside a
+        document: ``Folder``'s ``midway``)."""
         self.query_one("#output-filter", Static).update(self._caption())
-        self._clear()
-        if self._output:
-            self._last = self._output[-1]
-            self._write(list(self._output))
+        self.query_one(Log).clear()
+        lines = list(self._output or ())
+        json_tools = frozenset(line.tool for line in lines if line.text.startswith("{"))
+        self._folder = Folder(midway=json_tools)
+        if lines:
+            self._last = lines[-1]
+            self._write(lines)
 
     def _write(self, lines: list[OutputLine]) -> None:
         known = set(self.tools)
