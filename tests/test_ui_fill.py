@@ -23,7 +23,7 @@ from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.notices import NoticeBar
 from benchtui.ui.output_view import Folder, OutputView
 from benchtui.ui.pane import HostPane
-from benchtui.ui.pane_content import SCALE_WIDTH, scale_text, seconds_per_column
+from benchtui.ui.pane_charts import SCALE_WIDTH, scale_text, seconds_per_column
 from benchtui.ui.pane_rows import PaneStyles, host_rows
 from benchtui.ui.replay import ReplayApp, ReplaySource
 from benchtui.ui.screens import SessionLogScreen
