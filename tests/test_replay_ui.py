@@ -124,7 +124,7 @@ async def test_g_goes_to_a_time_or_a_fraction(app: ReplayApp) -> None:
         await pilot.press("g", *"later", "enter")
         await pilot.pause()
         assert player.position == pytest.approx(player.start + 3)
-        assert any("is not a time" in n.message for n in app._notifications)
+        assert any("is not a time" in n.message for n in app.notices.notices)
         await pilot.press("g", "escape")
         assert not isinstance(app.screen, GotoScreen)
         assert player.position == pytest.approx(player.start + 3)

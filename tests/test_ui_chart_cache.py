@@ -16,7 +16,7 @@ from benchtui.model.sample import Sample
 from benchtui.store.live import LiveStore, Series
 from benchtui.ui import figures as fig
 from benchtui.ui.chart_cache import ColumnCache
-from benchtui.ui.charts import Column, columns
+from benchtui.ui.charts import Column, columns, stretch, stretched_width
 from benchtui.ui.pane_content import PaneStyles, pane_lines
 from tests.ui_data import NOW, SECONDS, START, fleet_state, timeline
 
@@ -26,7 +26,12 @@ T0 = 1_795_315_256.33
 def scratch(series: list[Series], *, end: float, width: int, step: float, worst: bool = False,
             busy: bool = False, phase: float | None = None) -> list[Column]:
     """The columns computed from every point: ``charts.columns`` over ``figures.combined``;
-    with ``phase``, on a grid of that phase (the same arithmetic)."""
+    with ``phase``, on a grid of that phase (the same arithmetic). Under one second per
+    column: the one-second columns, spread (``charts.stretch``)."""
+    if step < 1.0:
+        seconds = stretched_width(width, step)
+        return stretch(scratch(series, end=end, width=seconds, step=1.0, worst=worst,
+                               busy=busy, phase=phase), width)
     points = fig.combined(series, -math.inf, worst=worst)
     if busy and points is not None:
         points = fig.Points(list(points.times), [1.0 - v for v in points.values])

@@ -216,7 +216,7 @@ async def test_the_console_goes_on_and_says_why_there_is_no_baseline(
         app = ConsoleApp(StaticSource(player.state, player.position), notices=notes)
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot, app)
-            (toast,) = app._notifications
+            (toast,) = app.notices.notices
             assert "is not a benchtui session file" in toast.message
             assert re.search(r"IOPS\s+r \d+\s+w", pane_text(app))  # numbers, no share
         reader.close()

@@ -37,6 +37,27 @@ def test_one_host_80x24(snap_compare: SnapCompare) -> None:
     assert snap_compare(app_for(1), terminal_size=(80, 24))
 
 
+def test_one_host_120x40(snap_compare: SnapCompare) -> None:
+    assert snap_compare(app_for(1), terminal_size=(120, 40))
+
+
+def test_one_host_200x60(snap_compare: SnapCompare) -> None:
+    assert snap_compare(app_for(1), terminal_size=(200, 60))
+
+
+def test_four_hosts_200x60(snap_compare: SnapCompare) -> None:
+    assert snap_compare(app_for(4), terminal_size=(200, 60))
+
+
+def test_detail_view_80x24(snap_compare: SnapCompare) -> None:
+    assert snap_compare(app_for(1), press=["enter"], terminal_size=(80, 24))
+
+
+def test_detail_view_jobs_narrow_64x24(snap_compare: SnapCompare) -> None:
+    """A table wider than the screen says which columns are out of sight."""
+    assert snap_compare(app_for(1), press=["enter", "3"], terminal_size=(64, 24))
+
+
 def test_four_hosts_with_a_failed_and_a_silent_one_120x40(snap_compare: SnapCompare) -> None:
     assert snap_compare(app_for(5, failed=1, reconnecting=1), terminal_size=(120, 40))
 

@@ -59,7 +59,8 @@ def run_in_console(session: Session, args: argparse.Namespace, *,
     try:
         with console_ghost(args, lambda b: b.check_plan(planned)) as (ghost, notices), \
                 session_extras(session, state, record=args.record, export=args.export):
-            app = ConsoleApp(source, theme=args.theme, ghost=ghost, notices=notices)
+            app = ConsoleApp(source, theme=args.theme, ghost=ghost, notices=notices,
+                             screenshot_dir=args.screenshot_dir)
             code = app.run()
     finally:
         if facts_path:

@@ -7,6 +7,7 @@ nothing here imports a heavy module until a command needs it.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -290,6 +291,17 @@ def _console_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--history", type=int, default=3600, metavar="POINTS",
                    help="points kept per chart series, older ones are dropped (default 3600: "
                    "an hour at one sample a second); bounds memory however long it runs")
+    p.add_argument("--screenshot-dir", metavar="DIR", type=_directory,
+                   help="where the console's Screenshot (command palette) writes its SVG "
+                   "files (default: the current directory)")
+
+
+def _directory(text: str) -> str:
+    """An existing directory (``--screenshot-dir``), said at start rather than at the first
+    screenshot."""
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a directory (create it first)")
+    return text
 
 
 def _tolerance(text: str) -> float:

@@ -40,7 +40,7 @@ def run_replay(args: argparse.Namespace) -> int:
             player = ReplayPlayer(reader, history=args.history, speed=args.speed)
             player.play()
             app = ReplayApp(ReplaySource(player), theme=args.theme, ghost=ghost,
-                            notices=notices)
+                            notices=notices, screenshot_dir=args.screenshot_dir)
             code = app.run()
     if code is None:  # the console itself failed; Textual printed why
         return app.return_code or EXIT_FAILED

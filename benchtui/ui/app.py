@@ -33,11 +33,13 @@ import contextlib
 import gc
 import os
 import signal
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
@@ -51,6 +53,7 @@ from benchtui.store.fleet import FleetState
 from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.grid import HostGrid
 from benchtui.ui.header import FleetHeader
+from benchtui.ui.notices import NoticeBar
 from benchtui.ui.pane import HostPane
 from benchtui.ui.reused_lines import ReusingScreen
 from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
@@ -84,6 +87,13 @@ of the step; a percentage after a number is its share of the baseline's, coloure
 the tolerance (latency: p99, higher is worse)."""
 
 
+def screenshot_name(session: str) -> str:
+    """``benchtui-demo-20261125T201502Z.svg``: the session and the UTC time."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in session) or "console"
+    return f"benchtui-{safe}-{stamp}.svg"
+
+
 class ConsoleApp(App[int]):
     """The console over any ``ConsoleSource``."""
 
@@ -112,9 +122,12 @@ class ConsoleApp(App[int]):
 
     def __init__(self, source: ConsoleSource, *, theme: str = DEFAULT_THEME,
                  window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ,
-                 ghost: Ghost | None = None, notices: Sequence[str] = ()) -> None:
+                 ghost: Ghost | None = None, notices: Sequence[str] = (),
+                 screenshot_dir: str | None = None) -> None:
         super().__init__()
         self.source = source
+        #: Where Screenshot (the palette, Ctrl-S) writes its SVG files: here by default.
+        self.screenshot_dir = screenshot_dir
         #: The baseline drawn beside the session (``--baseline``), and what to say at start.
         self.ghost = ghost
         self._notices = list(notices)
@@ -128,6 +141,8 @@ class ConsoleApp(App[int]):
         #: Grows whenever something every widget draws with changes (theme, window).
         self.generation = 0
         self.exit_code: int | None = None
+        #: The path of the last screenshot saved (tests).
+        self.last_screenshot: str | None = None
         self.console_theme: ConsoleTheme = load_theme(theme)
         self.stylesheet.add_source(self.console_theme.css, read_from=_THEME_SOURCE)
         self.register_theme(self.console_theme.textual)
@@ -140,6 +155,7 @@ class ConsoleApp(App[int]):
         self._reported: set[str] = set()
         self.header = FleetHeader()
         self.grid = HostGrid()
+        self.notices = NoticeBar()
 
     # --- extension points ------------------------------------------------------------------
 
@@ -171,7 +187,7 @@ class ConsoleApp(App[int]):
             ("p", "pause the display (data keeps flowing); p again resumes"),
             ("+ / -", "longer / shorter chart time window"),
             ("t", "next theme (themes/*.tcss)"),
-            ("l", "session log: every event, warning and error"),
+            ("l", "session log: events, warnings and errors (a: routine ones too)"),
             ("m", "mark this moment with a note: in the log, the recording (replay's timeline "
                   "shows it) and the exporter's events"),
             ("c", "compact rows on/off (one line per host)"),
@@ -179,9 +195,12 @@ class ConsoleApp(App[int]):
             ("arrows, Tab", "move between hosts"),
             ("Enter, click", "a host's detail view: charts, devices, jobs, raw output"),
             ("1-4 (detail)", "charts, devices, jobs, output tabs; Esc goes back"),
+            ("o / f (detail)", "output of the next tool / fio's JSON folded or as printed"),
+            ("a (log)", "show routine events too (processes started and ended, hosts "
+                        "running and done), or hide them"),
             ("q", "quit; while steps run, asks first: quitting stops them on every host"),
             ("Ctrl-C", "stop the session now and quit (exit code 130)"),
-            ("Ctrl-P", "command palette"),
+            ("Ctrl-P", "command palette (Screenshot: an SVG here or in --screenshot-dir)"),
         ]
 
     def palette_commands(self) -> Iterable[SystemCommand]:
@@ -194,6 +213,7 @@ class ConsoleApp(App[int]):
         yield from self.compose_top()
         yield self.grid
         yield from self.compose_bottom()
+        yield self.notices
         yield Footer()
 
     def get_default_screen(self) -> ReusingScreen:
@@ -291,6 +311,21 @@ class ConsoleApp(App[int]):
         code = EXIT_INTERRUPTED if self._interrupted else self.exit_code
         self.exit(EXIT_OK if code is None else code)
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Notices go to the lines above the footer (``NoticeBar``) of every screen that has
+        them (the grid, the detail view, the log), never over a pane or a chart; Textual's
+        toasts only before the screen is up."""
+        if timeout is None:
+            timeout = self.NOTIFICATION_TIMEOUT
+        bars = [bar for screen in self.screen_stack for bar in screen.query(NoticeBar)
+                if bar.is_mounted]
+        for bar in bars:
+            bar.add(message, title=title, severity=severity, timeout=timeout)
+        if not bars:
+            super().notify(message, title=title, severity=severity, timeout=timeout,
+                           markup=markup)
+
     # --- actions ---------------------------------------------------------------------------
 
     async def action_quit(self) -> None:
@@ -308,6 +343,32 @@ class ConsoleApp(App[int]):
 
     async def action_interrupt(self) -> None:
         await self._stop_and_exit()
+
+    def action_screenshot(self, filename: str | None = None,
+                          path: str | None = None) -> None:
+        """Save an SVG of the screen in ``path``, else ``screenshot_dir``, else the current
+        directory, and say where it went; or why it could not be saved."""
+        self.deliver_screenshot(filename, path)
+
+    def deliver_screenshot(self, filename: str | None = None, path: str | None = None,
+                           time_format: str | None = None) -> str | None:
+        """Textual's, saving to a file the user is told about (never its download
+        machinery, whose failure says only "Failed to save screenshot")."""
+        directory = os.path.abspath(path or self.screenshot_dir or os.getcwd())
+        name = filename or screenshot_name(self.source.name)
+        try:
+            if not os.path.isdir(directory):
+                raise FileNotFoundError(f"{directory} is not a directory")
+            saved = self.save_screenshot(name, directory)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            target = error.filename or os.path.join(directory, name)
+            self.notify(f"could not save the screenshot to {target}: {reason}",
+                        title="screenshot", severity="error", timeout=15)
+            return None
+        self.last_screenshot = saved
+        self.notify(f"saved {saved}", title="screenshot", timeout=8)
+        return saved
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -404,8 +465,11 @@ class ConsoleApp(App[int]):
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         for command in super().get_system_commands(screen):
-            if command.title != "Theme":  # Textual's own themes would not restyle benchtui
+            # Textual's own themes would not restyle benchtui; its screenshot is ours
+            if command.title not in ("Theme", "Screenshot"):
                 yield command
+        yield SystemCommand("Screenshot", "Save an SVG of the screen here (or in "
+                            "--screenshot-dir) and say where", self.action_screenshot)
         yield SystemCommand("Pause display", "Freeze or resume the display (p)",
                             self.action_pause)
         yield SystemCommand("Session log", "Every event, warning and error (l)",
@@ -511,7 +575,8 @@ class ConsoleApp(App[int]):
         for event in loud[:MAX_NOTIFICATIONS]:
             self._notify_event(event)
         if len(loud) > MAX_NOTIFICATIONS:
-            self.notify(f"{len(loud) - MAX_NOTIFICATIONS} more warnings: l shows the log",
+            more = len(loud) - MAX_NOTIFICATIONS
+            self.notify(f"{more} more warning{'' if more == 1 else 's'}: l shows the log",
                         severity="warning", timeout=8)
 
     def _notify_event(self, event: Event) -> None:

@@ -24,7 +24,7 @@ import math
 from collections.abc import Sequence
 
 from benchtui.store.live import Series
-from benchtui.ui.charts import Column
+from benchtui.ui.charts import Column, stretch, stretched_width
 
 #: How far (a share of a column, at most of a second) the newest sample may move from a
 #: whole number of seconds after the one the grid was laid on before the grid is laid again.
@@ -65,11 +65,15 @@ class ColumnCache:
                 seconds_per_column: float, worst: bool = False,
                 busy: bool = False) -> list[Column]:
         """The ``width`` column values ending at ``end`` (None where no sample). ``busy``
-        charts 1 - value (CPU idle ratios drawn as busy)."""
+        charts 1 - value (CPU idle ratios drawn as busy). Under one second per column, the
+        columns of one second each, spread over ``width`` (``charts.stretch``)."""
         out: list[Column] = [None] * max(width, 0)
         step = seconds_per_column
         if width <= 0 or step <= 0 or not series:
             return out
+        if step < 1.0:
+            return stretch(self.columns(series, end=end, width=stretched_width(width, step),
+                                        seconds_per_column=1.0, worst=worst, busy=busy), width)
         key = (step, width, worst, busy)
         if key != self._key or not _same(series, self._series) \
                 or not self._take(series, end, width):

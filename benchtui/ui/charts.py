@@ -9,8 +9,11 @@ and hand them to the compositor as strips.
 Model. A chart is ``width`` columns; each column covers ``seconds_per_column`` of data time, so
 the chart shows ``width * seconds_per_column`` seconds (the time window) ending at ``end`` (the
 fleet's newest time, so that every host's chart lines up). With 1 Hz samples and one second per
-column, each new sample adds one column at the right. A column holds the mean of the samples in
-it; a column with no sample stays blank, so a host that stopped reporting shows a gap growing at
+column, each new sample adds one column at the right. A window shorter than the chart is
+wide (fewer seconds than columns) spreads each second over several columns (``stretch``):
+the columns are made at one second each, then widened, so the chart covers exactly the
+window. A column holds the mean of the samples in it; a column with no sample stays blank,
+so a host that stopped reporting shows a gap growing at
 the right. Samples are placed on a grid anchored on the series' own newest sample, which absorbs
 the few milliseconds of jitter of a 1 Hz tool clock.
 
@@ -34,6 +37,7 @@ Public API::
     Points                              # protocol: .times, .values (store Series fits)
     ChartStyles(primary, secondary, both)   # rich Styles
     columns(points, *, end, width, seconds_per_column=1.0) -> list[float | None]
+    stretch(cols, width) -> list[float | None]   # ``cols`` spread over ``width`` columns
     value_range(*cols, include_zero=True) -> tuple[float, float]
     chart_rows(primary, secondary=None, *, height, lo, hi, styles) -> list[list[Segment]]
     levels(cols, height, lo, hi) -> list[int]   # eighths of the chart per column
@@ -89,10 +93,14 @@ DEFAULT_STYLES = ChartStyles()
 def columns(points: Points | None, *, end: float, width: int,
             seconds_per_column: float = 1.0) -> list[Column]:
     """The series as ``width`` column values (mean per column, None where no sample), the
-    rightmost column ending at ``end``. Cost: the visible points only (walks from the newest)."""
+    rightmost column ending at ``end``. Cost: the visible points only (walks from the newest).
+    Under one second per column, the columns of one second each, spread (``stretch``)."""
     out: list[Column] = [None] * max(width, 0)
     if points is None or width <= 0 or not points.times or seconds_per_column <= 0:
         return out
+    if seconds_per_column < 1.0:
+        seconds = stretched_width(width, seconds_per_column)
+        return stretch(columns(points, end=end, width=seconds), width)
     step = seconds_per_column
     times, values = points.times, points.values
     newest = times[-1]
@@ -120,6 +128,21 @@ def columns(points: Points | None, *, end: float, width: int,
         if counts[col]:
             out[col] = sums[col] / counts[col]
     return out
+
+
+def stretched_width(width: int, seconds_per_column: float) -> int:
+    """How many one-second columns a chart of ``width`` columns of ``seconds_per_column``
+    (under one) covers: the window in whole seconds."""
+    return max(min(round(width * seconds_per_column), width), 1)
+
+
+def stretch(cols: Sequence[Column], width: int) -> list[Column]:
+    """``cols`` spread over ``width`` columns (at least as many): each gets ``width /
+    len(cols)`` of them, give or take one, the newest at the right edge."""
+    n = len(cols)
+    if n == 0 or width <= n:
+        return list(cols[-width:]) if width > 0 else []
+    return [cols[i * n // width] for i in range(width)]
 
 
 def value_range(*cols: Sequence[Column], include_zero: bool = True) -> tuple[float, float]:

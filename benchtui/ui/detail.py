@@ -10,9 +10,7 @@ With a baseline (``--baseline``), the IOPS, bandwidth and latency charts plot it
 from __future__ import annotations
 
 import math
-import time
-from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
@@ -20,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Log, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from benchtui.model.format import (
     format_byte_rate,
@@ -29,20 +27,33 @@ from benchtui.model.format import (
     format_latency,
     format_ratio,
 )
-from benchtui.store.fleet import FleetState, OutputLine
+from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
 from benchtui.ui.axed_chart import ChartLine
 from benchtui.ui.chart_widgets import AxedChart
 from benchtui.ui.latency_chart import BandAxedChart
+from benchtui.ui.notices import NoticeBar
+from benchtui.ui.output_view import OutputView
 from benchtui.ui.pane_rows import LATENCY_NAMES, LATENCY_QUANTILES
 
 if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
-MAX_LOG_LINES = 5000
+
+def fit_parts(parts: list[str], width: int) -> str:
+    """``parts`` joined by " · ", as many as fit ``width`` cells whole (a part is never cut
+    in its middle); " …" when some were left out."""
+    out = ""
+    for i, part in enumerate(parts):
+        joined = f"{out} · {part}" if out else part
+        more = i < len(parts) - 1
+        if len(joined) + (2 if more else 0) > width:
+            return f"{out} …" if out else part[:max(width - 1, 0)] + "…"
+        out = joined
+    return out
 
 
-def _facts_line(facts: dict[str, object]) -> str:
+def _facts_parts(facts: dict[str, object]) -> list[str]:
     parts = []
     for key, fmt in (("os", "{}"), ("kernel", "kernel {}"), ("cpu_count", "{} CPUs"),
                      ("cpu_model", "{}")):
@@ -52,7 +63,7 @@ def _facts_line(facts: dict[str, object]) -> str:
     mem = facts.get("mem_bytes")
     if isinstance(mem, int | float) and mem:
         parts.append(f"{format_bytes(mem)} RAM")
-    return " · ".join(parts)
+    return parts
 
 
 class ChartSlot:
@@ -83,7 +94,7 @@ class ChartSlot:
     def update(self, state: FleetState, host: str, end: float, window: float,
                ghost: Ghost | None = None) -> None:
         plot_width = max(self.widget.size.width - 10, 10)
-        spc = max(1.0, window / plot_width)
+        spc = window / plot_width  # under 1 s a column: seconds spread (charts.stretch)
         # the last step's lines only: the previous step's leave the legend and the scale
         # at the step change (``figures.oldest``)
         start = max(end - plot_width * spc, state.steps[-1].started if state.steps
@@ -166,11 +177,6 @@ def device_rows(f: fig.HostFigures) -> list[tuple[str, ...]]:
              format_count(d.queue)) for d in f.devices]
 
 
-def output_text(lines: Iterable[OutputLine]) -> list[str]:
-    return [f"{time.strftime('%H:%M:%S', time.localtime(o.t))} {o.tool}| {o.text}"
-            for o in lines]
-
-
 class HostDetailScreen(Screen[None]):
     """The focused host. Esc returns to the grid."""
 
@@ -178,7 +184,9 @@ class HostDetailScreen(Screen[None]):
                 Binding("1", "tab('charts')", "Charts", show=False),
                 Binding("2", "tab('devices')", "Devices", show=False),
                 Binding("3", "tab('jobs')", "Jobs", show=False),
-                Binding("4", "tab('output')", "Output", show=False)]
+                Binding("4", "tab('output')", "Output", show=False),
+                Binding("o", "output_tool", "Output: next tool", show=False),
+                Binding("f", "output_fold", "Output: fold JSON", show=False)]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - Textual's API
     DEFAULT_CSS = """
     HostDetailScreen { layout: vertical; overflow: hidden; }
@@ -191,8 +199,9 @@ class HostDetailScreen(Screen[None]):
     HostDetailScreen.-wide #charts { grid-size: 2; }
     HostDetailScreen .detail-chart { height: 12; border: round $panel-lighten-2;
                                      border-title-align: left; }
-    HostDetailScreen DataTable { height: 1fr; }
-    HostDetailScreen Log { height: 1fr; }
+    HostDetailScreen #charts { scrollbar-size-vertical: 1; }
+    HostDetailScreen DataTable { height: auto; max-height: 1fr; scrollbar-size: 1 1; }
+    HostDetailScreen .table-more { height: auto; color: $text-muted; padding: 0 1; }
     """
 
     def __init__(self, host: str) -> None:
@@ -201,7 +210,6 @@ class HostDetailScreen(Screen[None]):
         self._slots: list[ChartSlot] = []
         self._slot_key: tuple[str, ...] = ()
         self._table_key: object = None
-        self._last_line: OutputLine | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self.host, id="detail-title")
@@ -210,10 +218,13 @@ class HostDetailScreen(Screen[None]):
                 yield Grid(id="charts")
             with TabPane("Devices", id="devices-tab"):
                 yield DataTable(id="devices", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="devices-more", classes="table-more")
             with TabPane("Jobs", id="jobs-tab"):
                 yield DataTable(id="jobs", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="jobs-more", classes="table-more")
             with TabPane("Output", id="output-tab"):
-                yield Log(id="output", max_lines=MAX_LOG_LINES, auto_scroll=True)
+                yield OutputView()
+        yield NoticeBar()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -228,17 +239,27 @@ class HostDetailScreen(Screen[None]):
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"{name}-tab"
 
+    def action_output_tool(self) -> None:
+        """The Output tab shows the next tool (all, then each in turn)."""
+        self.action_tab("output")
+        self.query_one(OutputView).next_tool()
+
+    def action_output_fold(self) -> None:
+        """fio's JSON documents folded to one line each, or as printed."""
+        self.action_tab("output")
+        self.query_one(OutputView).toggle_fold()
+
     def update_from(self, state: FleetState, now: float, end: float, window: float,
                     ghost: Ghost | None = None) -> None:
         view = state.hosts.get(self.host)
-        if view is None or not self.is_mounted:  # pushed, not composed yet: next tick
-            return
+        if view is None or not self.is_mounted or not self.query("#jobs"):
+            return  # pushed, not composed yet (children mount after the screen): next tick
         f = fig.host_figures(state, self.host, now)
         title = f"{self.host} · {f.state}" + (f" · {f.reason}" if f.reason else "")
-        facts = _facts_line(view.facts)
         tools = ", ".join(view.tools)
-        self.query_one("#detail-title", Static).update(
-            title + "\n" + " · ".join(p for p in (facts, tools and f"tools: {tools}") if p))
+        parts = [*_facts_parts(view.facts), *([f"tools: {tools}"] if tools else [])]
+        heading = self.query_one("#detail-title", Static)
+        heading.update(title + "\n" + fit_parts(parts, max(heading.content_size.width, 20)))
         self._update_charts(state, f, end, window, ghost)
         key = (view.samples, view.state)
         devices = self.query_one("#devices", DataTable)
@@ -246,7 +267,9 @@ class HostDetailScreen(Screen[None]):
             self._table_key = key
             self._fill(devices, device_rows(f))
             self._fill(self.query_one("#jobs", DataTable), job_rows(state, self.host))
-        self._append_output(view.output)
+        for name in ("devices", "jobs"):  # after a resize or a scroll too
+            self._say_more(name)
+        self.query_one(OutputView).show(view.output, view.tools)
 
     def _update_charts(self, state: FleetState, f: fig.HostFigures, end: float,
                        window: float, ghost: Ghost | None) -> None:
@@ -263,6 +286,24 @@ class HostDetailScreen(Screen[None]):
         for slot in self._slots:
             slot.update(state, self.host, end, window, ghost)
 
+    def _say_more(self, name: str) -> None:
+        """Under a table wider than the screen, which columns are out of sight and how to
+        get to them (a scroll bar alone is easy to miss)."""
+        table = self.query_one(f"#{name}", DataTable)
+        width = table.scrollable_content_region.width
+        hidden: list[str] = []
+        if width and table.virtual_size.width > width:
+            x = 0
+            for column in table.columns.values():
+                x += column.get_render_width(table)
+                if x > width + table.scroll_x:
+                    hidden.append(str(column.label))
+        text = (f"→ more columns: {', '.join(hidden)} (scroll: → or shift+wheel)"
+                if hidden else "")
+        hint = self.query_one(f"#{name}-more", Static)
+        hint.display = bool(text)
+        hint.update(text)
+
     @staticmethod
     def _fill(table: DataTable[str], rows: list[tuple[str, ...]]) -> None:
         row = table.cursor_row
@@ -270,22 +311,3 @@ class HostDetailScreen(Screen[None]):
         table.add_rows(rows)
         if rows:
             table.move_cursor(row=min(row, len(rows) - 1))
-
-    def _append_output(self, output: deque[OutputLine]) -> None:
-        """Write the lines that arrived since the last call (all of them the first time, or
-        when more arrived than the host keeps)."""
-        if not output or output[-1] is self._last_line:
-            return
-        new: list[OutputLine] = []
-        seen = False
-        for line in reversed(output):
-            if line is self._last_line:
-                seen = True
-                break
-            new.append(line)
-        new.reverse()
-        log = self.query_one("#output", Log)
-        if not seen:
-            log.clear()
-        self._last_line = output[-1]
-        log.write_lines(output_text(new))

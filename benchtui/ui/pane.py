@@ -32,6 +32,7 @@ from benchtui.ui.pane_content import (
     COMPACT_HEADER_VERSUS,
     Cells,
     ChartCaches,
+    ChartSpan,
     PaneStyles,
     compact_line,
     pane_lines,
@@ -101,6 +102,8 @@ class HostPane(ReusedFrame, can_focus=True):
         self.newest_t: float | None = None
         #: How many times the content was drawn (tests, benchmarks).
         self.renders = 0
+        #: What the charts covered when last drawn: columns x seconds per column.
+        self.chart_span = ChartSpan()
 
     def styles_for_pane(self) -> PaneStyles:
         """The theme's styles for the parts (colours only: the background is the pane's),
@@ -197,7 +200,7 @@ class HostPane(ReusedFrame, can_focus=True):
             return [compact_line(state, f, width=width, end=end, window=window, styles=styles,
                                  caches=caches, versus=ghost is not None)]
         return pane_lines(state, f, width=width, height=height, end=end, window=window,
-                          styles=styles, caches=caches, ghost=ghost)
+                          styles=styles, caches=caches, ghost=ghost, drawn=self.chart_span)
 
     def render_line(self, y: int) -> Strip:
         """Line ``y`` of the content, from the cache (rebuilt after a change or a resize)."""
@@ -209,6 +212,12 @@ class HostPane(ReusedFrame, can_focus=True):
                 strip = self._strips[y] = Strip(self._lines[y], self._width)
             return strip
         return self._blank
+
+    def content_text(self) -> list[str]:
+        """The content's lines as drawn, as plain text (tests)."""
+        if self._stale:
+            self._rebuild()
+        return ["".join(seg.text for seg in line) for line in self._lines]
 
     def content_cells(self, y: int) -> tuple[list[Segment], int] | None:
         """``ReusedFrame``: line ``y``'s segments and width, without making a Strip."""

@@ -5,15 +5,17 @@ Segments, not rich Text: a pane hands its lines to Textual as strips (line API),
 costs building a few segments per row and no text layout; with 32 panes at 1 Hz that is most
 of the console's cost.
 
-The rows and what they chart are ``pane_rows``'s; this module lays them out (charts beside
-the numbers, or under them in narrow panes; spare lines make the first charts taller; rows
-that do not fit are left out, the last ones first) and draws the charts. A compact pane is
-one row: the figures that matter most and an IOPS sparkline (``COMPACT_HEADER`` names its
-columns).
+The rows and what they chart are ``pane_rows``'s (and, beside a tall chart's lower lines,
+each job's figures: ``pane_jobs``); the charts with their scales are ``pane_charts``'s. This
+module lays them out: charts beside the numbers, or under them in narrow panes; the lines the
+rows leave shared by the charts, so that they fill the pane; idle devices left out first
+when short of lines, then device await folded into the device's row, then the last rows. A
+pane with no figures shows the host's latest events. A compact pane is one row: the figures
+that matter most and an IOPS sparkline (``COMPACT_HEADER`` names its columns).
 
 With a baseline (``ghost``: ``benchtui.ui.ghost.Ghost``), the IOPS, bandwidth and latency
-charts carry the baseline's line (``charts.overlay_ghost``; latency: its p99), on a scale
-that holds both, and the numbers' column is a little wider for the shares of the baseline's
+charts carry the baseline's line (``pane_charts``; latency: its p99), on a scale that holds
+both, and the numbers' column is a little wider for the shares of the baseline's
 when the chart beside it keeps its minimum width. A compact row then gives its read and
 write IOPS and its p99 as shares of the baseline's too (``COMPACT_HEADER_VERSUS``), its
 sparkline without a ghost (one line of blocks has no room for a second line).
@@ -21,6 +23,7 @@ sparkline without a ghost (one line of blocks has no room for a second line).
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 from rich.segment import Segment
@@ -35,26 +38,24 @@ from benchtui.model.format import (
 )
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
-from benchtui.ui.band_chart import band_levels, band_rows, log_range
-from benchtui.ui.chart_cache import ColumnCache
-from benchtui.ui.charts import (
-    Column,
-    chart_rows,
-    columns,
-    levels,
-    overlay_ghost,
-    rows_text,
-    value_range,
+from benchtui.ui.charts import rows_text
+from benchtui.ui.pane_charts import (
+    SCALE_WIDTH,
+    ChartCaches,
+    ChartSpan,
+    chart_cells,
+    scaled_chart,
+    seconds_per_column,
 )
+from benchtui.ui.pane_jobs import job_lines
 from benchtui.ui.pane_rows import Cells, ChartSpec, PaneStyles, Row, host_rows, share_cells
 
 if TYPE_CHECKING:
-    from benchtui.store.live import Series
     from benchtui.ui.ghost import Ghost
 
-__all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "Cells", "ChartCaches", "ChartSpec",
-           "PaneStyles", "Row", "chart_cells", "compact_line", "host_rows", "lines_text",
-           "pane_lines", "subtitle_of", "title_of"]
+__all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "Cells", "ChartCaches", "ChartSpan",
+           "ChartSpec", "PaneStyles", "Row", "chart_cells", "compact_line", "host_rows",
+           "lines_text", "pane_lines", "scaled_chart", "subtitle_of", "title_of"]
 
 LABEL_WIDTH = 8
 #: The same in every pane, so that same-size panes' charts cover the same time.
@@ -66,7 +67,6 @@ MIN_CHART = 6
 #: A chart beside the numbers narrower than this goes under them instead (narrow panes).
 MIN_SIDE_CHART = 12
 STACK_INDENT = 2
-MAX_CHART_HEIGHT = 4
 STATE_MARK = {"connecting": "◌", "up": "○", "running": "●", "reconnecting": "◍",
               "failed": "✖", "done": "✔"}
 #: Column titles above compact rows, aligned with ``compact_line``.
@@ -106,37 +106,36 @@ def lines_text(lines: list[Cells]) -> Text:
     return rows_text(lines)
 
 
-def seconds_per_column(window: float, chart_width: int) -> float:
-    """Charts cover ``window`` seconds, but never less than one second per column."""
-    return max(1.0, window / max(chart_width, 1))
-
-
 def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int, end: float,
                window: float, styles: PaneStyles, caches: ChartCaches | None = None,
-               ghost: Ghost | None = None) -> list[Cells]:
-    """The content of a full pane: at most ``height`` lines of exactly ``width`` cells."""
+               ghost: Ghost | None = None, drawn: ChartSpan | None = None) -> list[Cells]:
+    """The content of a full pane: at most ``height`` lines of exactly ``width`` cells.
+    ``drawn``, when given, is set to the charts' width and seconds per column."""
     rows = host_rows(f, styles)
     if not rows:
         waiting = {"connecting": "connecting…", "up": "connected, waiting for a step",
                    "failed": f"failed: {f.reason}" if f.reason else "failed",
                    "done": "done"}.get(f.state, "no data yet")
-        return [fit([Segment(waiting, styles.warn if f.state == "failed" else styles.muted)],
-                    width)]
+        first = fit([Segment(waiting, styles.warn if f.state == "failed" else styles.muted)],
+                    width)
+        return [first, *_recent_events(state, f.name, width=width, lines=height - 1,
+                                       styles=styles)]
     height = max(height, 1)
     numbers_width = min(NUMBERS_WIDTH, max(width - LABEL_WIDTH, 0))
     if ghost is not None \
-            and width - LABEL_WIDTH - NUMBERS_WIDTH_VERSUS - 1 >= MIN_SIDE_CHART:
+            and width - LABEL_WIDTH - NUMBERS_WIDTH_VERSUS - 1 - SCALE_WIDTH >= MIN_SIDE_CHART:
         numbers_width = NUMBERS_WIDTH_VERSUS
-    chart_width = width - LABEL_WIDTH - numbers_width - 1
-    stacked = chart_width < MIN_SIDE_CHART and width - STACK_INDENT >= MIN_CHART
-    if len(rows) + (sum(r.chart is not None for r in rows) if stacked else 0) > height:
-        rows = _folded(rows)
-    rows = rows[:height]
+    chart_width = width - LABEL_WIDTH - numbers_width - 1 - SCALE_WIDTH
+    stacked = chart_width < MIN_SIDE_CHART \
+        and width - STACK_INDENT - SCALE_WIDTH >= MIN_CHART
+    rows = _fitting(rows, height, stacked)
     if stacked:
         return _stacked(state, f, rows, width=width, height=height, end=end, window=window,
-                        styles=styles, caches=caches, ghost=ghost)
+                        styles=styles, caches=caches, ghost=ghost, drawn=drawn)
     charting = chart_width >= MIN_CHART
     spc = seconds_per_column(window, chart_width)
+    if drawn is not None and charting:
+        drawn.columns, drawn.seconds_per_column = chart_width, spc
     heights = _chart_heights(rows, height - len(rows), charting, first=1)
     blank = Segment(" " * (LABEL_WIDTH + numbers_width + 1))
     lines: list[Cells] = []
@@ -146,17 +145,59 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
         if row.chart is None or not charting:
             lines.append(fit(line, width))
             continue
-        chart = chart_cells(state, f.name, row.chart, width=chart_width, height=rows_high,
-                            end=end, seconds_per_column=spc, styles=styles, caches=caches,
-                            ghost=ghost)
+        chart = scaled_chart(state, f.name, row.chart, width=chart_width, height=rows_high,
+                             end=end, window=window, styles=styles, caches=caches,
+                             ghost=ghost)
         lines.append([*line, Segment(" "), *chart[0]])
+        legend = 1 if row.legend is not None else 0
+        jobs = job_lines(state, f.name, row.chart, now=end, styles=styles,
+                         most=rows_high - 1 - legend) if rows_high > 1 + legend else []
         for i, extra in enumerate(chart[1:]):
-            if i == 0 and row.legend is not None:
-                lines.append([Segment(" " * LABEL_WIDTH), *fit(row.legend, numbers_width),
+            beside = row.legend if i == 0 and row.legend is not None else (
+                jobs[i - legend] if 0 <= i - legend < len(jobs) else None)
+            if beside is not None:
+                lines.append([Segment(" " * LABEL_WIDTH), *fit(beside, numbers_width),
                               Segment(" "), *extra])
             else:
                 lines.append([blank, *extra])
     return lines
+
+
+def _recent_events(state: FleetState, host: str, *, width: int, lines: int,
+                   styles: PaneStyles) -> list[Cells]:
+    """A pane with no figures (connecting, failed, waiting): the host's latest events in
+    the room the figures would have, oldest first."""
+    if lines < 2:
+        return []
+    found = []
+    for event in reversed(state.events):
+        if event.host == host:
+            found.append(event)
+            if len(found) == lines - 1:
+                break
+    if not found:
+        return []
+    out = [fit([Segment("latest events (l: the session log)", styles.muted)], width)]
+    for event in reversed(found):
+        stamp = time.strftime("%H:%M:%S", time.localtime(event.t))
+        message = event.message.removeprefix(f"{host}: ")
+        out.append(fit([Segment(stamp + " ", styles.muted),
+                        Segment(message, styles.warn if event.level != "info" else
+                                styles.label)], width))
+    return out
+
+
+def _fitting(rows: list[Row], height: int, stacked: bool) -> list[Row]:
+    """The rows that fit ``height`` lines: optional rows (idle devices) go first, then the
+    rows that fold into the one before (device await), then the last rows."""
+    def needed(rs: list[Row]) -> int:
+        return len(rs) + (sum(r.chart is not None for r in rs) if stacked else 0)
+
+    if needed(rows) > height:
+        rows = [r for r in rows if not r.optional]
+    if needed(rows) > height:
+        rows = _folded(rows)
+    return rows[:height]
 
 
 def _numbers(row: Row, width: int) -> Cells:
@@ -180,11 +221,14 @@ def _folded(rows: list[Row]) -> list[Row]:
 
 def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: int,
              height: int, end: float, window: float, styles: PaneStyles,
-             caches: ChartCaches | None = None, ghost: Ghost | None = None) -> list[Cells]:
+             caches: ChartCaches | None = None, ghost: Ghost | None = None,
+             drawn: ChartSpan | None = None) -> list[Cells]:
     """A narrow pane: each row's chart under its numbers, as wide as the pane allows; the
     spare lines go to the first rows' charts."""
-    chart_width = width - STACK_INDENT
-    spc = seconds_per_column(window, chart_width)
+    chart_width = width - STACK_INDENT - SCALE_WIDTH
+    if drawn is not None:
+        drawn.columns, drawn.seconds_per_column = (
+            chart_width, seconds_per_column(window, chart_width))
     heights = _chart_heights(rows, height - len(rows), True, first=0)
     indent = Segment(" " * STACK_INDENT)
     lines: list[Cells] = []
@@ -192,115 +236,23 @@ def _stacked(state: FleetState, f: fig.HostFigures, rows: list[Row], *, width: i
         lines.append(fit([Segment(row.label[:LABEL_WIDTH - 1].ljust(LABEL_WIDTH),
                                   styles.label), *_numbers(row, width - LABEL_WIDTH)], width))
         if row.chart is not None and rows_high:
-            chart = chart_cells(state, f.name, row.chart, width=chart_width,
-                                height=rows_high, end=end, seconds_per_column=spc,
-                                styles=styles, caches=caches, ghost=ghost)
+            chart = scaled_chart(state, f.name, row.chart, width=chart_width,
+                                 height=rows_high, end=end, window=window, styles=styles,
+                                 caches=caches, ghost=ghost)
             lines.extend([indent, *extra] for extra in chart)
     return lines[:height]
 
 
 def _chart_heights(rows: list[Row], spare: int, charting: bool, *, first: int) -> list[int]:
     """``first`` chart lines per charted row, then the ``spare`` lines to the charted rows
-    in turn, up to the maximum."""
+    in turn (the first rows first), so that the charts fill the pane."""
     heights = [first if r.chart is not None else 0 for r in rows]
     charted = [i for i, r in enumerate(rows) if r.chart is not None] if charting else []
-    while spare > 0 and charted:
-        grew = False
-        for i in charted:
-            if spare > 0 and heights[i] < MAX_CHART_HEIGHT:
-                heights[i] += 1
-                spare -= 1
-                grew = True
-        if not grew:
-            break
+    if spare > 0 and charted:
+        each, rest = divmod(spare, len(charted))
+        for k, i in enumerate(charted):
+            heights[i] += each + (k < rest)
     return [max(h, 1) if first else h for h in heights]
-
-
-def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, height: int,
-                end: float, seconds_per_column: float, styles: PaneStyles,
-                caches: ChartCaches | None = None, ghost: Ghost | None = None
-                ) -> list[Cells]:
-    """A chart of ``spec``'s series of ``host``: ``height`` rows of ``width`` cells. With
-    ``caches`` (a pane's, kept between drawings), the columns are kept up to date from the
-    new points only (``chart_cache``). With ``ghost``, the baseline's line of the IOPS,
-    bandwidth and latency charts over it."""
-    busy = spec.metric == "cpu_ratio"  # drawn as busy = 1 - idle
-
-    def cols(labels: dict[str, str]) -> list[Column]:
-        return _columns(state, host, spec.metric, labels, worst=spec.worst, busy=busy,
-                        width=width, end=end, seconds_per_column=seconds_per_column,
-                        caches=caches)
-
-    def ghost_cols(labels: dict[str, str]) -> list[Column] | None:
-        if ghost is None or spec.metric not in GHOSTED:
-            return None
-        series = ghost.series(host, spec.metric, labels)
-        if series is None:
-            return None
-        return _ghost_columns(series, spec.metric, labels, width=width, end=end,
-                              seconds_per_column=seconds_per_column, caches=caches)
-
-    if spec.quantiles:
-        bands = [cols({**spec.labels, "quantile": q}) for q in spec.quantiles]
-        tail = ghost_cols({**spec.labels, "quantile": GHOST_QUANTILE})
-        lo, hi = log_range(*bands, tail or [])
-        rows = band_rows(bands, height=height, lo=lo, hi=hi, styles=styles.bands)
-        if tail is not None:
-            rows = overlay_ghost(rows, band_levels([tail], height, lo, hi)[0], styles.ghost_lat)
-        return rows
-    first = cols(spec.labels)
-    second = cols(spec.secondary) if spec.secondary is not None else None
-    ghosts = [(g, style) for g, style in (
-        (ghost_cols(spec.labels), styles.ghost_lat if spec.worst else styles.ghost_read),
-        (ghost_cols(spec.secondary) if spec.secondary is not None else None,
-         styles.ghost_write)) if g is not None]
-    lo, hi = value_range(first, second or [], *(g for g, _s in ghosts))
-    rows = chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
-    for g, style in ghosts:
-        rows = overlay_ghost(rows, levels(g, height, lo, hi), style)
-    return rows
-
-
-#: The charts a baseline's ghost is drawn on, and the latency charts' ghost percentile.
-GHOSTED = frozenset({"iops", "bandwidth_bytes", "latency_seconds", "latency_mean_seconds"})
-GHOST_QUANTILE = "0.99"
-
-
-def _ghost_columns(series: Series, metric: str, labels: dict[str, str], *, width: int,
-                   end: float, seconds_per_column: float, caches: ChartCaches | None
-                   ) -> list[Column]:
-    if caches is None:
-        return columns(series, end=end, width=width, seconds_per_column=seconds_per_column)
-    key = ("ghost", metric, *labels.items())
-    cache = caches.get(key)
-    if cache is None:
-        cache = caches[key] = ColumnCache()
-    return cache.columns((series,), end=end, width=width,
-                         seconds_per_column=seconds_per_column)
-
-
-def _columns(state: FleetState, host: str, metric: str, labels: dict[str, str], *,
-             worst: bool, busy: bool, width: int, end: float, seconds_per_column: float,
-             caches: ChartCaches | None) -> list[Column]:
-    """The columns of one combined series of ``host``: kept in the pane's ``caches`` when
-    given (``chart_cache``), else computed from the store's points."""
-    index = fig.index_of(state.store)
-    if caches is None:
-        points = fig.combined(index.find(metric, host, **labels),
-                              end - width * seconds_per_column, worst=worst)
-        if busy and points is not None:
-            points = fig.Points(list(points.times), [1.0 - v for v in points.values])
-        return columns(points, end=end, width=width, seconds_per_column=seconds_per_column)
-    key = (metric, *labels.items())
-    cache = caches.get(key)
-    if cache is None:
-        cache = caches[key] = ColumnCache()
-    return cache.columns(index.found(metric, host, **labels), end=end, width=width,
-                         seconds_per_column=seconds_per_column, worst=worst, busy=busy)
-
-
-#: A pane's chart caches, by metric and labels.
-ChartCaches = dict[tuple[object, ...], ColumnCache]
 
 
 def state_style(f: fig.HostFigures, styles: PaneStyles) -> Style:

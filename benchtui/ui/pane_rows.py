@@ -103,6 +103,8 @@ class Row:
     fold: Cells | None = None
     #: The numbers written shorter, for when ``numbers`` do not fit their column.
     short: Cells | None = None
+    #: Shown only when every row fits (a device that is idle now).
+    optional: bool = False
 
 
 
@@ -143,21 +145,36 @@ def _lat(lat: fig.Latency, styles: PaneStyles, style: Style, share: Cells | None
     legend: Cells = []
     band_styles = (styles.p50, styles.p99, styles.p999)
     for i, value in enumerate((lat.p50, lat.p99, lat.p999)):
-        text = format_latency(value)
+        name = LATENCY_NAMES[i]
+        # each number as wide as its name at least, so that the names keep a space between
+        # them under numbers shorter than they are ("–")
+        text = format_latency(value).ljust(len(name) if i < 2 else 0)
         if i:
             out.append(Segment("/", styles.muted))
         out.append(Segment(text, band_styles[i]))
-        name = LATENCY_NAMES[i]
         legend.append(Segment(name.ljust(len(text) + (i < 2)), band_styles[i]))
     return [*out, *(share or [])], legend
 
 
+def producing(f: fig.HostFigures) -> bool:
+    """The host has current figures (its step is producing them): rows of figures it does not
+    produce now are then left out rather than drawn empty."""
+    return bool(f.iops or f.bandwidth or f.latency or f.memory
+                or any(v is not None for v in (f.net_send, f.net_receive, f.cpu_busy))
+                or any(d.util is not None for d in f.devices))
+
+
 def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
-    """The rows of a full pane, most important first. Rows stay once a host has reported
-    their metric; values that are not current show as "–"."""
+    """The rows of a full pane, most important first. While the host produces figures,
+    only the rows of figures it produces now (``producing``: no `lat w –/–/–` in a
+    read-only step, no IOPS in a network step); when it produces none (it stopped
+    reporting), every row it has reported, its values "–". Devices that are idle now are
+    optional rows (shown when the pane has room)."""
     rows: list[Row] = []
     vs = f.versus
-    if f.io_ops == ("total",):
+    now = producing(f)
+    io = not now or bool(f.iops or f.bandwidth)
+    if io and f.io_ops == ("total",):
         rows.append(Row("IOPS", [Segment(format_count(f.iops.get("total")), styles.read),
                                  *share_cells(vs, vs.iops if vs else {}, "total", styles)],
                         ChartSpec("iops", {"op": "total"})))
@@ -165,7 +182,7 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
                                        styles.read),
                                *share_cells(vs, vs.bandwidth if vs else {}, "total", styles)],
                         ChartSpec("bandwidth_bytes", {"op": "total"})))
-    elif f.io_ops:
+    elif io and f.io_ops:
         iops_shares = (share_cells(vs, vs.iops, "read", styles),
                        share_cells(vs, vs.iops, "write", styles)) if vs else ([], [])
         rows.append(Row("IOPS", _rw(format_count(f.iops.get("read")),
@@ -181,6 +198,8 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
                                   bw_shares) if vs else None))
     percentiles = "latency_seconds" in f.metrics
     for op in f.latency_ops:
+        if now and op not in f.latency:
+            continue
         style = styles.write if op == "write" else styles.read
         lat = f.latency.get(op) or fig.Latency(source="" if percentiles else "mean")
         label = "lat" if op == "total" else f"lat {op[0]}"
@@ -191,18 +210,22 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
         numbers, legend = _lat(lat, styles, style, share)
         rows.append(Row(label, numbers, chart, legend if percentiles else None))
     awaits = "disk_await_seconds" in f.metrics
-    for d in [d for d in f.devices if d.busy] or f.devices[:1]:
+    busy = [d for d in f.devices if d.busy] or f.devices[:1]
+    for d in busy + [d for d in f.devices if d not in busy]:
+        optional = d not in busy
         rows.append(Row(d.name, [Segment(format_ratio(d.util).rjust(6), styles.label)],
-                        ChartSpec("disk_util_ratio", {"device": d.name})))
+                        ChartSpec("disk_util_ratio", {"device": d.name}), optional=optional))
         if awaits:
             read, write = format_latency(d.await_read), format_latency(d.await_write)
             rows.append(Row("  await", _rw(read, write, styles),
                             ChartSpec("disk_await_seconds", {"device": d.name, "op": "read"},
                                       {"device": d.name, "op": "write"}, worst=True),
                             fold=[Segment(" aw ", styles.muted), Segment(read, styles.read),
-                                  Segment("/", styles.muted), Segment(write, styles.write)]))
+                                  Segment("/", styles.muted), Segment(write, styles.write)],
+                            optional=optional))
     stream = {"stream": "sum"} if f.net_has_sum else {}
-    if "net_bandwidth_bytes" in f.metrics:
+    if "net_bandwidth_bytes" in f.metrics \
+            and not (now and f.net_send is None and f.net_receive is None):
         net = f.versus.net if f.versus is not None else {}
         rows.append(Row("net", [
             Segment("↑ ", styles.muted), Segment(format_bit_rate(f.net_send), styles.write),
@@ -211,7 +234,7 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
             *share_cells(f.versus, net, "receive", styles)],
             ChartSpec("net_bandwidth_bytes", {"direction": "send", **stream},
                       {"direction": "receive", **stream})))
-    if "net_retransmits" in f.metrics:
+    if "net_retransmits" in f.metrics and not (now and f.retransmits is None):
         rows.append(Row("retr", [Segment(format_count(f.retransmits),
                                          styles.warn if f.retransmits else styles.muted)],
                         ChartSpec("net_retransmits", stream)))
@@ -221,7 +244,7 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
     for test, unit, score in f.scores[-3:]:
         rows.append(Row("score", [Segment(f"{format_count(score)} {unit} {test}",
                                           styles.read)]))
-    if "cpu_ratio" in f.metrics:
+    if "cpu_ratio" in f.metrics and not (now and f.cpu_busy is None):
         rows.append(Row("cpu", [Segment(format_ratio(f.cpu_busy), styles.label)],
                         ChartSpec("cpu_ratio", {"mode": "idle"})))
     return rows

@@ -141,9 +141,10 @@ class ReplayApp(ConsoleApp):
 
     def __init__(self, source: ReplaySource, *, theme: str = DEFAULT_THEME,
                  window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ,
-                 ghost: Ghost | None = None, notices: Sequence[str] = ()) -> None:
+                 ghost: Ghost | None = None, notices: Sequence[str] = (),
+                 screenshot_dir: str | None = None) -> None:
         super().__init__(source, theme=theme, window=window, refresh_hz=refresh_hz,
-                         ghost=ghost, notices=notices)
+                         ghost=ghost, notices=notices, screenshot_dir=screenshot_dir)
         self.player = source.player
         self._warned = 0  # the reader's warnings told so far
         self.timeline_bar = TimelineBar(self.player.timeline())

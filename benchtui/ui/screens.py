@@ -18,6 +18,7 @@ from textual.widgets import Button, Footer, Input, RichLog, Static
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.store.fleet import FleetState
+from benchtui.ui.notices import NoticeBar
 
 #: Events kept on screen by the log view (the state keeps its own bounded deque).
 MAX_LOG_LINES = 5000
@@ -67,10 +68,32 @@ class HelpScreen(ModalScreen[None]):
             yield Static(self.notes, id="help-notes")
 
 
-class SessionLogScreen(Screen[None]):
-    """Every event of the session (engine messages, warnings, host states), newest last."""
+def plural(count: int, noun: str) -> str:
+    """"1 warning", "2 warnings", "0 errors"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,l", "app.pop_screen", "Back")]
+
+#: Host states a host goes through in every step: routine, hidden by default in the log.
+ROUTINE_STATES = frozenset({"running", "done"})
+
+
+def routine(event: Event) -> bool:
+    """An event that happens in every step on every host, and says nothing went wrong: a
+    process started or ended well, a host running or done."""
+    if event.level != ev.INFO:
+        return False
+    if event.kind in (ev.RUN_START, ev.RUN_END):
+        return True
+    return event.kind == ev.HOST_STATE and event.data.get("state") in ROUTINE_STATES
+
+
+class SessionLogScreen(Screen[None]):
+    """The session's events (engine messages, warnings, host states), newest last; routine
+    ones (``routine``) hidden until ``a`` shows all."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,l", "app.pop_screen", "Back"),
+        Binding("a", "all_events", "All events")]
     DEFAULT_CSS = """
     SessionLogScreen #log-title { height: 1; padding: 0 1; background: $panel; }
     SessionLogScreen RichLog { height: 1fr; }
@@ -79,11 +102,26 @@ class SessionLogScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self._seen = 0
+        #: Routine events shown too (``a``).
+        self.show_all = False
+        self._hidden = 0
+        self._state: FleetState | None = None
+
+    def action_all_events(self) -> None:
+        """Show every event, or hide the routine ones again: the log is written anew."""
+        self.show_all = not self.show_all
+        self._seen = 0
+        self._hidden = 0
+        if self.is_mounted and self.query("#events"):
+            self.query_one("#events", RichLog).clear()
+            if self._state is not None:
+                self.update_from(self._state)
 
     def compose(self) -> ComposeResult:
         yield Static("session log", id="log-title")
         yield RichLog(id="events", max_lines=MAX_LOG_LINES, wrap=True, auto_scroll=True,
                       min_width=20)
+        yield NoticeBar()
         yield Footer()
 
     def on_mount(self) -> None:
@@ -93,8 +131,9 @@ class SessionLogScreen(Screen[None]):
 
     def update_from(self, state: FleetState) -> None:
         """Append the events that arrived since the last call."""
-        if not self.is_mounted:  # pushed, not composed yet: next tick
-            return
+        self._state = state
+        if not self.is_mounted or not self.query("#events"):  # pushed, not composed yet
+            return  # (its children mount after the screen itself): next tick
         total = state.events_total
         log = self.query_one("#events", RichLog)
         if total == self._seen or not log.size.width:
@@ -102,15 +141,21 @@ class SessionLogScreen(Screen[None]):
         new = min(total - self._seen, len(state.events))
         if total < self._seen:  # a new state (replay seek): start over
             log.clear()
+            self._hidden = 0
             new = len(state.events)
         events = list(state.events)[-new:] if new else []
         width = log.scrollable_content_region.width
         for event in events:
+            if not self.show_all and routine(event):
+                self._hidden += 1
+                continue
             log.write(event_text(event), width=width)
         self._seen = total
-        self.query_one("#log-title", Static).update(
-            f"session log · {total} events · {state.warnings_total} warnings · "
-            f"{state.errors_total} errors")
+        shown = ("all shown, a hides routine ones" if self.show_all else
+                 f"{self._hidden} routine hidden, a shows all" if self._hidden else "")
+        self.query_one("#log-title", Static).update(" · ".join(p for p in (
+            "session log", plural(total, "event") + (f" ({shown})" if shown else ""),
+            plural(state.warnings_total, "warning"), plural(state.errors_total, "error"))))
 
 
 class ConfirmQuitScreen(ModalScreen[bool]):
