@@ -1,0 +1,242 @@
+"""A plan's series read from the catalog and analysed: change points (``edivisive.py``),
+the levels between them, and whether each change is confirmed.
+
+Only points of completed steps, from runs not excluded, are analysed; the others are kept
+and shown. An ``env-change`` annotation on a run is a boundary: the series is analysed
+apart before and after it (a new kernel or a re-imaged disk is not a regression).
+
+A change is **confirmed** when the new level has held for ``confirm`` runs: there are at
+least that many analysed points from the change on, and their median (the first
+``confirm``) is nearer the level after the change than the level before it. A younger one is
+**suspected**, and says how many runs it still needs. One whose next runs are back at the
+old level is **transient**: a single bad run among good ones is never confirmed, since the
+median of the runs from it on is at the old level.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from benchtui.history.catalog import Catalog
+from benchtui.history.edivisive import Change, change_points
+from benchtui.history.ingest import COMPLETED
+from benchtui.history.series import FLEET, Metric, metric_named
+
+CONFIRMED, SUSPECTED = "confirmed", "suspected"
+#: A change whose next runs went back to the old level (a bad run among good ones).
+TRANSIENT = "transient"
+REGRESSION, IMPROVEMENT = "regression", "improvement"
+
+
+@dataclass(frozen=True)
+class Options:
+    window: int = 50
+    p: float = 0.001
+    #: Changes smaller than this (relative, 0.05 = 5%) are not reported.
+    min_change: float = 0.0
+    confirm: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesKey:
+    id: int
+    plan: str
+    step: str
+    args_key: str
+    metric: str
+    op: str
+    scope: str
+    env_key: str
+
+    @property
+    def info(self) -> Metric:
+        m = metric_named(self.metric)
+        assert m is not None
+        return m
+
+    @property
+    def name(self) -> str:
+        op = f" {self.op}" if self.op else ""
+        return f"{self.step} {self.info.short}{op} {self.scope}"
+
+
+@dataclass(slots=True)
+class Point:
+    run_id: int
+    started: float
+    value: float
+    outcome: str
+    session: str
+    path: str
+    commit: str | None
+    branch: str | None
+    #: Why the run is left out (``history exclude``), else None.
+    excluded: str | None = None
+
+    @property
+    def analysed(self) -> bool:
+        return self.outcome == COMPLETED and self.excluded is None
+
+
+@dataclass(slots=True)
+class Segment:
+    #: Indexes into ``Analysed.points`` (the first and one past the last analysed point).
+    start: int
+    end: int
+    mean: float
+    sd: float
+    count: int
+
+
+@dataclass(slots=True)
+class Found:
+    series: SeriesKey
+    change: Change
+    #: Index in ``Analysed.points`` of the first point at the new level, and of the point
+    #: before it.
+    at: int
+    before: int
+    run_id: int
+    prev_run_id: int
+    status: str
+    verdict: str
+    #: Runs the change still needs to be confirmed (0 when confirmed).
+    needs: int
+    commits: tuple[str | None, str | None] = (None, None)
+    #: Catalog id once stored (``gate.store``).
+    id: int | None = None
+    acked: bool = False
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.change.forward
+
+
+@dataclass(slots=True)
+class Analysed:
+    series: SeriesKey
+    points: list[Point]
+    segments: list[Segment] = field(default_factory=list)
+    changes: list[Found] = field(default_factory=list)
+    #: Runs where an environment change was annotated, as indexes into ``points``.
+    boundaries: list[int] = field(default_factory=list)
+
+    @property
+    def analysed_count(self) -> int:
+        return sum(1 for p in self.points if p.analysed)
+
+    @property
+    def current(self) -> Segment | None:
+        return self.segments[-1] if self.segments else None
+
+
+def load(catalog: Catalog, plan: str, *, step: str | None = None, metric: str | None = None,
+         host: str | None = None, branch: str | None = None, since: float | None = None
+         ) -> list[tuple[SeriesKey, list[Point]]]:
+    """Every series of ``plan`` (filtered) with its points in run order."""
+    where, params = ["s.plan = ?"], [plan]
+    if step is not None:
+        where.append("s.step = ?")
+        params.append(step)
+    if metric is not None:
+        where.append("s.metric = ?")
+        params.append(metric)
+    if host is not None:
+        where.append("s.scope = ?")
+        params.append(host)
+    if since is not None:
+        where.append("r.started >= ?")
+        params.append(since)  # type: ignore[arg-type]
+    if branch is not None:
+        where.append("EXISTS (SELECT 1 FROM run_attributes b WHERE b.run_id = r.id AND "
+                     "b.name = 'branch' AND b.value = ?)")
+        params.append(branch)
+    rows = catalog.rows(
+        "SELECT s.id, s.plan, s.step, s.args_key, s.metric, s.op, s.scope, s.env_key, "
+        "r.id, r.started, p.value, p.outcome, r.session_name, r.path, "
+        "(SELECT a.value FROM run_attributes a WHERE a.run_id = r.id AND a.name = 'commit'), "
+        "(SELECT a.value FROM run_attributes a WHERE a.run_id = r.id AND a.name = 'branch') "
+        "FROM points p JOIN series s ON s.id = p.series_id JOIN runs r ON r.id = p.run_id "
+        f"WHERE {' AND '.join(where)} ORDER BY s.id, r.started, r.id", params)
+    excluded = dict(catalog.rows("SELECT run_id, reason FROM annotations "
+                                 "WHERE kind = 'exclude' AND run_id IS NOT NULL"))
+    out: dict[int, tuple[SeriesKey, list[Point]]] = {}
+    for r in rows:
+        sid = int(r[0])
+        if sid not in out:
+            out[sid] = (SeriesKey(sid, r[1], r[2], r[3], r[4], r[5], r[6], r[7]), [])
+        out[sid][1].append(Point(int(r[8]), float(r[9]), float(r[10]), r[11], r[12], r[13],
+                                 r[14], r[15], excluded.get(int(r[8]))))
+    return list(out.values())
+
+
+def env_changes(catalog: Catalog) -> set[int]:
+    return {int(r[0]) for r in catalog.rows(
+        "SELECT run_id FROM annotations WHERE kind = 'env-change' AND run_id IS NOT NULL")}
+
+
+def analyse(series: SeriesKey, points: list[Point], options: Options,
+            boundaries: set[int] | None = None) -> Analysed:
+    """Change points, levels and verdicts of one series."""
+    out = Analysed(series, points)
+    info = series.info
+    idx = [i for i, p in enumerate(points) if p.analysed]
+    cuts = [k for k, i in enumerate(idx) if points[i].run_id in (boundaries or ())]
+    out.boundaries = [i for i, p in enumerate(points) if p.run_id in (boundaries or ())]
+    parts = [(a, b) for a, b in zip([0, *cuts], [*cuts, len(idx)], strict=False) if b > a]
+    for a, b in parts:
+        part = idx[a:b]
+        shown = [points[i].value for i in part]
+        tested = [math.log(v) for v in shown] if info.log and all(v > 0 for v in shown) \
+            else shown
+        found = change_points(tested, window=options.window, max_p=options.p,
+                              min_magnitude=options.min_change,
+                              display=shown if tested is not shown else None)
+        bounds = [0, *(c.index for c in found), len(part)]
+        for s, e in zip(bounds, bounds[1:], strict=False):
+            seg = shown[s:e]
+            out.segments.append(Segment(part[s], part[e - 1] + 1, statistics.fmean(seg),
+                                        statistics.pstdev(seg) if len(seg) > 1 else 0.0,
+                                        len(seg)))
+        for c in found:
+            if options.min_change and abs(c.forward) < options.min_change:
+                continue
+            after = shown[c.index:]
+            needs = max(options.confirm - len(after), 0)
+            held = False
+            if not needs:
+                med = statistics.median(after[:options.confirm])
+                held = abs(med - c.mean_after) < abs(med - c.mean_before)
+            worse = (c.forward < 0) == info.higher_is_better
+            at, before = part[c.index], part[c.index - 1]
+            out.changes.append(Found(
+                series, c, at, before, points[at].run_id, points[before].run_id,
+                CONFIRMED if held else SUSPECTED if needs else TRANSIENT,
+                REGRESSION if worse else IMPROVEMENT, needs,
+                (points[before].commit, points[at].commit)))
+    return out
+
+
+def analyse_plan(catalog: Catalog, plan: str, options: Options, **filters: object
+                 ) -> list[Analysed]:
+    """Every series of ``plan`` analysed (``load``'s filters)."""
+    boundaries = env_changes(catalog)
+    loaded = load(catalog, plan, **filters)  # type: ignore[arg-type]
+    return [analyse(key, points, options, boundaries) for key, points in loaded]
+
+
+def current(analysed: Sequence[Analysed]) -> list[Analysed]:
+    """The series a plan still runs: those with a point in the latest run of their step."""
+    latest: dict[str, float] = defaultdict(float)
+    for a in analysed:
+        if a.points:
+            latest[a.series.step] = max(latest[a.series.step], a.points[-1].started)
+    return [a for a in analysed if a.points and a.points[-1].started >= latest[a.series.step]]
+
+
+def is_fleet(a: Analysed) -> bool:
+    return a.series.scope == FLEET
