@@ -15,6 +15,7 @@ median of the runs from it on is at the old level.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections import defaultdict
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 from benchtui.history.catalog import Catalog
 from benchtui.history.edivisive import Change, change_points
 from benchtui.history.ingest import COMPLETED
-from benchtui.history.series import FLEET, Metric, metric_named
+from benchtui.history.series import FLEET, METRICS, Metric, metric_named
 
 CONFIRMED, SUSPECTED = "confirmed", "suspected"
 #: A change whose next runs went back to the old level (a bad run among good ones).
@@ -187,7 +188,7 @@ def analyse(series: SeriesKey, points: list[Point], options: Options,
     idx = [i for i, p in enumerate(points) if p.analysed]
     cuts = [k for k, i in enumerate(idx) if points[i].run_id in (boundaries or ())]
     out.boundaries = [i for i, p in enumerate(points) if p.run_id in (boundaries or ())]
-    parts = [(a, b) for a, b in zip([0, *cuts], [*cuts, len(idx)], strict=False) if b > a]
+    parts = [(a, b) for a, b in itertools.pairwise([0, *cuts, len(idx)]) if b > a]
     for a, b in parts:
         part = idx[a:b]
         shown = [points[i].value for i in part]
@@ -197,7 +198,7 @@ def analyse(series: SeriesKey, points: list[Point], options: Options,
                               min_magnitude=options.min_change,
                               display=shown if tested is not shown else None)
         bounds = [0, *(c.index for c in found), len(part)]
-        for s, e in zip(bounds, bounds[1:], strict=False):
+        for s, e in itertools.pairwise(bounds):
             seg = shown[s:e]
             out.segments.append(Segment(part[s], part[e - 1] + 1, statistics.fmean(seg),
                                         statistics.pstdev(seg) if len(seg) > 1 else 0.0,
@@ -226,6 +227,9 @@ def analyse_plan(catalog: Catalog, plan: str, options: Options, **filters: objec
     """Every series of ``plan`` analysed (``load``'s filters)."""
     boundaries = env_changes(catalog)
     loaded = load(catalog, plan, **filters)  # type: ignore[arg-type]
+    order = {m.name: i for i, m in enumerate(METRICS)}
+    loaded.sort(key=lambda kp: (kp[0].step, kp[0].scope != FLEET, kp[0].scope,
+                                order.get(kp[0].metric, 99), kp[0].op))
     return [analyse(key, points, options, boundaries) for key, points in loaded]
 
 

@@ -8,6 +8,7 @@ catalog is a ``CatalogError``: one sentence naming the catalog, exit status 1.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from collections.abc import Iterator, Sequence
@@ -67,10 +68,8 @@ class Catalog:
         self.close()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):  # a broken connection: nothing to tell
             self.conn.close()
-        except Exception:  # noqa: BLE001 - closing a broken connection: nothing to tell
-            pass
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s") if self.kind == POSTGRESQL else sql

@@ -26,6 +26,7 @@ Differences, by design:
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -95,7 +96,7 @@ class _Calculator:
 
 def _intervals(indexes: Sequence[int], n: int) -> list[tuple[int, int]]:
     bounds = [0, *indexes, n]
-    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if a != b]
+    return [(a, b) for a, b in itertools.pairwise(bounds) if a != b]
 
 
 def _stats(z: Sequence[float], display: Sequence[float], left: tuple[int, int],

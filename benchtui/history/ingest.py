@@ -141,6 +141,25 @@ def _values(row: Row) -> dict[tuple[str, str], float]:
     return out
 
 
+@dataclass
+class _Run:
+    """What a session says of itself, read before its figures."""
+
+    key: str
+    plan: str
+    path: str
+    name: str
+    started: float
+    ended: float | None
+    outcome: str
+    source: str
+    attributes: dict[str, str]
+    labels: dict[str, str]
+    step_data: dict[str, Mapping[str, object]]
+    identities: dict[str, Mapping[str, object]]
+    facts: dict[str, dict[str, object]]
+
+
 class Importer:
     """Adds sessions to a catalog; keeps the series ids it has seen between sessions."""
 
@@ -162,53 +181,48 @@ class Importer:
             if have is not None:
                 return Imported(path, int(have[0]), False, 0, plan, str(have[1]))
             events = reader.events()
-            facts = {h: dict(f) for h, f in reader.meta.facts.items()}
-            meta = reader.meta
-            step_data = {e.step: e.data for e in events
+            step_data: dict[str, Mapping[str, object]] = {e.step: e.data for e in events
                          if e.kind == ev.STEP_START and e.step is not None}
-            identities = {}
+            identities: dict[str, Mapping[str, object]] = {}
             for label, data in step_data.items():
                 name, _repeat = split_label(label, data)
                 identities.setdefault(name, self._ids.of(reader, name, data))
+            meta = reader.meta
+            labels = _label_outcomes(events)
+            run = _Run(key, plan, path, meta.name or plan, meta.started, meta.ended,
+                       _run_outcome(events, labels),
+                       "imported" if meta.imported else "recorded", dict(attributes or {}),
+                       labels, step_data, identities,
+                       {h: dict(f) for h, f in meta.facts.items()})
         options = ReportOptions(select="all") if self.skip is None \
             else ReportOptions(select="all", skip=self.skip)
-        report = build_report([path], options)
-        labels = _label_outcomes(events)
-        outcome = _run_outcome(events, labels)
+        rows = build_report([path], options).rows
         try:
-            run_id = self._write(key, plan, path, meta.name, meta.started, meta.ended,
-                                 outcome, "imported" if meta.imported else "recorded",
-                                 attributes or {}, report.rows, labels, step_data,
-                                 identities, facts)
+            run_id, points = self._write(run, rows)
         except BaseException:
             self.catalog.rollback()
             raise
-        return Imported(path, run_id, True, self._last_points, plan, outcome)
+        return Imported(path, run_id, True, points, plan, run.outcome)
 
-    _last_points = 0
-
-    def _write(self, key: str, plan: str, path: str, name: str, started: float,
-               ended: float | None, outcome: str, source: str,
-               attributes: Mapping[str, str], rows: Sequence[Row], labels: Mapping[str, str],
-               step_data: Mapping[str, Mapping[str, object]],
-               identities: Mapping[str, Mapping[str, object]],
-               facts: Mapping[str, Mapping[str, object]]) -> int:
+    def _write(self, run: _Run, rows: Sequence[Row]) -> tuple[int, int]:
         cat = self.catalog
         found = cat.one("INSERT INTO runs (session_key, plan, session_name, path, started, "
                         "ended, outcome, source, added) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                        "RETURNING id", (key, plan, name or plan, str(Path(path).resolve()),
-                                         started, ended, outcome, source, time.time()))
+                        "RETURNING id", (run.key, run.plan, run.name,
+                                         str(Path(run.path).resolve()), run.started,
+                                         run.ended, run.outcome, run.source, time.time()))
         assert found is not None
         run_id = int(found[0])
         cat.executemany("INSERT INTO run_attributes (run_id, name, value) VALUES (?, ?, ?)",
-                        [(run_id, k, v) for k, v in attributes.items()])
-        host_env = {h: env_key(f) for h, f in facts.items()}
+                        [(run_id, k, v) for k, v in run.attributes.items()])
+        host_env = {h: env_key(f) for h, f in run.facts.items()}
         for h, k in host_env.items():
             if k not in self._envs:
                 cat.execute("INSERT INTO environments (key, facts) VALUES (?, ?) "
                             "ON CONFLICT (key) DO NOTHING",
-                            (k, json.dumps(env_facts(facts[h]), sort_keys=True)))
+                            (k, json.dumps(env_facts(run.facts[h]), sort_keys=True)))
                 self._envs.add(k)
+        labels = run.labels
         # (step, scope) -> (metric, op) -> [(value, outcome)] over repeats
         values: dict[tuple[str, str], dict[tuple[str, str], list[tuple[float, str]]]] = \
             defaultdict(lambda: defaultdict(list))
@@ -216,19 +230,20 @@ class Importer:
         util: dict[tuple[str, str], list[float]] = defaultdict(list)
         for row in rows:
             label_outcome = labels.get(row.label, COMPLETED if row.ok else "failed")
-            for mk, v in _values(row).items():
+            figures = _values(row)
+            for mk, v in figures.items():
                 values[(row.step, row.host)][mk].append((v, label_outcome))
             if row.host != FLEET:
                 hosts_of[row.step].add(row.host)
-                u = _values(row).get(("disk_util_ratio", ""))
+                u = figures.get(("disk_util_ratio", ""))
                 if u is not None:
                     util[(row.step, row.label)].append(u)
         for (step, label), us in util.items():  # the fleet's: the mean of its hosts'
             values[(step, FLEET)][("disk_util_ratio", "")].append(
                 (statistics.fmean(us), labels.get(label, COMPLETED)))
         step_rows = []
-        for step, ident in identities.items():
-            reps = [lb for lb, d in step_data.items() if split_label(lb, d)[0] == step]
+        for step, ident in run.identities.items():
+            reps = [lb for lb, d in run.step_data.items() if split_label(lb, d)[0] == step]
             outs = [labels.get(lb, "interrupted") for lb in reps]
             bad = [o for o in outs if o != COMPLETED]
             step_rows.append((run_id, step, make_args_key(ident), bad[0] if bad else COMPLETED,
@@ -237,35 +252,35 @@ class Importer:
                         "VALUES (?, ?, ?, ?, ?)", step_rows)
         points = []
         for (step, scope), metrics in values.items():
-            ident = identities.get(step, {})
+            ident = run.identities.get(step, {})
             akey = make_args_key(ident)
             if scope == FLEET:
                 env = fleet_env_key(host_env.get(h, "") for h in hosts_of.get(step, ()))
             else:
                 env = host_env.get(scope, "")
-            for (metric, op), reps in metrics.items():
-                sid = self._series_id(plan, step, akey, ident, metric, op, scope, env)
-                done = [v for v, o in reps if o == COMPLETED]
-                bad = [o for _v, o in reps if o != COMPLETED]
-                value = statistics.median(done or [v for v, _o in reps])
-                points.append((sid, run_id, value, len(reps), bad[0] if bad else COMPLETED))
+            for (metric, op), reps_values in metrics.items():
+                sid = self._series_id((run.plan, step, akey, metric, op, scope, env), ident)
+                done = [v for v, o in reps_values if o == COMPLETED]
+                failed = [o for _v, o in reps_values if o != COMPLETED]
+                value = statistics.median(done or [v for v, _o in reps_values])
+                points.append((sid, run_id, value, len(reps_values),
+                               failed[0] if failed else COMPLETED))
         cat.executemany("INSERT INTO points (series_id, run_id, value, repeats, outcome) "
                         "VALUES (?, ?, ?, ?, ?)", points)
         cat.commit()
-        self._last_points = len(points)
-        return run_id
+        return run_id, len(points)
 
-    def _series_id(self, plan: str, step: str, akey: str, ident: Mapping[str, object],
-                   metric: str, op: str, scope: str, env: str) -> int:
-        key = (plan, step, akey, metric, op, scope, env)
+    def _series_id(self, key: tuple[str, str, str, str, str, str, str],
+                   ident: Mapping[str, object]) -> int:
+        """The id of the series (plan, step, args key, metric, op, scope, env), made if
+        new."""
         sid = self._series.get(key)
         if sid is not None:
             return sid
         cat = self.catalog
         cat.execute("INSERT INTO series (plan, step, args_key, args, metric, op, scope, "
                     "env_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                    (plan, step, akey, json.dumps(ident, sort_keys=True, default=str),
-                     metric, op, scope, env))
+                    (*key[:3], json.dumps(ident, sort_keys=True, default=str), *key[3:]))
         found = cat.one("SELECT id FROM series WHERE plan = ? AND step = ? AND args_key = ? "
                         "AND metric = ? AND op = ? AND scope = ? AND env_key = ?", key)
         assert found is not None

@@ -7,6 +7,7 @@ import json
 import math
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
@@ -63,9 +64,14 @@ def finding(group: Group, points: Sequence[Point]) -> str:
     return (f"{group.verdict}{status}: {group.step}: {moved}; {_metric(f)} "
             f"{value(f, c.mean_before)} ± {value(f, c.sd_before)} -> "
             f"{value(f, c.mean_after)} ± {value(f, c.sd_after)}, p {_p(c.pvalue)}; "
-            f"between run {f.prev_run_id} ({before.session}, {when(before.started)}) and run "
-            f"{f.run_id} ({after.session}, {when(after.started)}){_commits(f)}{hosts}"
+            f"between run {f.prev_run_id} ({_name(before)}, {when(before.started)}) and run "
+            f"{f.run_id} ({_name(after)}, {when(after.started)}){_commits(f)}{hosts}"
             + (f" (change {f.id})" if f.id is not None else ""))
+
+
+def _name(p: Point) -> str:
+    """A run as a user knows it: its session file's name."""
+    return Path(p.path).name or p.session
 
 
 def gate_lines(result: GateResult) -> list[str]:
@@ -126,7 +132,7 @@ def show_lines(series: Sequence[Analysed], last: int) -> list[str]:
         if a.changes:
             f = a.changes[-1]
             p = a.points[f.at]
-            out.append(f"  last change: {f.percent:+.1f}% at run {f.run_id} ({p.session}, "
+            out.append(f"  last change: {f.percent:+.1f}% at run {f.run_id} ({_name(p)}, "
                        f"{when(p.started)}), p {_p(f.change.pvalue)}"
                        + (f", change {f.id}" if f.id is not None else ""))
         out.append(f"  verdict: {verdict(a)}")
