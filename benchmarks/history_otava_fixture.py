@@ -5,7 +5,8 @@ Run it with a Python that has Otava installed, outside the repository (Otava pin
 pulls cloud clients, so it is no dependency of benchtui):
 
     python3 -m venv /tmp/otava && /tmp/otava/bin/pip install apache-otava==0.8.0
-    /tmp/otava/bin/python benchmarks/history_otava_fixture.py [--real tests/fixtures/history/real_series.json]
+    /tmp/otava/bin/python benchmarks/history_otava_fixture.py \
+        --real tests/fixtures/history/real_series.json
 
 The series: synthetic steps up and down (small and large against the noise), noise alone,
 single outliers and short bursts, slow drifts, series longer than a window (several
@@ -55,8 +56,8 @@ def synthetic(rng: random.Random) -> list[dict[str, object]]:
     add("multi-0", noise(40, 10, 0.1) + noise(40, 12, 0.1) + noise(40, 9, 0.1)
         + noise(40, 9.5, 0.1))
     add("multi-1", noise(70, 5, 0.2) + noise(70, 4, 0.2) + noise(70, 4.4, 0.2))
-    add("latency-log-0", [v for v in (rng.lognormvariate(-7, 0.1) for _ in range(40))]
-        + [v for v in (rng.lognormvariate(-6.8, 0.1) for _ in range(20))])
+    add("latency-log-0", [rng.lognormvariate(-7, 0.1) for _ in range(40)]
+        + [rng.lognormvariate(-6.8, 0.1) for _ in range(20)])
     add("constant-0", [5.0] * 30)
     add("constant-step-0", [5.0] * 15 + [6.0] * 15)
     return out

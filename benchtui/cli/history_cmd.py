@@ -239,7 +239,7 @@ def run_history(args: argparse.Namespace) -> int:
 
     command = args.history_command
     if command is None:
-        raise UsageError("benchtui history needs a command: import, gate, show, analyze, "
+        raise UsageError("history needs a command: import, gate, show, analyze, "
                          "export, ack, exclude or env-change (benchtui history --help)")
     if command == "import":
         return _import(args)
