@@ -203,23 +203,47 @@ def analyse(series: SeriesKey, points: list[Point], options: Options,
             out.segments.append(Segment(part[s], part[e - 1] + 1, statistics.fmean(seg),
                                         statistics.pstdev(seg) if len(seg) > 1 else 0.0,
                                         len(seg)))
-        for c in found:
-            if options.min_change and abs(c.forward) < options.min_change:
-                continue
-            after = shown[c.index:]
-            needs = max(options.confirm - len(after), 0)
-            held = False
-            if not needs:
-                med = statistics.median(after[:options.confirm])
-                held = abs(med - c.mean_after) < abs(med - c.mean_before)
+        kept = [c for c in found
+                if not (options.min_change and abs(c.forward) < options.min_change)]
+        for k, c in enumerate(kept):
+            status, needs = _status(c, k, kept, shown, options.confirm)
             worse = (c.forward < 0) == info.higher_is_better
             at, before = part[c.index], part[c.index - 1]
             out.changes.append(Found(
-                series, c, at, before, points[at].run_id, points[before].run_id,
-                CONFIRMED if held else SUSPECTED if needs else TRANSIENT,
+                series, c, at, before, points[at].run_id, points[before].run_id, status,
                 REGRESSION if worse else IMPROVEMENT, needs,
                 (points[before].commit, points[at].commit)))
     return out
+
+
+def _status(c: Change, k: int, changes: Sequence[Change], shown: Sequence[float],
+            confirm: int) -> tuple[str, int]:
+    """(status, runs still needed) of the ``k``-th change of a part of a series.
+
+    The new level must hold: the segment after the change (to the next change) has at least
+    ``confirm`` points and their median (the first ``confirm``) is nearer the new level than
+    the old. A short last segment is suspected; a short segment between two changes is a
+    transient (a bad run or a few among good ones), and so is the change that ends it when
+    it comes back to the level before it (the last segment that held, else the first)."""
+    end = changes[k + 1].index if k + 1 < len(changes) else len(shown)
+    after = shown[c.index:end]
+    if len(after) < confirm:
+        if k + 1 < len(changes):
+            return TRANSIENT, 0
+        return SUSPECTED, confirm - len(after)
+    med = statistics.median(after[:confirm])
+    if abs(med - c.mean_after) >= abs(med - c.mean_before):
+        return TRANSIENT, 0
+    start = changes[k - 1].index if k else 0
+    if k and c.index - start < confirm:
+        # the segment before is short: measure against the last level that held
+        bounds = [0, *(x.index for x in changes[:k])]
+        held = [(a, b) for a, b in itertools.pairwise([*bounds, c.index]) if b - a >= confirm]
+        a, b = held[-1] if held else (0, bounds[1] if len(bounds) > 1 else c.index)
+        old = statistics.fmean(shown[a:b])
+        if abs(c.mean_after - old) < abs(c.mean_after - c.mean_before) / 2:
+            return TRANSIENT, 0
+    return CONFIRMED, 0
 
 
 def analyse_plan(catalog: Catalog, plan: str, options: Options, **filters: object
