@@ -80,8 +80,19 @@ def main() -> int:
                                    "nightly", "--catalog", str(path)], cwd=ROOT,
                                   capture_output=True, text=True, check=False)
             seconds = time.perf_counter() - t0
+            first = done.stdout.splitlines()[0] if done.stdout else done.stderr
             print(f"{attempt}: {args.nights} nights x {series} series in {seconds:.2f} s, "
-                  f"exit {done.returncode}: {done.stdout.splitlines()[0] if done.stdout else done.stderr}")
+                  f"exit {done.returncode}: {first}")
+        other = Path(top) / "min-change.sqlite"
+        fill(other, args.nights, args.steps)
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "benchtui", "history", "gate", "nightly",
+                               "--catalog", str(other), "--min-change", "5%"], cwd=ROOT,
+                              capture_output=True, text=True, check=False)
+        print(f"with --min-change 5%: {time.perf_counter() - t0:.2f} s, exit "
+              f"{done.returncode}: {done.stdout.splitlines()[0]}")
+        for line in done.stdout.splitlines()[1:]:
+            print("   " + line[:150])
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-m", "benchtui", "--version"], cwd=ROOT,
                        capture_output=True, check=False)

@@ -224,7 +224,8 @@ def _status(c: Change, k: int, changes: Sequence[Change], shown: Sequence[float]
     ``confirm`` points and their median (the first ``confirm``) is nearer the new level than
     the old. A short last segment is suspected; a short segment between two changes is a
     transient (a bad run or a few among good ones), and so is the change that ends it when
-    it comes back to the level before it (the last segment that held, else the first)."""
+    it comes back to the level before it (the last segment that held), or that follows
+    fewer than ``confirm`` first runs of a series (no level had held yet)."""
     end = changes[k + 1].index if k + 1 < len(changes) else len(shown)
     after = shown[c.index:end]
     if len(after) < confirm:
@@ -235,11 +236,14 @@ def _status(c: Change, k: int, changes: Sequence[Change], shown: Sequence[float]
     if abs(med - c.mean_after) >= abs(med - c.mean_before):
         return TRANSIENT, 0
     start = changes[k - 1].index if k else 0
-    if k and c.index - start < confirm:
-        # the segment before is short: measure against the last level that held
-        bounds = [0, *(x.index for x in changes[:k])]
-        held = [(a, b) for a, b in itertools.pairwise([*bounds, c.index]) if b - a >= confirm]
-        a, b = held[-1] if held else (0, bounds[1] if len(bounds) > 1 else c.index)
+    if c.index - start < confirm:
+        # the segment before is short: measure against the last level that held (none: the
+        # series' first runs were odd, not a level)
+        bounds = [0, *(x.index for x in changes[:k]), c.index]
+        held = [(a, b) for a, b in itertools.pairwise(bounds) if b - a >= confirm]
+        if not held:
+            return TRANSIENT, 0
+        a, b = held[-1]
         old = statistics.fmean(shown[a:b])
         if abs(c.mean_after - old) < abs(c.mean_after - c.mean_before) / 2:
             return TRANSIENT, 0
