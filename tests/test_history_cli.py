@@ -105,3 +105,39 @@ def test_annotations_are_stored_in_the_catalog(tmp_path: Path,
     assert code == 0 and "17 runs, 18 recorded" in out and "stable" in out
     code, out, _err = run(capsys, "history", "export", "--catalog", url)
     assert code == 0 and out.splitlines()[0].startswith("run_id,plan,step,scope")
+
+
+def test_analyze_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import xml.etree.ElementTree as ET
+
+    url = str(tmp_path / "c.sqlite")
+    fill(url, {("randread", "iops", "read", "(fleet)"):
+               [1000.0 + (i % 3) for i in range(12)] + [800.0 + (i % 3) for i in range(6)],
+               ("randread", "latency_p99_seconds", "read", "(fleet)"):
+               [1e-3 + 1e-6 * (i % 3) for i in range(18)]}).close()
+    assert run(capsys, "history", "exclude", "2", "--reason", "noisy neighbour",
+               "--catalog", url)[0] == 0
+    code, out, _err = run(capsys, "history", "analyze", PLAN, "--catalog", url,
+                          "--format", "json")
+    doc = json.loads(out)
+    (change,) = doc[f"{PLAN}.randread.(fleet)"][0]["changes"]
+    otava = {"metric", "index", "time", "forward_change_percent", "magnitude", "mean_before",
+             "stddev_before", "mean_after", "stddev_after", "pvalue"}
+    assert otava <= set(change) and change["metric"] == "iops.read"
+    assert change["status"] == "confirmed" and change["verdict"] == "regression"
+    assert doc[f"{PLAN}.randread.(fleet)"][0]["attributes"]["commit"] == "c13"
+    code, out, _err = run(capsys, "history", "analyze", PLAN, "--catalog", url,
+                          "--format", "junit")
+    suite = ET.fromstring(out)
+    assert suite.get("tests") == "2" and suite.get("failures") == "1"
+    html_file = tmp_path / "h.html"
+    code, _out, _err = run(capsys, "history", "analyze", PLAN, "--catalog", url,
+                           "--format", "html", "-o", str(html_file))
+    page = html_file.read_text()
+    assert code == 0 and page.count("<svg") == 2
+    assert "src=" not in page and "<script" not in page  # self-contained
+    assert 'fill="none"' in page and "not analysed: noisy neighbour" in page
+    assert "night-013.btr" in page  # each point links to its session
+    code, out, _err = run(capsys, "history", "analyze", PLAN, "--catalog", url)
+    assert code == 0 and "| randread iops read (fleet) | 17 |" in out

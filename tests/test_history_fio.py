@@ -153,3 +153,23 @@ def test_a_single_bad_run_among_good_ones_is_never_confirmed(tmp_path: Path) -> 
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
                      "--host", "(fleet)")
     assert "confirmed" not in shown.stdout, shown.stdout
+
+
+def test_record_and_run_add_the_session_when_it_ends(tmp_path: Path) -> None:
+    require_tool("fio")
+    top = tmp_path
+    (top / "rate.fio").write_text(f"rate_iops={HIGH}\n")
+    (top / "job.fio").write_text(JOB.format(data=top / "data.bin", rate=top / "rate.fio"))
+    (top / "plan.toml").write_text(PLAN)
+    catalog = str(tmp_path / "hooks.sqlite")
+    done = benchtui("record", str(top / "plan.toml"), "-o", str(tmp_path / "r.btr"),
+                    "--history", catalog)
+    assert done.returncode == 0, done.stderr
+    assert "history: added run 1 to" in done.stderr
+    done = benchtui("run", str(top / "plan.toml"), "--jsonl", "--record",
+                    str(tmp_path / "j.btr"), "--history-catalog", catalog)
+    assert done.returncode == 0, done.stderr
+    assert "history: added run 2 to" in done.stderr
+    shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
+                     "--host", "(fleet)")
+    assert "(2 runs, 2 recorded)" in shown.stdout, shown.stdout
