@@ -141,3 +141,25 @@ def test_analyze_formats(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "night-013.btr" in page  # each point links to its session
     code, out, _err = run(capsys, "history", "analyze", PLAN, "--catalog", url)
     assert code == 0 and "| randread iops read (fleet) | 17 |" in out
+
+
+def test_a_missing_catalog_is_not_made_by_a_command_that_reads(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "typo.sqlite"
+    code, _out, err = run(capsys, "history", "gate", PLAN, "--catalog", str(missing))
+    assert code == 1 and "no such file" in _one_sentence(err)
+    assert not missing.exists()
+
+
+def test_filters_since_and_branch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = str(tmp_path / "c.sqlite")
+    cat = fill(url, {("randread", "iops", "read", "(fleet)"): [1000.0 + i for i in range(10)]})
+    cat.executemany("INSERT INTO run_attributes (run_id, name, value) VALUES (?, 'branch', ?)",
+                    [(i, "main" if i % 2 else "dev") for i in range(1, 11)])
+    cat.commit()
+    cat.close()
+    code, out, _err = run(capsys, "history", "show", PLAN, "--catalog", url, "--branch", "dev")
+    assert code == 0 and "(5 runs, 5 recorded)" in out
+    code, out, _err = run(capsys, "history", "show", PLAN, "--catalog", url, "--since",
+                          "2026-09-24T00:00+00:00")  # run i: T0 + i days; run 3: 09-24 14:13Z
+    assert code == 0 and "(8 runs, 8 recorded)" in out, out

@@ -217,10 +217,11 @@ def _check_filters(catalog: Catalog, args: argparse.Namespace) -> str | None:
     return m.name
 
 
-def _open(args: argparse.Namespace, *, create: bool = False) -> Catalog:
+def _open(args: argparse.Namespace) -> Catalog:
+    """The catalog of a command that does not import: a SQLite file must exist."""
     from benchtui.history.catalog import open_catalog
 
-    return open_catalog(args.catalog, create=create or args.catalog is not None)
+    return open_catalog(args.catalog, create=False)
 
 
 def _analysed(catalog: Catalog, args: argparse.Namespace) -> list[Analysed]:

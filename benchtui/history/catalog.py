@@ -122,8 +122,25 @@ class Catalog:
         with self._errors():
             self.conn.rollback()
 
+    def _version(self) -> str | None:
+        """The schema version the catalog says it has (None: a new or foreign database)."""
+        try:
+            cur = self.conn.cursor()
+            cur.execute("SELECT value FROM catalog_meta WHERE key = 'schema'")
+            row = cur.fetchone()
+        except Exception as exc:
+            if not _is_db_error(exc):
+                raise
+            self.conn.rollback()  # PostgreSQL: the failed statement aborted the transaction
+            return None
+        self.conn.commit()
+        return str(row[0]) if row else None
+
     def create(self) -> None:
-        """The tables, indexes and views, if missing (idempotent)."""
+        """The tables, indexes and views, unless the catalog already has this version's
+        (then nothing is run: many machines may open a team's catalog at once)."""
+        if self._version() == str(schema.VERSION):
+            return
         with self._errors():
             cur = self.conn.cursor()
             for stmt in schema.statements(self.kind):
@@ -148,14 +165,16 @@ def _is_db_error(exc: BaseException) -> bool:
 
 def open_catalog(url: str | None = None, *, create: bool = True) -> Catalog:
     """The catalog at ``url``: None or a path (SQLite; the default file is made with its
-    directory), ``sqlite:///PATH``, or ``postgresql://USER@HOST:PORT/DB``. Raises
-    CatalogError (one sentence) when it cannot be opened."""
+    directory), ``sqlite:///PATH``, or ``postgresql://USER@HOST:PORT/DB``. With ``create``
+    False a SQLite file must exist already (a command that only reads never leaves a stray
+    file behind a typo); a database gets its tables either way. Raises CatalogError (one
+    sentence) when it cannot be opened."""
     text = url or str(default_path())
     if text.startswith(("postgresql://", "postgres://")):
-        return _open_postgres(text, create=create)
+        return _open_postgres(text)
     path = Path(text.removeprefix("sqlite://").removeprefix("sqlite:")) \
         if text.startswith("sqlite:") else Path(text)
-    if url is None:
+    if url is None and create:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -175,12 +194,11 @@ def open_catalog(url: str | None = None, *, create: bool = True) -> Catalog:
         raise CatalogError(str(path), f"cannot be opened as SQLite: {_first_line(exc)}",
                            hint="give another file with --catalog") from None
     catalog = Catalog(str(path), SQLITE, conn)
-    if create:
-        catalog.create()
+    catalog.create()
     return catalog
 
 
-def _open_postgres(url: str, *, create: bool) -> Catalog:
+def _open_postgres(url: str) -> Catalog:
     name = describe_url(url)
     try:
         import psycopg
@@ -195,6 +213,5 @@ def _open_postgres(url: str, *, create: bool) -> Catalog:
                            hint="check the URL, that the server runs and that the user may "
                            "connect") from None
     catalog = Catalog(url, POSTGRESQL, conn)
-    if create:
-        catalog.create()
+    catalog.create()
     return catalog
