@@ -173,3 +173,37 @@ def test_record_and_run_add_the_session_when_it_ends(tmp_path: Path) -> None:
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
                      "--host", "(fleet)")
     assert "(2 runs, 2 recorded)" in shown.stdout, shown.stdout
+
+
+def test_an_interrupted_run_is_kept_and_shown_never_analysed(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    require_tool("fio")
+    top = sessions()[0].parent  # the same plan and jobfile: the same series
+    (top / "rate.fio").write_text(f"rate_iops={LOW // 2}\n")
+    cut = tmp_path / "cut.btr"
+    proc = subprocess.Popen([sys.executable, "-m", "benchtui", "record", str(top / "plan.toml"),
+                             "-o", str(cut)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    err = ""
+    while time.monotonic() < deadline and "run" not in err:  # wait for the step to start
+        line = proc.stderr.readline() if proc.stderr else ""
+        err += line
+        if "step randread-limited on" in line:
+            break
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 130
+    catalog = str(tmp_path / "c.sqlite")
+    _import(catalog, sessions()[:8])
+    done = benchtui("history", "import", str(cut), "--catalog", catalog, "--skip", "1")
+    assert done.returncode == 0 and "interrupted" in done.stderr, done.stderr
+    shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
+                     "--host", "(fleet)")
+    assert "(8 runs, 9 recorded)" in shown.stdout, shown.stdout
+    spark = shown.stdout.splitlines()[1].strip()
+    assert spark.endswith("·") and "stable" in shown.stdout, shown.stdout
+    gate = benchtui("history", "gate", "nightly", "--catalog", catalog)
+    assert gate.returncode == 0 and gate.stdout.startswith("history: 0 regressions"), gate.stdout

@@ -90,7 +90,7 @@ def sparkline(values: Sequence[float | None]) -> str:
     """One character per point (``·`` for a point not analysed)."""
     shown = [v for v in values if v is not None]
     if not shown:
-        return ""
+        return "·" * len(values)
     lo, hi = min(shown), max(shown)
     span = hi - lo
     out = []
