@@ -261,14 +261,12 @@ def analyse_plan(catalog: Catalog, plan: str, options: Options, **filters: objec
     return [analyse(key, points, options, boundaries) for key, points in loaded]
 
 
-def current(analysed: Sequence[Analysed]) -> list[Analysed]:
+def current(loaded: Sequence[tuple[SeriesKey, list[Point]]]
+            ) -> list[tuple[SeriesKey, list[Point]]]:
     """The series a plan still runs: those with a point in the latest run of their step."""
     latest: dict[str, float] = defaultdict(float)
-    for a in analysed:
-        if a.points:
-            latest[a.series.step] = max(latest[a.series.step], a.points[-1].started)
-    return [a for a in analysed if a.points and a.points[-1].started >= latest[a.series.step]]
+    for key, points in loaded:
+        if points:
+            latest[key.step] = max(latest[key.step], points[-1].started)
+    return [(k, p) for k, p in loaded if p and p[-1].started >= latest[k.step]]
 
-
-def is_fleet(a: Analysed) -> bool:
-    return a.series.scope == FLEET

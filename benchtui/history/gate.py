@@ -24,11 +24,13 @@ from benchtui.history.analysis import (
     Analysed,
     Found,
     Options,
-    analyse_plan,
+    analyse,
     current,
-    is_fleet,
+    env_changes,
+    load,
 )
 from benchtui.history.catalog import Catalog
+from benchtui.history.series import FLEET
 
 EXIT_OK, EXIT_REGRESSED, EXIT_TOO_SHORT = 0, 3, 4
 #: Runs by which a change point may move between analyses and still be the same change.
@@ -156,10 +158,11 @@ def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None =
          ) -> GateResult:
     """Analyse ``plan``'s series, store the changes, mark the new confirmed ones gated and
     say what the gate found (``GateResult.exit_code``)."""
-    analysed = current(analyse_plan(catalog, plan, options))
-    sync(catalog, analysed)
-    fleet = [a for a in analysed if is_fleet(a) and a.series.info.gated]
-    hosts = [a for a in analysed if not is_fleet(a)]
+    boundaries = env_changes(catalog)
+    loaded = current(load(catalog, plan))
+    fleet = [analyse(k, p, options, boundaries) for k, p in loaded
+             if k.scope == FLEET and k.info.gated]
+    sync(catalog, fleet)
     confirmed = [f for a in fleet for f in a.changes if f.status == CONFIRMED and not f.acked]
     already = _gated(catalog, confirmed)
     new = [f for f in confirmed if f.id not in already]
@@ -169,7 +172,12 @@ def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None =
     too_short = [a for a in fleet if a.analysed_count < threshold]
     moved = {f.series.id for f in new} | {f.series.id for f in suspected}
     stable = sum(1 for a in fleet if a.series.id not in moved and a not in too_short)
-    result = GateResult(plan, [], [], _groups(suspected), stable, too_short, analysed,
+    # the hosts' series, of the steps that moved only (a big fleet has many)
+    steps = {f.series.step for f in new}
+    hosts = [analyse(k, p, options, boundaries) for k, p in loaded
+             if k.scope != FLEET and k.step in steps]
+    sync(catalog, hosts)
+    result = GateResult(plan, [], [], _groups(suspected), stable, too_short, fleet + hosts,
                         require)
     for g in _groups(new):
         g.hosts = _hosts(g, hosts)
