@@ -124,6 +124,12 @@ def show_lines(series: Sequence[Analysed], last: int) -> list[str]:
         cur = a.current
         out.append(f"{a.series.name}  ({a.analysed_count} runs, {len(a.points)} recorded)")
         out.append(f"  {spark}")
+        marks = [" "] * len(pts)
+        for f in a.changes:
+            if f.at >= first and f.status in (CONFIRMED, SUSPECTED):
+                marks[f.at - first] = "^" if f.status == CONFIRMED else "?"
+        if any(m != " " for m in marks):
+            out.append(f"  {''.join(marks).rstrip()}  (^ confirmed, ? suspected change)")
         if levels:
             out.append("  levels: " + " -> ".join(
                 f"{value(a, s.mean)} ({s.count} runs)" for s in levels))
