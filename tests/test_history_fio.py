@@ -13,8 +13,10 @@ its weight is small enough for the levels to stay apart.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -67,6 +69,7 @@ def benchtui(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[st
 def sessions() -> list[Path]:
     """The 19 sessions, recorded once per test run (about 5 s each)."""
     top = Path(tempfile.mkdtemp(prefix="benchtui-history-"))
+    atexit.register(shutil.rmtree, top, ignore_errors=True)
     rate = top / "rate.fio"
     (top / "job.fio").write_text(JOB.format(data=top / "data.bin", rate=rate))
     (top / "plan.toml").write_text(PLAN)
