@@ -68,6 +68,10 @@ def run_in_console(session: Session, args: argparse.Namespace, *,
     if code is None:  # the console itself failed; Textual printed why
         return app.return_code or EXIT_FAILED
     _say_how_it_ended(source, code)
+    if args.record and args.history_catalog is not None:  # run --record S --history-catalog
+        from benchtui.cli.history_cmd import add_recorded
+
+        code = code if add_recorded(args.record, args.history_catalog) else code or 1
     return code
 
 

@@ -216,7 +216,12 @@ def run_headless(args: argparse.Namespace) -> int:
     samples = StdoutSamples(session)
     session.add_sample_sink(samples)
     with session_extras(session, None, record=args.record, export=args.export):
-        return asyncio.run(run_until_signal(session, args.facts))
+        code = asyncio.run(run_until_signal(session, args.facts))
+    if args.record and args.history_catalog is not None:  # run --record S --history-catalog
+        from benchtui.cli.history_cmd import add_recorded
+
+        code = code if add_recorded(args.record, args.history_catalog) else code or 1
+    return code
 
 
 async def run_until_signal(session: Session, facts_path: str | None) -> int:

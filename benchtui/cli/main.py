@@ -89,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the session file to write")
     p.add_argument("--export", metavar="ADDR",
                    help="also serve Prometheus metrics on ADDR (host:port) while recording")
+    p.add_argument("--history", "--history-catalog", dest="history_catalog", nargs="?",
+                   const="", metavar="URL", help="add the session to a history catalog when "
+                   "it ends (default catalog without URL; docs/history.md)")
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
     _watchdog_options(p)
@@ -227,6 +230,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
     _watchdog_options(p)
+
+    from benchtui.cli.history_cmd import add_parser as add_history_parser
+
+    add_history_parser(sub)
     return parser
 
 
@@ -281,6 +288,9 @@ def _watchdog_options(p: argparse.ArgumentParser) -> None:
 
 def _recording_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", metavar="SESSION", help="also record the session to this file")
+    p.add_argument("--history-catalog", nargs="?", const="", metavar="URL",
+                   help="with --record: add the session to a history catalog when it ends "
+                   "(default catalog without URL; docs/history.md)")
     p.add_argument("--export", metavar="ADDR",
                    help="also serve Prometheus metrics on ADDR (host:port)")
 
@@ -386,6 +396,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
             from benchtui.cli.fleet_cmd import run_check
 
             return run_check(args)
+        if args.command in ("run", "demo") and args.history_catalog is not None \
+                and not args.record:
+            raise UsageError("--history-catalog adds the recorded session: give --record "
+                             "SESSION too")
         if args.command == "run":
             if args.jsonl and args.baseline:
                 raise UsageError("--baseline goes with the console, not with --jsonl")
@@ -424,6 +438,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
             from benchtui.cli.plot_cmd import run_plot
 
             return run_plot(args)
+        if args.command == "history":
+            from benchtui.cli.history_cmd import run_history
+
+            return run_history(args)
         if args.command == "serve":
             from benchtui.cli.serve_cmd import run_serve
 

@@ -1,0 +1,200 @@
+"""``history gate``: a new confirmed change in the worse direction since the last gate fails
+it (exit 3); improvements are told; suspected changes wait for more runs.
+
+The changes found are kept in the catalog (``change_points``), each matched with the one
+stored before it when it is of the same series and direction within ``_SLACK`` runs (a
+change point found a run earlier or later as points arrive is the same change). A change
+is gated once: the next gate does not report it again. The fleet's series gate; a host's
+series tell which hosts moved with it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from benchtui.history.analysis import (
+    CONFIRMED,
+    IMPROVEMENT,
+    REGRESSION,
+    SUSPECTED,
+    TRANSIENT,
+    Analysed,
+    Found,
+    Options,
+    analyse,
+    current,
+    env_changes,
+    load,
+)
+from benchtui.history.catalog import Catalog
+from benchtui.history.series import FLEET
+
+EXIT_OK, EXIT_REGRESSED, EXIT_TOO_SHORT = 0, 3, 4
+#: Runs by which a change point may move between analyses and still be the same change.
+_SLACK = 2
+
+
+@dataclass(slots=True)
+class Group:
+    """Changes of one step's fleet series at one run (metrics that moved together)."""
+
+    step: str
+    verdict: str
+    status: str
+    changes: list[Found]
+    hosts: list[str] = field(default_factory=list)
+
+    @property
+    def first(self) -> Found:
+        return self.changes[0]
+
+
+@dataclass(slots=True)
+class GateResult:
+    plan: str
+    regressions: list[Group]
+    improvements: list[Group]
+    suspected: list[Group]
+    stable: int
+    too_short: list[Analysed]
+    series: list[Analysed]
+    require: int | None
+    exit_code: int = EXIT_OK
+
+    def summary(self) -> str:
+        def n(count: int, word: str, plural: str | None = None) -> str:
+            return f"{count} {word if count == 1 else plural or word + 's'}"
+        return (f"history: {n(len(self.regressions), 'regression')}, "
+                f"{n(len(self.improvements), 'improvement')}, "
+                f"{len(self.suspected)} suspected, {self.stable} stable, "
+                f"{len(self.too_short)} too short")
+
+
+def sync(catalog: Catalog, analysed: Sequence[Analysed]) -> None:
+    """Store every change found (new ones added, known ones updated) and give each
+    ``Found`` its catalog id, and whether it was acknowledged."""
+    now = time.time()
+    by_series: dict[int, list[tuple[int, int, str, float | None]]] = defaultdict(list)
+    ids = [a.series.id for a in analysed if a.changes]
+    for chunk in range(0, len(ids), 500):
+        part = ids[chunk:chunk + 500]
+        for r in catalog.rows(
+                "SELECT id, series_id, run_id, verdict, acked FROM change_points "
+                f"WHERE series_id IN ({', '.join('?' * len(part))})", part):
+            by_series[int(r[1])].append((int(r[0]), int(r[2]), r[3], r[4]))
+    for a in analysed:
+        if not a.changes:
+            continue
+        pos = {p.run_id: i for i, p in enumerate(a.points)}
+        stored = by_series.get(a.series.id, [])
+        for f in a.changes:
+            c = f.change
+            match = next((s for s in stored if s[2] == f.verdict and s[1] in pos
+                          and abs(pos[s[1]] - f.at) <= _SLACK), None)
+            confirmed = now if f.status == CONFIRMED else None
+            if match is None:
+                row = catalog.one(
+                    "INSERT INTO change_points (series_id, run_id, prev_run_id, mean_before, "
+                    "sd_before, mean_after, sd_after, change, pvalue, verdict, first_seen, "
+                    "confirmed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (series_id, run_id) DO UPDATE SET verdict = excluded.verdict "
+                    "RETURNING id, acked",
+                    (a.series.id, f.run_id, f.prev_run_id, c.mean_before, c.sd_before,
+                     c.mean_after, c.sd_after, c.forward, c.pvalue, f.verdict, now, confirmed))
+                assert row is not None
+                f.id, f.acked = int(row[0]), row[1] is not None
+                stored.append((f.id, f.run_id, f.verdict, row[1]))
+            else:
+                f.id, f.acked = match[0], match[3] is not None
+                catalog.execute(
+                    "UPDATE change_points SET mean_before = ?, sd_before = ?, mean_after = ?, "
+                    "sd_after = ?, change = ?, pvalue = ?, confirmed = COALESCE(confirmed, ?) "
+                    "WHERE id = ?", (c.mean_before, c.sd_before, c.mean_after, c.sd_after,
+                                     c.forward, c.pvalue, confirmed, f.id))
+    catalog.commit()
+
+
+def _gated(catalog: Catalog, found: Sequence[Found]) -> set[int]:
+    ids = [f.id for f in found if f.id is not None]
+    out: set[int] = set()
+    for chunk in range(0, len(ids), 500):
+        part = ids[chunk:chunk + 500]
+        out |= {int(r[0]) for r in catalog.rows(
+            f"SELECT id FROM change_points WHERE gated IS NOT NULL AND id IN "
+            f"({', '.join('?' * len(part))})", part)}
+    return out
+
+
+def _groups(found: Sequence[Found]) -> list[Group]:
+    groups: dict[tuple[str, int, str], Group] = {}
+    for f in found:
+        key = (f.series.step, f.run_id, f.verdict)
+        if key not in groups:
+            groups[key] = Group(f.series.step, f.verdict, f.status, [])
+        groups[key].changes.append(f)
+    return list(groups.values())
+
+
+def _hosts(group: Group, hosts: Sequence[Analysed]) -> list[str]:
+    """Hosts of the group's step whose series moved the same way at about the same run."""
+    run = group.first.run_id
+    moved: list[str] = []
+    for a in hosts:
+        if a.series.step != group.step or a.series.scope in moved:
+            continue
+        pos = {p.run_id: i for i, p in enumerate(a.points)}
+        if run not in pos:
+            continue
+        if any(f.verdict == group.verdict and f.status != TRANSIENT
+               and abs(f.at - pos[run]) <= _SLACK for f in a.changes):
+            moved.append(a.series.scope)
+    return sorted(moved)
+
+
+def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None = None
+         ) -> GateResult:
+    """Analyse ``plan``'s series, store the changes, mark the new confirmed ones gated and
+    say what the gate found (``GateResult.exit_code``)."""
+    boundaries = env_changes(catalog)
+    loaded = current(load(catalog, plan))
+    fleet = [analyse(k, p, options, boundaries) for k, p in loaded
+             if k.scope == FLEET and k.info.gated]
+    sync(catalog, fleet)
+    confirmed = [f for a in fleet for f in a.changes if f.status == CONFIRMED and not f.acked]
+    already = _gated(catalog, confirmed)
+    new = [f for f in confirmed if f.id not in already]
+    suspected = [a.changes[-1] for a in fleet
+                 if a.changes and a.changes[-1].status == SUSPECTED]
+    threshold = require if require is not None else 2 * options.confirm
+    too_short = [a for a in fleet if a.analysed_count < threshold]
+    moved = {f.series.id for f in new} | {f.series.id for f in suspected}
+    stable = sum(1 for a in fleet if a.series.id not in moved and a not in too_short)
+    # the hosts' series, of the steps that moved only (a big fleet has many)
+    steps = {f.series.step for f in new}
+    hosts = [analyse(k, p, options, boundaries) for k, p in loaded
+             if k.scope != FLEET and k.step in steps]
+    sync(catalog, hosts)
+    result = GateResult(plan, [], [], _groups(suspected), stable, too_short, fleet + hosts,
+                        require)
+    for g in _groups(new):
+        g.hosts = _hosts(g, hosts)
+        (result.regressions if g.verdict == REGRESSION else result.improvements).append(g)
+    if result.regressions:
+        result.exit_code = EXIT_REGRESSED
+    elif require is not None and too_short:
+        result.exit_code = EXIT_TOO_SHORT
+    now = time.time()
+    ids = [f.id for f in new if f.id is not None]
+    catalog.executemany("UPDATE change_points SET gated = ? WHERE id = ?",
+                        [(now, i) for i in ids])
+    catalog.execute("INSERT INTO gates (plan, t, exit_code, summary) VALUES (?, ?, ?, ?)",
+                    (plan, now, result.exit_code, result.summary()))
+    catalog.commit()
+    return result
+
+
+__all__ = ["EXIT_OK", "EXIT_REGRESSED", "EXIT_TOO_SHORT", "IMPROVEMENT", "REGRESSION",
+           "GateResult", "Group", "gate", "sync"]
