@@ -33,7 +33,7 @@ args = "--filename={file} --size=8m --rw=randrw --bs=4k --runtime=2 --time_based
 """
 
 COMMANDS = ("parse", "check", "run", "demo", "record", "replay", "dump", "info", "import",
-            "report", "plot", "serve")
+            "report", "plot", "serve", "history")
 
 
 def benchtui(*args: str, stdout: int | None = subprocess.PIPE,
@@ -49,6 +49,8 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
     d = tmp_path_factory.mktemp("outputs")
     (d / "plan.toml").write_text(PLAN.format(file=d / "fio.dat"), encoding="utf-8")
     done = benchtui("record", str(d / "plan.toml"), "-o", str(d / "s.btr"))
+    assert done.returncode == 0, done.stderr
+    done = benchtui("history", "import", str(d / "s.btr"), "--catalog", str(d / "h.sqlite"))
     assert done.returncode == 0, done.stderr
     return d
 
@@ -82,6 +84,9 @@ def _writers(d: Path) -> list[tuple[str, ...]]:
             ("dump", s), ("dump", s, "--format", "csv"), ("dump", s, "--format", "openmetrics"),
             ("report", s), ("report", s, "--format", "json"), ("report", s, "--format", "csv"),
             ("report", s, "--format", "html"),
+            *(("history", c, "outputs", "--catalog", str(d / "h.sqlite"), *more)
+              for c, *more in (("show",), ("analyze",), ("analyze", "--format", "json"),
+                               ("export", "--csv"), ("gate",))),
             *((c, "--help") for c in COMMANDS)]
 
 

@@ -103,6 +103,20 @@ def test_stdin_jsonl_and_csv_agree() -> None:
     assert any("buckets" in r for r in hist_rows)
 
 
+def test_csv_has_the_duration_of_a_partial_interval() -> None:
+    """A partial interval's ``duration`` (fio's last, 0.176 s) is in the CSV's last column,
+    as in the JSON Lines; empty for a nominal interval."""
+    path = FIXTURES / "fio_json" / "randread_randwrite.jsonplus.txt"
+    rows = [json.loads(x) for x in run("parse", str(path)).stdout.splitlines()]
+    out = run("parse", "--format", "csv", str(path))
+    assert out.returncode == 0, out.stderr
+    table = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert list(table[0])[-1] == "duration"
+    assert [r["duration"] for r in table] == [
+        repr(r["duration"]) if "duration" in r else "" for r in rows]
+    assert any(r["duration"] == "0.176" for r in table)
+
+
 def test_mixed_report_finds_every_tool() -> None:
     """A whole seed report (several tools pasted into Markdown) yields each tool's numbers."""
     seed = SEEDS / "000_217b3b91532e58e6.txt"

@@ -15,8 +15,9 @@ CSV_LABEL_COLUMNS = (
     "step", "job", "op", "measure", "quantile", "device", "mode", "stream", "direction",
     "method", "test", "unit",
 )
+#: ``duration`` last (added after the others: a reader by position keeps its columns).
 CSV_COLUMNS = ("t", "elapsed", "host", "tool", "kind", "metric", "value",
-               *CSV_LABEL_COLUMNS, "other_labels")
+               *CSV_LABEL_COLUMNS, "other_labels", "duration")
 
 FORMATS = ("jsonl", "csv")
 
@@ -64,6 +65,7 @@ class CsvWriter:
                 s.host, s.tool, s.kind, s.metric, repr(s.value),
                 *(labels.get(k, "") for k in CSV_LABEL_COLUMNS),
                 extra,
+                "" if s.duration is None else repr(s.duration),
             ))
             n += 1
         return n

@@ -278,7 +278,10 @@ class FleetCollector:
             family = _family(families, spec.name, spec.type, spec.unit)
             labels, text = self._labels(key, series.host, series.tool, series.labels,
                                         metric=series.metric, kind=series.kind)
-            family.add(spec.name, labels, _weighted_last(series, partial.get(key)), text)
+            # a rate is blended over the last whole interval; a percentile is not a rate
+            # (as the dump's OpenMetrics: ``openmetrics.OpenMetricsWriter``)
+            blend = None if "quantile" in series.labels else partial.get(key)
+            family.add(spec.name, labels, _weighted_last(series, blend), text)
 
     def _results(self, families: dict[str, Family], failed: set[str]) -> None:
         latest: dict[SeriesKey, Sample] = {}
