@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import pytest
+
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.store.recording import SessionReader
 from benchtui.store.recording.series_stats import SeriesStats, series_def
@@ -51,7 +53,14 @@ def test_series_stats_filter_and_histograms(reader: SessionReader) -> None:
         assert isinstance(st.histogram, LatencyHistogram)
         assert st.histogram.total() == st.total  # a histogram sample's value is its count
     iops = reader.series_stats(reader.start, reader.end + 1, lambda d: d.metric == "iops")
-    assert all(st.mean == st.total / st.count for st in iops.values())
+    for st in iops.values():  # a plain mean, each partial interval weighted by its seconds
+        if st.partial is None:
+            assert st.mean == st.total / st.count
+        else:
+            p, k = st.partial, 1.0 / st.interval
+            weight = st.count - p.count + p.seconds * k
+            assert st.mean == pytest.approx((st.total - p.total + p.weighted * k) / weight)
+    assert any(st.partial is not None for st in iops.values())  # fio's last interval
     for st in iops.values():
         assert st.minimum <= st.mean <= st.maximum
         assert 0 <= st.stdev <= st.maximum - st.minimum

@@ -15,6 +15,7 @@ from benchtui.cli.main import main
 from benchtui.session.replay import ReplayPlayer
 from benchtui.store.recording import SessionReader
 from benchtui.store.recording import format as fmt
+from benchtui.ui.notices import NoticeBar
 from benchtui.ui.replay import READER_WARNING, ReplayApp, ReplaySource
 from tests.replay_recording import RecordedRun
 
@@ -25,7 +26,9 @@ async def notified(app: ReplayApp, pilot: Pilot[int], text: str) -> list[str]:
     """The notifications' messages once one holds ``text`` (a few ticks; a loaded machine
     may take seconds)."""
     for _ in range(100):
-        messages = [n.message for n in app._notifications]
+        # the console's notices (``NoticeBar``, above the footer), Textual's toasts before
+        messages = [n.message for bar in app.screen.query(NoticeBar) for n in bar.notices] \
+            + [n.message for n in app._notifications]
         if any(text in m for m in messages):
             return messages
         await pilot.pause(0.1)

@@ -18,8 +18,10 @@ from benchtui.store.recording.series_stats import accumulate_stats
 from tests.test_recording_roundtrip import T0, assert_same_records, meta, real_records
 
 
-def _with_partials(records: list[tuple[float, object]]) -> list[tuple[float, object]]:
-    """``real_records`` with every third sample marked partial (0.241 s, and a whole number)."""
+def _with_partials(records: list[tuple[float, object]], every: int = 3
+                   ) -> list[tuple[float, object]]:
+    """``real_records`` with every third sample marked partial (0.241 s, and a whole number),
+    the others not (whatever their parser said); ``every=0``: none."""
     out: list[tuple[float, object]] = []
     n = 0
     for t, r in records:
@@ -27,8 +29,9 @@ def _with_partials(records: list[tuple[float, object]]) -> list[tuple[float, obj
             batch = []
             for s in r:
                 n += 1
-                batch.append(dataclasses.replace(s, duration=0.241 if n % 3 == 0 else
-                                                 (2.0 if n % 7 == 0 else None)))
+                partial = every and n % every == 0
+                batch.append(dataclasses.replace(s, duration=0.241 if partial else
+                                                 (2.0 if every and n % 7 == 0 else None)))
             out.append((t, batch))
         else:
             out.append((t, r))
@@ -49,7 +52,7 @@ def test_frame_codec_keeps_durations() -> None:
 def test_a_frame_without_durations_is_byte_for_byte_as_before() -> None:
     """No sample with a duration: the frame body ends with the output lines, as frames
     always did (older files read the same, and older readers read newer files)."""
-    records = real_records()
+    records = _with_partials(real_records(), every=0)  # (the parsers' own durations gone)
     body = SegmentEncoder().encode(records[:4])  # type: ignore[arg-type]
     body2 = SegmentEncoder().encode(_with_partials(records)[:4])  # type: ignore[arg-type]
     # the durations are one blob appended: an older reader, which stops after the output
@@ -274,8 +277,10 @@ def test_the_gate_warns_of_a_threshold_finer_than_the_histograms(
                  "--fail-above", "p99=101%", "-o", str(out)])
     assert code in (0, 3)
     err = capsys.readouterr().err
-    assert "101% is finer than the latency histograms of stats-test can tell: at " \
+    # (the sessions are named after their files: both come from the same plan)
+    assert "101% is finer than the latency histograms of new can tell: at " \
            "histogram_bits 6 a bucket is up to 1.56% wide" in err
+    assert "fio's own resolution, the finest there is: allow more" in err
     text = out.read_text()
     assert "`histogram_bits` 6: a bucket is up to 1.56% wide" in text
     assert "101% is finer" in text

@@ -33,11 +33,18 @@ TRANSIENT = "transient"
 REGRESSION, IMPROVEMENT = "regression", "improvement"
 
 
+#: The smallest relative change ever reported (0.1%), whatever ``min_change``: below it two
+#: levels differ by their last printed digit (a rate-limited fio reading 399.9 then 400.0),
+#: and series with no noise at all would make the t-test's p 0 for any difference.
+RESOLUTION = 0.001
+
+
 @dataclass(frozen=True)
 class Options:
     window: int = 50
     p: float = 0.001
-    #: Changes smaller than this (relative, 0.05 = 5%) are not reported.
+    #: Changes smaller than this (relative, 0.05 = 5%) are not reported (never those under
+    #: ``RESOLUTION``).
     min_change: float = 0.0
     confirm: int = 5
 
@@ -194,8 +201,9 @@ def analyse(series: SeriesKey, points: list[Point], options: Options,
         shown = [points[i].value for i in part]
         tested = [math.log(v) for v in shown] if info.log and all(v > 0 for v in shown) \
             else shown
+        floor = max(options.min_change, RESOLUTION)
         found = change_points(tested, window=options.window, max_p=options.p,
-                              min_magnitude=options.min_change,
+                              min_magnitude=floor,
                               display=shown if tested is not shown else None)
         bounds = [0, *(c.index for c in found), len(part)]
         for s, e in itertools.pairwise(bounds):
@@ -203,8 +211,7 @@ def analyse(series: SeriesKey, points: list[Point], options: Options,
             out.segments.append(Segment(part[s], part[e - 1] + 1, statistics.fmean(seg),
                                         statistics.pstdev(seg) if len(seg) > 1 else 0.0,
                                         len(seg)))
-        kept = [c for c in found
-                if not (options.min_change and abs(c.forward) < options.min_change)]
+        kept = [c for c in found if abs(c.forward) >= floor]
         for k, c in enumerate(kept):
             status, needs = _status(c, k, kept, shown, options.confirm)
             worse = (c.forward < 0) == info.higher_is_better

@@ -383,8 +383,10 @@ def coarse_threshold_warnings(percent: float, metrics: Iterable[str],
         if margin < width:
             names = ", ".join(n for n, v in bits.items()
                               if (FIO_PLAT_BITS if v is None else v) == b)
+            way = (f"record with --histogram-bits {b + 1} or more, or allow more"
+                   if b < FIO_PLAT_BITS else "fio's own resolution, the finest there is: "
+                   "allow more")
             out.append(f"{percent:g}% is finer than the latency histograms of {names} can "
                        f"tell: at histogram_bits {b} a bucket is up to {width:.2%} wide, so a "
-                       f"percentile moves in steps of up to {width:.2%} (record with "
-                       f"--histogram-bits {min(b + 1, FIO_PLAT_BITS)} or more, or allow more)")
+                       f"percentile moves in steps of up to {width:.2%} ({way})")
     return out

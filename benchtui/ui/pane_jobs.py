@@ -3,8 +3,9 @@ numbers, beside the lower lines of their charts (lines that would be blank), one
 and direction: ``rread    r 28.5k``, ``rread    p99 66.0 µs``.
 
 Only when the host runs two jobs or more now (with one, the row's own numbers are the job's),
-from the store's per-job series whose newest point is current (``figures.since``: the last
-5 s, the rule every pane figure follows), so a job of a step that ended is not shown.
+from the store's per-job series whose newest point is current and of the current step
+(``figures.oldest``: the last 5 s, never before the step's start, the rule every pane figure
+follows), so a job of a step that ended is not shown.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def job_lines(state: FleetState, host: str, spec: ChartSpec, *, now: float,
     if most <= 0 or spec.metric not in ("iops", "bandwidth_bytes", "latency_seconds"):
         return []
     index = fig.index_of(state.store)
-    fresh = fig.since(now)
+    fresh = fig.oldest(state.store, now)  # current, and of the step shown (its scope)
     if spec.metric == "latency_seconds":
         found = index.find("latency_seconds", host, op=spec.labels.get("op", ""),
                            quantile="0.99")
