@@ -4,11 +4,8 @@ the "system" delivers changes), 8 sessions at 400 IOPS then 6 at 340 (15% lower)
 with ``benchtui record`` as a user runs it, imported into a SQLite catalog and into a real
 PostgreSQL server; then 5 more at 400, for a single bad run among good ones.
 
-Each fio run lasts 6 s (5 s of figures after the 1 s skip): the report's window mean of the
-per-second IOPS is not yet weighted by each interval's duration (``Sample.duration``), and
-fio's final, partial interval (a few ms after its last status line) has a noisy rate (one
-4 s run read 406 IOPS at a limit of 340, its 66 ms last interval at 697): over 5 intervals
-its weight is small enough for the levels to stay apart.
+Each fio run lasts 6 s (5 s of figures after the 1 s skip); each run's figure is fio's own
+end-of-run IOPS (as the report's), so the levels read what fio was held to: 400 and 340.
 """
 
 from __future__ import annotations
