@@ -62,10 +62,8 @@ def _two_steps() -> tuple[FleetState, fig.FleetFigures]:
 
 
 def _previous(before: fig.FleetFigures) -> list[str]:
-    """How the previous step's figures are drawn (IOPS as ``r 28.5k``, bandwidth). (A pane's
-    chart is a history across steps: its scale, the top of what it draws, may be the
-    previous step's, and is no figure of the step.)"""
-    out = [f"{op[0]} {format_count(v)}" for op, v in before.iops.items()]
+    """How the previous step's figures are drawn (IOPS, bandwidth)."""
+    out = [format_count(v) for v in before.iops.values()]
     out += [format_byte_rate(v) for v in before.bandwidth.values()]
     return out
 
