@@ -4,7 +4,7 @@ the "system" delivers changes), 8 sessions at 400 IOPS then 6 at 340 (15% lower)
 with ``benchtui record`` as a user runs it, imported into a SQLite catalog and into a real
 PostgreSQL server; then 5 more at 400, for a single bad run among good ones.
 
-Each fio run lasts 6 s (5 s of figures after the 1 s skip); each run's figure is fio's own
+Each fio run lasts 3 s (docs/history.md's example: 6 s); each run's figure is fio's own
 end-of-run IOPS (as the report's), so the levels read what fio was held to: 400 and 340.
 """
 
@@ -45,7 +45,7 @@ size=8m
 rw=randread
 bs=4k
 ioengine=psync
-runtime=6
+runtime=3
 time_based
 include {rate}
 """
@@ -199,7 +199,7 @@ def test_an_interrupted_run_is_kept_and_shown_never_analysed(tmp_path: Path) -> 
         err += line
         if "step randread-limited on" in line:
             break
-    time.sleep(2.5)
+    time.sleep(2.0)  # of its 3 s: past the 1 s skip, well before its end
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
     catalog = str(tmp_path / "c.sqlite")

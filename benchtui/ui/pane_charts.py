@@ -126,28 +126,24 @@ def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, he
 
     k = step_column(state, end=end, width=width, seconds_per_column=seconds_per_column)
     if spec.quantiles:
-        bands = [cols({**spec.labels, "quantile": q}) for q in spec.quantiles]
+        bands = [_from(k, cols({**spec.labels, "quantile": q})) for q in spec.quantiles]
         tail = ghost_cols({**spec.labels, "quantile": GHOST_QUANTILE})
-        own = [b[k:] for b in bands]
-        scoped = k > 0 and any(v for b in own for v in b)
-        lo, hi = log_range(*own, (tail or [])[k:]) if scoped else log_range(*bands, tail or [])
-        if top is not None and k < width and any(v for b in own for v in b):
+        tail = None if tail is None else _from(k, tail)
+        lo, hi = log_range(*bands, tail or [])
+        if top is not None and any(v for b in bands for v in b):
             top.append(hi)
         rows = band_rows(bands, height=height, lo=lo, hi=hi, styles=styles.bands)
         if tail is not None:
             rows = overlay_ghost(rows, band_levels([tail], height, lo, hi)[0], styles.ghost_lat)
         return rows
-    first = cols(spec.labels)
-    second = cols(spec.secondary) if spec.secondary is not None else None
-    ghosts = [(g, style) for g, style in (
+    first = _from(k, cols(spec.labels))
+    second = _from(k, cols(spec.secondary)) if spec.secondary is not None else None
+    ghosts = [(_from(k, g), style) for g, style in (
         (ghost_cols(spec.labels), styles.ghost_lat if spec.worst else styles.ghost_read),
         (ghost_cols(spec.secondary) if spec.secondary is not None else None,
          styles.ghost_write)) if g is not None]
-    own = [first[k:], (second or [])[k:]]
-    scoped = k > 0 and any(v is not None for c in own for v in c)
-    lo, hi = value_range(*own, *(g[k:] for g, _s in ghosts)) if scoped else \
-        value_range(first, second or [], *(g for g, _s in ghosts))
-    if top is not None and k < width and any(v is not None for c in own for v in c):
+    lo, hi = value_range(first, second or [], *(g for g, _s in ghosts))
+    if top is not None and any(v is not None for v in (*first, *(second or []))):
         top.append(hi)
     rows = chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
     for g, style in ghosts:
@@ -157,18 +153,25 @@ def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, he
 
 def step_column(state: FleetState, *, end: float, width: int, seconds_per_column: float
                 ) -> int:
-    """The first column of the running step (0: the chart holds no earlier step; ``width``:
-    none of it yet). A pane's chart is a history across steps, but its scale is the running
-    step's (``LiveStore.scope``): at a step change the previous step's top leaves with its
-    figures, and until the new step's first interval the scale shows no value; the older
-    columns are drawn on it, cut at the top. With no step running (between steps, or the
-    session over), the whole chart sets the scale."""
+    """The first column of the running step (0: the chart holds no earlier step, or no step
+    runs; ``width``: none of it yet). While a step runs its pane charts draw that step only,
+    as the detail view's (``LiveStore.scope``): at a step change the previous step's columns
+    and scale leave with its figures, and the chart fills again from the step's start. With
+    no step running (between steps, the session over) the whole window is drawn."""
     step = state.current_step
     scope = state.store.scope
     if step is None or step.ended is not None or scope is None or seconds_per_column <= 0:
         return 0
     first = end - width * seconds_per_column
     return min(max(math.ceil((scope - first) / seconds_per_column - 1e-9), 0), width)
+
+
+def _from(k: int, cols: list[Column]) -> list[Column]:
+    """``cols`` with its first ``k`` columns left blank (a copy: a cache's lists are kept)."""
+    if k <= 0:
+        return cols
+    blank: list[Column] = [None] * min(k, len(cols))
+    return blank + cols[k:]
 
 
 #: The charts a baseline's ghost is drawn on, and the latency charts' ghost percentile.
