@@ -1,5 +1,6 @@
 """The shared corpus of real tool outputs written by other people (../shared/corpus/, see its
-README.md and */SOURCE), read where it is: never copied into the project.
+README.md and */SOURCE), copied whole to tests/fixtures/corpus/ (as the seeds are to
+tests/fixtures/seeds/): a clone outside this workplace, CI's, has no ../shared.
 
 ``parse_file`` reads a file as ``benchtui parse FILE`` does (detection on the head, a report
 flattened onto one line put back on its lines, fio-json fed the raw bytes). ``Printed`` is one
@@ -22,7 +23,9 @@ from benchtui.parsers._flattened import restore_line_breaks
 from benchtui.parsers.base import Parser, ParseWarning, decode_output
 from tests.helpers import check_invariants
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+#: A copy of ../shared/corpus (its README names every file's source), kept with the tests so
+#: that a clone anywhere (CI's) has it.
+CORPUS = Path(__file__).resolve().parent / "fixtures" / "corpus"
 
 
 def corpus_files(tool: str, *suffixes: str) -> list[str]:
