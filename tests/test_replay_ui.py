@@ -266,7 +266,9 @@ def test_replay_in_a_real_terminal_plays_to_the_end_and_quits(recorded: Recorded
         assert "here · done" in screen and "IOPS" in screen, screen
         tmux.run("send-keys", "-t", "demo", "q")
         deadline = time.monotonic() + 10
-        while not exit_file.exists() and time.monotonic() < deadline:
+        # (the shell creates the file before it writes the status: wait for both)
+        while not (exit_file.exists() and exit_file.read_text().strip()) \
+                and time.monotonic() < deadline:
             time.sleep(0.1)
         assert exit_file.read_text().strip() == "0", tmux.screen()
     finally:

@@ -90,7 +90,9 @@ def test_demo_in_a_real_terminal_shows_fio_numbers_and_quits(tmp_path: Path) -> 
         tmux.wait_for("the quit question", lambda s: "Stop and quit" in s, 5)
         tmux.run("send-keys", "-t", "demo", "y")
         deadline = time.monotonic() + 10
-        while not exit_file.exists() and time.monotonic() < deadline:
+        # (the shell creates the file before it writes the status: wait for both)
+        while not (exit_file.exists() and exit_file.read_text().strip()) \
+                and time.monotonic() < deadline:
             time.sleep(0.1)
         assert exit_file.exists(), f"benchtui did not exit; screen:\n{tmux.screen()}"
         assert exit_file.read_text().strip() == "130"
