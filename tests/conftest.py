@@ -2,13 +2,50 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 import time
 from collections.abc import Iterator
 
 import pytest
 
+#: Under pytest-xdist (scripts/test runs 2 workers), each worker has a home of its own: local
+#: runs keep their files in ``~/.cache/benchtui/runs``, and a worker must not find the runs of
+#: another worker's test there as leftovers of an earlier session (nor its history catalog,
+#: demo files, themes). The SSH hosts' user is per worker too (tests/sshd.py).
+WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if WORKER:
+    _HOME = tempfile.mkdtemp(prefix=f"benchtui-home-{WORKER}-")
+    atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
+    os.environ["HOME"] = _HOME
+
+#: Test files that share one resource only one worker may hold at a time: the network
+#: namespaces of tests/sshd.py's ``NetnsLab`` (fixed names and addresses, a lock file), and
+#: the iperf3/iperf servers on their default ports (5201, 5001) of the real network steps.
+SHARED_GROUPS = {
+    "netns": ("test_session_engine.py", "test_session_watchdog.py", "test_transport_ssh.py"),
+    "iperf-ports": ("test_report_compare.py", "test_export_dashboard_backfill.py",
+                    "test_net_figures.py", "test_parse_iperf2_csv.py", "test_plan_commands.py",
+                    "test_real_net.py"),
+}
+
 pytest_plugins = ["tests.conftest_ssh", "tests.conftest_ceph", "tests.replay_recording",
                   "tests.baseline_recording"]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``--dist loadgroup``, each test file runs whole on one worker (its module and
+    session fixtures, such as recorded sessions, are made once), and the files of a
+    ``SHARED_GROUPS`` entry on the same worker."""
+    for item in items:
+        if item.get_closest_marker("xdist_group"):
+            continue
+        name = item.path.name
+        group = next((g for g, files in SHARED_GROUPS.items() if name in files), name)
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture

@@ -27,7 +27,10 @@ from benchtui.transport.lines import LineSplitter
 from benchtui.transport.sshtarget import SshTarget, host_pattern
 
 SSHD = "/usr/sbin/sshd"
-TEST_USER = "benchtui-test"
+#: The user the tests log in as; one per pytest-xdist worker, so that workers running at once
+#: never see each other's runs (``~/.cache/benchtui/runs``) as leftovers of an earlier session.
+TEST_USER = "benchtui-test" + (f"-{os.environ['PYTEST_XDIST_WORKER']}"
+                               if os.environ.get("PYTEST_XDIST_WORKER") else "")
 #: The network the namespace hosts live in; owned by these tests, nothing else uses it.
 NETNS_PREFIX = "10.213.0"
 NETNS_BRIDGE = "btbr0"

@@ -163,3 +163,27 @@ def test_filters_since_and_branch(tmp_path: Path, capsys: pytest.CaptureFixture[
     code, out, _err = run(capsys, "history", "show", PLAN, "--catalog", url, "--since",
                           "2026-09-24T00:00+00:00")  # run i: T0 + i days; run 3: 09-24 14:13Z
     assert code == 0 and "(8 runs, 8 recorded)" in out, out
+
+
+def test_the_gate_can_be_limited_to_some_metrics(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A nightly job on a shared runner gates throughput only: a latency regression alone
+    fails the whole gate, and nothing when ``--metric`` leaves latency out."""
+    steady = [1000.0 + (i % 3) for i in range(18)]
+    slower = [1e-4 * (1 + (i % 3) / 100) for i in range(12)] + \
+        [3e-4 * (1 + (i % 3) / 100) for i in range(6)]
+    series = {("randread", "iops", "read", "(fleet)"): steady,
+              ("randread", "latency_p99_seconds", "read", "(fleet)"): slower}
+    fill(str(tmp_path / "all.sqlite"), series).close()
+    code, out, _err = run(capsys, "history", "gate", PLAN, "--catalog",
+                          str(tmp_path / "all.sqlite"))
+    assert code == 3 and "p99 latency read +200.0%" in out, out
+    fill(str(tmp_path / "iops.sqlite"), series).close()
+    code, out, _err = run(capsys, "history", "gate", PLAN, "--catalog",
+                          str(tmp_path / "iops.sqlite"), "--metric", "iops", "--metric", "bw")
+    assert code == 0 and out.startswith("history: 0 regressions, 0 improvements, 0 suspected, "
+                                        "1 stable"), out
+    for wrong, why in (("util", "is shown, never gated"), ("tps", "is not a metric")):
+        code, _out, err = run(capsys, "history", "gate", PLAN, "--catalog",
+                              str(tmp_path / "iops.sqlite"), "--metric", wrong)
+        assert code == 2 and why in err and "iops, bw, lat_mean, lat_p99" in err, err

@@ -4,6 +4,10 @@ the "system" delivers changes), 8 sessions at 400 IOPS then 6 at 340 (15% lower)
 with ``benchtui record`` as a user runs it, imported into a SQLite catalog and into a real
 PostgreSQL server; then 5 more at 400, for a single bad run among good ones.
 
+The gates look at IOPS and bandwidth only (``--metric``): the rate holds those whatever else
+the machine runs, while the latency of a read served from the page cache moves with the
+load of the tests running beside these (a real change the gate would rightly report).
+
 Each fio run lasts 3 s (docs/history.md's example: 6 s); each run's figure is fio's own
 end-of-run IOPS (as the report's), so the levels read what fio was held to: 400 and 340.
 """
@@ -88,8 +92,12 @@ def _import(catalog: str, paths: list[Path]) -> None:
         assert "added run" in done.stderr
 
 
+#: What the gates of these tests look at (see the module's docstring).
+THROUGHPUT = ("--metric", "iops", "--metric", "bw")
+
+
 def _check_regression(catalog: str) -> None:
-    done = benchtui("history", "gate", "nightly", "--catalog", catalog)
+    done = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert done.returncode == 3, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("history: 1 regression, 0 improvements, 0 suspected"), lines
@@ -103,7 +111,7 @@ def _check_regression(catalog: str) -> None:
     assert "commit c08 -> c09" in line, line
     assert "hosts: here" in line, line
     # a gate reports a change once: the next night's gate passes
-    again = benchtui("history", "gate", "nightly", "--catalog", catalog)
+    again = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert again.returncode == 0, again.stdout
     assert again.stdout.startswith("history: 0 regressions"), again.stdout
 
@@ -137,7 +145,7 @@ def test_ten_sessions_the_change_is_only_suspected(tmp_path: Path) -> None:
     require_tool("fio")
     catalog = str(tmp_path / "history.sqlite")
     _import(catalog, sessions()[:10])
-    done = benchtui("history", "gate", "nightly", "--catalog", catalog)
+    done = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("history: 0 regressions, 0 improvements, 1 suspected"), \
         done.stdout
@@ -153,7 +161,7 @@ def test_a_single_bad_run_among_good_ones_is_never_confirmed(tmp_path: Path) -> 
     for path in chosen:
         done = benchtui("history", "import", str(path), "--catalog", catalog, "--skip", "1")
         assert done.returncode == 0, done.stderr
-    done = benchtui("history", "gate", "nightly", "--catalog", catalog)
+    done = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "regression:" not in done.stdout, done.stdout
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
@@ -211,5 +219,5 @@ def test_an_interrupted_run_is_kept_and_shown_never_analysed(tmp_path: Path) -> 
     assert "(8 runs, 9 recorded)" in shown.stdout, shown.stdout
     spark = shown.stdout.splitlines()[1].strip()
     assert spark.endswith("·") and "stable" in shown.stdout, shown.stdout
-    gate = benchtui("history", "gate", "nightly", "--catalog", catalog)
+    gate = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert gate.returncode == 0 and gate.stdout.startswith("history: 0 regressions"), gate.stdout

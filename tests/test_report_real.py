@@ -1,7 +1,10 @@
-"""``benchtui report`` and its regression gate on real recordings: two sessions of the same
-plan recorded by ``benchtui record`` with real fio (json+ with latency histograms) and
-iostat, the second with fio's IOPS capped at half the first's (``--rate_iops``), so that the
-percentages the report prints are known in advance."""
+"""``benchtui report`` and its regression gate on real recordings: two sessions of one
+plan (but for its name and rate) recorded by ``benchtui record`` with real fio (json+ with
+latency histograms) and iostat, the second with fio's IOPS capped at half the first's
+(``--rate_iops``), so that the percentages the report prints are known in advance. The two
+are recorded at once, so their plans have a name each (``gate-400``, ``gate-200``): two
+sessions of one plan at once on a host are refused (the second finds the first's runs as
+leftovers), as they should be."""
 
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ def _plan(directory: Path, rate: int) -> Path:
     args = (f"--filename={directory}/fio-{rate}.dat --size=4m --bs=4k --ioengine=psync "
             f"--numjobs=2 --rate_iops={rate} --runtime=6 --time_based")
     plan.write_text(
-        '[session]\nname = "gate"\n\n[hosts.here]\nlocal = true\n\n'
+        f'[session]\nname = "gate-{rate}"\n\n[hosts.here]\nlocal = true\n\n'
         '[[monitor]]\ntool = "iostat"\n\n'
         f'[[step]]\nname = "randread"\ntool = "fio"\nhosts = "all"\nrepeat = 2\n'
         f'args = "--rw=randread {args}"\n\n'

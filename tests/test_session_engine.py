@@ -237,7 +237,15 @@ async def test_dropped_connection_reconnects_and_resumes(sshd_hosts: list[SshdHo
 
 
 def test_no_leftover_processes_after_tests() -> None:
-    """Runs last in this file: nothing of the e2e runs is left on the machine."""
-    out = subprocess.run(["pgrep", "-f", "benchtui-e2e-"], capture_output=True, text=True,
-                         check=False)
-    assert out.stdout.split() == [] or os.environ.get("BENCHTUI_KEEP")
+    """Runs last in this file: nothing of the e2e runs is left on the machine (once the
+    processes of the last run, ended as its session ended, have had a few seconds to go on a
+    loaded machine)."""
+    deadline = time.monotonic() + 15
+    while True:
+        out = subprocess.run(["pgrep", "-af", "benchtui-e2e-"], capture_output=True,
+                             text=True, check=False).stdout.splitlines()
+        left = [line for line in out if "pgrep" not in line]
+        if not left or os.environ.get("BENCHTUI_KEEP") or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert left == [] or os.environ.get("BENCHTUI_KEEP"), left

@@ -6,7 +6,7 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from rich.console import Console
 from rich.style import Style
@@ -162,6 +162,7 @@ def test_spark_text_on_a_plain_rich_console() -> None:
 @given(st.lists(st.one_of(st.none(), st.floats(allow_nan=True, allow_infinity=True)),
                 max_size=40),
        st.integers(min_value=1, max_value=5))
+@example([7.973382036591206e+294, -1.797693134862236e+308], 1)  # a range wider than a float
 def test_rows_are_always_width_cells_of_block_characters(values: list[float | None],
                                                          height: int) -> None:
     pts = Points([T0 + i for i, v in enumerate(values) if v is not None],

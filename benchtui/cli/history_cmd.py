@@ -133,6 +133,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     _catalog_option(p)
     p.add_argument("--require-history", type=_positive, metavar="N",
                    help="exit 4 when a gated series has fewer than N points")
+    p.add_argument("--metric", action="append", default=[], metavar="M",
+                   help="gate only this metric: iops, bw, lat_mean, lat_p99; repeatable "
+                   "(default: all four)")
     _analysis_options(p)
 
     p = hs.add_parser("show", help="each series' sparkline, level, last change and verdict")
@@ -308,9 +311,27 @@ def _gate(catalog: Catalog, args: argparse.Namespace) -> int:
     from benchtui.history.render import gate_lines
 
     _known_plan(catalog, args.plan)
-    result = gate(catalog, args.plan, _options(args), require=args.require_history)
+    result = gate(catalog, args.plan, _options(args), require=args.require_history,
+                  metrics=_gated_metrics(args.metric))
     sys.stdout.write("\n".join(gate_lines(result)) + "\n")
     return result.exit_code
+
+
+def _gated_metrics(names: list[str]) -> set[str]:
+    """The report names of the metrics ``--metric`` names; CompareError for one that is not
+    a metric, or one that never gates (utilisation)."""
+    from benchtui.errors import CompareError
+    from benchtui.history.series import METRICS, metric_named
+
+    gated = tuple(m.short for m in METRICS if m.gated)
+    out: set[str] = set()
+    for name in names:
+        m = metric_named(name)
+        if m is None or not m.gated:
+            what = "is shown, never gated" if m is not None else "is not a metric of the history"
+            raise CompareError(f"--metric {name!r} {what}", known=gated)
+        out.add(m.name)
+    return out
 
 
 def _analyze(catalog: Catalog, args: argparse.Namespace) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from benchtui.history.analysis import (
@@ -154,12 +154,14 @@ def _hosts(group: Group, hosts: Sequence[Analysed]) -> list[str]:
     return sorted(moved)
 
 
-def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None = None
-         ) -> GateResult:
+def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None = None,
+         metrics: Collection[str] = ()) -> GateResult:
     """Analyse ``plan``'s series, store the changes, mark the new confirmed ones gated and
-    say what the gate found (``GateResult.exit_code``)."""
+    say what the gate found (``GateResult.exit_code``). ``metrics`` (report names) limits
+    the gate to those metrics; by default it gates every metric that gates."""
     boundaries = env_changes(catalog)
-    loaded = current(load(catalog, plan))
+    loaded = [(k, p) for k, p in current(load(catalog, plan))
+              if not metrics or k.metric in metrics]
     fleet = [analyse(k, p, options, boundaries) for k, p in loaded
              if k.scope == FLEET and k.info.gated]
     sync(catalog, fleet)

@@ -163,7 +163,11 @@ def levels(cols: Sequence[Column], height: int, lo: float, hi: float) -> list[in
     ``lo``..``hi``: where ``chart_rows`` draws each column's top, and a ghost its line."""
     top = 8 * height
     span = hi - lo
-    if span <= 0:
+    if span == math.inf and math.isfinite(lo) and math.isfinite(hi):
+        # a range wider than the largest float (-1e308..1e308): the same levels at half scale
+        lo, hi, span = lo / 2, hi / 2, hi / 2 - lo / 2
+        cols = [None if v is None else v / 2 for v in cols]
+    if not span > 0 or not math.isfinite(span):
         return [0] * len(cols)
     # ``or 1``: a value above lo fills at least an eighth; above hi (when given a range that
     # is not the columns'), the levels are cut at the top
