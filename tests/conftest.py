@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 
-#: Under pytest-xdist (scripts/test runs 2 workers), each worker has a home of its own: local
+#: Under pytest-xdist (scripts/test runs 3 workers), each worker has a home of its own: local
 #: runs keep their files in ``~/.cache/benchtui/runs``, and a worker must not find the runs of
 #: another worker's test there as leftovers of an earlier session (nor its history catalog,
 #: demo files, themes). The SSH hosts' user is per worker too (tests/sshd.py).

@@ -379,7 +379,9 @@ def test_run_jsonl_goes_on_when_its_recording_fills_the_disk(workdir: Path,
     disk = small_disk
     marker = f"fillon-{uuid.uuid4().hex[:8]}"
     plan = workdir / f"{marker}.toml"
-    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 10))
+    # 14 s: the disk is full ~3 s in and said within 2 s; on a loaded machine the rest of
+    # the run must still leave seconds of samples to count after that
+    plan.write_text(plan_text(marker, workdir / f"{marker}.dat", 14))
     session = disk / "s.btr"
     run = Benchtui(workdir / "home", "run", str(plan), "--jsonl", "--record", str(session),
                    stdout=subprocess.PIPE)

@@ -1,7 +1,9 @@
 """A real Prometheus scrapes ``benchtui serve`` (real fio and iostat on two local hosts, a
 sweep then a steady rate-limited run): the labels fit a fleet. ``job`` is the scrape's only;
 a device series keeps one identity across steps; each matrix key is a label of its step's
-series; ``rate(benchtui_ops_total[30s])`` agrees with the per-interval gauges within 2%."""
+series; ``rate(benchtui_ops_total[30s])`` agrees with the per-interval gauges within 2% and
+one second's worth (a sample that arrives just after a scrape, on a loaded machine, moves
+its count into the next scrape: 1/30 of the rate at one edge of the window)."""
 
 from __future__ import annotations
 
@@ -122,10 +124,11 @@ def _check(prometheus: Prometheus, every: list[dict[str, Any]], iops: list[dict[
     gauges = query_at(prometheus, 'sum by (host, op) (avg_over_time(benchtui_iops{tool='
                       '"fio",step="steady"}[30s]))', at)
     assert set(rate) == set(gauges) == {("alpha", "read"), ("beta", "read")}
+    share = 0.02 + 1 / 30
     for key, value in gauges.items():
         assert value > 100, (key, value)
-        assert abs(rate[key] - value) <= 0.02 * value, (key, rate[key], value)
+        assert abs(rate[key] - value) <= share * value, (key, rate[key], value)
     bytes_rate = query_at(prometheus, 'sum by (host, op) (rate(benchtui_bytes_total{tool='
                           '"fio"}[30s]))', at)
     for key, value in gauges.items():
-        assert abs(bytes_rate[key] - 4096 * value) <= 0.02 * 4096 * value
+        assert abs(bytes_rate[key] - 4096 * value) <= share * 4096 * value
