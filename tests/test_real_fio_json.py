@@ -64,9 +64,12 @@ def _check_intervals(samples: list[Sample], job: str, op: str, *, span: float) -
     steps = [b - a for a, b in pairwise(times)]
     assert all(0.8 < step < 1.2 for step in steps[:-1]), steps  # ~1/s; the last is partial
     assert 0 < steps[-1] < 1.2
+    # fio's status thread reads a job's counters one after the other while the job runs on:
+    # descheduled 10 ms between io_bytes and the latency count on a loaded machine, ~100 of
+    # 10,000 I/Os land in the next interval of one and not the other (they sum up the same)
     for i, b in zip(iops, bw, strict=True):
         assert i.value > 0
-        assert b.value == pytest.approx(i.value * BS, rel=0.01)
+        assert b.value == pytest.approx(i.value * BS, rel=0.03)
     for t in times:
         vals = [v.value for q in QUANTILES
                 for v in pick(samples, "latency_seconds", INTERVAL, job=job, op=op,
