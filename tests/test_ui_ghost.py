@@ -67,10 +67,11 @@ def assert_ghost_on_screen(text: str) -> None:
     # IOPS half the baseline's (outside the tolerance), bandwidth the same
     assert re.search(r"IOPS\s+r \d+ (4[0-9]|5[0-9])%", pane), pane
     assert re.search(r"BW\s+r [\d.]+ [KM]iB/s (9[5-9]|10[0-5])%", pane), pane
-    assert re.search(r"lat r\s+[\d.]+ µs/[\d.]+ [µm]s/[\d.]+ [µm]s \d+%", pane), pane
+    # a share of the latency: the machine's load moves it (ten times or more reads "18x")
+    assert re.search(r"lat r\s+[\d.]+ [µm]s/[\d.]+ [µm]s/[\d.]+ [µm]s (\d+%|\d+x)", pane), pane
     assert any(mark in pane for mark in set(GHOST_MARKS)), "no ghost line in the pane"
     assert re.search(r"fleet IOPS r \d+ (4[0-9]|5[0-9])%", text), text
-    assert re.search(r"p99 \d+%", text) and "vs old.btr" in text
+    assert re.search(r"p99 (\d+%|\d+x)", text) and "vs old.btr" in text
 
 
 async def test_live_console_shows_the_ghost_and_the_shares(baseline_pair: BaselinePair
@@ -109,7 +110,7 @@ async def test_compact_rows_give_the_shares(baseline_pair: BaselinePair) -> None
         assert "r vs" in text and "p99 vs" in text, text
         row = next(line for line in text.splitlines() if "here" in line and "%" in line)
         # read IOPS half the baseline's; no writes; p99 a share too
-        assert re.search(r"\s(4[0-9]|5[0-9])%\s+-?\s+\d+%", row), row
+        assert re.search(r"\s(4[0-9]|5[0-9])%\s+-?\s+(\d+%|\d+x)", row), row
         f = app.grid.panes["here"].figures
         assert f is not None and f.versus is not None
     ghost.close()
