@@ -47,15 +47,16 @@ class SummaryLog:
     def __len__(self) -> int:
         return len(self._sealed) + (self._last is not None)
 
-    def add(self, seg: SegmentStats) -> bytes:
-        """Keep ``seg``'s summary; the zstd payload of its SEGMENT_END frame."""
+    def add(self, seg: SegmentStats) -> tuple[bytes, int]:
+        """Keep ``seg``'s summary; the zstd payload of its SEGMENT_END frame, and the size of
+        its JSON."""
         raw = summary_json(seg)
         # (a copy: zstandard's bytes keeps the allocation of the bound, ~the raw size)
         payload = memoryview(self._cctx.compress(raw)).tobytes()
         if self._last is not None:
             self._sealed.append(self._last)
         self._last, self.last = (payload, len(raw)), seg
-        return payload
+        return payload, len(raw)
 
     def index(self, meta: SessionMeta) -> bytes:
         """The INDEX payload (zstd): ``{"meta": meta, "segments": [summary, ...]}``, the

@@ -255,9 +255,10 @@ class SessionWriter:
                 self._write_pieces(seg, sealed.pieces)
             if sealed.ticks:
                 self._write_ticks(seg, sealed.ticks)
-            summary = self._summaries.add(seg)
+            summary, raw_len = self._summaries.add(seg)
             self._write(fmt.frame(fmt.SEGMENT_END, summary, flags=fmt.ZSTD, segment=seg.number,
-                                  t_first=seg.t0 or 0.0, t_last=seg.t1 or 0.0))
+                                  raw_len=raw_len, t_first=seg.t0 or 0.0,
+                                  t_last=seg.t1 or 0.0))
         return sealed.last
 
     def _write_pieces(self, seg: SegmentStats, pieces: list[Piece]) -> None:
