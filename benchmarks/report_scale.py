@@ -5,8 +5,10 @@ must take under a minute and make a session file no bigger than a few times its 
 Wide and long sessions are generated here (``make_wide``): H hosts x S steps of fio, each run
 a few seconds of per-second samples (IOPS, bandwidth, clat mean, p50/p99/p99.9 per job and op,
 as the fio json parser gives them, no histograms) and its end-of-run summary, with the events
-a live session has. Then, each in a process of its own (wall and CPU time, peak RSS from
-``os.wait4``):
+a live session has. Then, each in a process of its own (wall and CPU time from ``os.wait4``;
+peak RSS from the process's own ``VmHWM``: ``ru_maxrss`` of a child started by vfork, as
+``subprocess`` starts it, counts this script's memory before the exec, and this script holds
+~200 MB once it has made the 10,000-host session):
 
 - ``benchtui report SESSION --format md -o /dev/null`` and ``--format csv``;
 - ``benchtui import REPORT --map MAP -o FILE`` of a saved report of S steps on H hosts
@@ -122,8 +124,28 @@ def make_import(directory: Path, hosts_n: int, steps_n: int) -> tuple[Path, Path
     return report, imap
 
 
+#: Runs ``python -m benchtui ARGS`` and writes the process's peak RSS (``VmHWM``, kB: the
+#: memory of this process image alone, after the exec) to the file named first.
+_HWM = """import atexit, runpy, sys
+out = sys.argv.pop(1)
+def hwm():
+    with open("/proc/self/status") as f:
+        kb = next(line.split()[1] for line in f if line.startswith("VmHWM:"))
+    with open(out, "w") as f:
+        f.write(kb)
+atexit.register(hwm)
+sys.argv[0] = "benchtui"
+runpy.run_module("benchtui", run_name="__main__", alter_sys=True)
+"""
+
+
 def timed(argv: list[str]) -> tuple[float, float, float, str]:
-    """(wall s, CPU s, peak RSS MB, stderr) of a command in a process of its own."""
+    """(wall s, CPU s, peak RSS MB, stderr) of ``python -m benchtui ...`` (``argv``) in a
+    process of its own."""
+    assert argv[1:3] == ["-m", "benchtui"], argv
+    fd, hwm_path = tempfile.mkstemp(prefix="benchtui-hwm-")
+    os.close(fd)
+    argv = [argv[0], "-c", _HWM, hwm_path, *argv[3:]]
     t = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
@@ -133,7 +155,26 @@ def timed(argv: list[str]) -> tuple[float, float, float, str]:
     wall = time.perf_counter() - t
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {err[-2000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, err
+    hwm_kb = Path(hwm_path).read_text().strip()
+    os.unlink(hwm_path)
+    return wall, usage.ru_utime + usage.ru_stime, int(hwm_kb) / 1024, err
+
+
+def _write_doc(path: Path, lines: list[str]) -> None:
+    """The results between the doc's ``<!-- results -->`` markers (the rest of it kept), or
+    a new doc of them."""
+    table = "<!-- results -->\n" + "\n".join(lines) + "\n<!-- /results -->"
+    text = path.read_text() if path.exists() else ""
+    start, end = text.find("<!-- results -->"), text.find("<!-- /results -->")
+    if start < 0 or end < start:
+        text = f"# `report` and `import` at scale (issue 20)\n\n{table}\n"
+    else:
+        text = text[:start] + table + text[end + len("<!-- /results -->"):]
+    path.write_text(text)
+
+
+def _load() -> str:
+    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def main() -> int:
@@ -152,8 +193,9 @@ def main() -> int:
              f"{platform.python_version()}, benchtui {__version__}; **shared with other "
              "developers' builds and tests while measured**: times are upper bounds",
              f"- command: `.venv/bin/python benchmarks/report_scale.py {' '.join(sys.argv[1:])}`",
-             "", "| session | samples | report md: wall / CPU / RSS | report csv: wall / CPU |",
-             "|---|---|---|---|"]
+             "- load: the machine's load average (1, 5, 15 min) when the row was measured",
+             "", "| session | samples | report md: wall / CPU / RSS | report csv: wall / CPU "
+             "| load |", "|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory(prefix="benchtui-scale-") as tmp:
         d = Path(tmp)
         shapes = [(int(h), args.steps) for h in args.hosts.split(",") if h] \
@@ -170,12 +212,13 @@ def main() -> int:
             csv = timed([py, "-m", "benchtui", "report", str(path), "--skip", "0", "--format",
                          "csv", "-o", "/dev/null"])
             row = (f"| {hosts_n} hosts x {steps_n} steps | {samples:,} | {md[0]:.1f} s / "
-                   f"{md[1]:.1f} s / {md[2]:.0f} MB | {csv[0]:.1f} s / {csv[1]:.1f} s |")
+                   f"{md[1]:.1f} s / {md[2]:.0f} MB | {csv[0]:.1f} s / {csv[1]:.1f} s | "
+                   f"{_load()} |")
             print(row, f"(made in {made:.0f} s)", flush=True)
             lines.append(row)
             largest = path
-        lines += ["", "| import | report size | wall / CPU / RSS | session file | file / report |",
-                  "|---|---|---|---|---|"]
+        lines += ["", "| import | report size | wall / CPU / RSS | session file | file / report "
+                  "| load |", "|---|---|---|---|---|---|"]
         for steps_n in [int(s) for s in args.import_steps.split(",") if s]:
             report, imap = make_import(d, args.import_hosts, steps_n)
             out = d / f"imported-{steps_n}.btr"
@@ -184,7 +227,7 @@ def main() -> int:
             size, file_size = report.stat().st_size, out.stat().st_size
             row = (f"| {steps_n} steps x {args.import_hosts} hosts | {size / 1e6:.1f} MB | "
                    f"{r[0]:.1f} s / {r[1]:.1f} s / {r[2]:.0f} MB | {file_size / 1e6:.1f} MB | "
-                   f"{file_size / size:.2f} |")
+                   f"{file_size / size:.2f} | {_load()} |")
             print(row, flush=True)
             lines.append(row)
             report.unlink()
@@ -196,8 +239,7 @@ def main() -> int:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"(this script: {usage.ru_maxrss / 1024:.0f} MB peak)")
     if args.doc:
-        Path(args.doc).write_text("# `report` and `import` at scale (issue 20)\n\n"
-                                  + "\n".join(lines) + "\n")
+        _write_doc(Path(args.doc), lines)
     return 0
 
 

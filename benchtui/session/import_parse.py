@@ -54,8 +54,7 @@ def parse_file_pieces(pieces: Sequence[Piece], source: str,
     """The (host, step) runs of one file's ``pieces`` (several pieces of the same host and
     step make one run). ``InputError`` when no known tool's output is in them, or a piece
     gives no sample."""
-    text = "\n".join(line for p in pieces for line in p.lines)
-    classes = registry.choose(text[:registry.DETECT_HEAD_BYTES], among)
+    classes = registry.choose(_head(pieces, registry.DETECT_HEAD_BYTES), among)
     if not classes:
         raise InputError(source, "no known tool's output found in it",
                          "name the tool with --tool (benchtui parse --list shows them)")
@@ -78,6 +77,20 @@ def parse_file_pieces(pieces: Sequence[Piece], source: str,
     return list(runs.values())
 
 
+def _head(pieces: Sequence[Piece], size: int) -> str:
+    """The first ``size`` characters of the pieces' text, their lines joined (the whole text
+    is not made: an import of 10^5 steps would hold its input once more for it)."""
+    lines: list[str] = []
+    n = 0
+    for p in pieces:
+        for line in p.lines:
+            if n > size:
+                return "\n".join(lines)[:size]
+            lines.append(line)
+            n += len(line) + 1
+    return "\n".join(lines)[:size]
+
+
 def _parse_stream(cls: type[Parser], pieces: Sequence[Piece], by_piece: list[ImportedRun],
                   source: str) -> None:
     parser = cls(host="-", source=source)
@@ -91,6 +104,7 @@ def _parse_stream(cls: type[Parser], pieces: Sequence[Piece], by_piece: list[Imp
         first_piece.setdefault(s.labels.get("run"), i)
     by_run = len(first_piece) > 1
     stream = (source, cls.name)
+    ids: dict[str | None, RunId] = {}  # (one tuple a run, not one a sample)
     for i, s in given:
         key = s.labels.get("run")
         run = by_piece[first_piece[key] if by_run else i]
@@ -99,7 +113,10 @@ def _parse_stream(cls: type[Parser], pieces: Sequence[Piece], by_piece: list[Imp
         run.first_run.setdefault(stream, next(iter(first_piece), None))
         s.host = run.host
         run.samples.append(s)
-        run.runs.append((source, cls.name, key))
+        rid = ids.get(key)
+        if rid is None:
+            rid = ids[key] = (source, cls.name, key)
+        run.runs.append(rid)
     starts = [p.line for p in pieces]
     for w in parser.warnings:
         by_piece[max(bisect_right(starts, w.line) - 1, 0)].warnings.append(w)

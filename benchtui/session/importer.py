@@ -34,7 +34,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -94,12 +94,9 @@ class ImportSummary:
 @dataclass(slots=True)
 class _Source:
     path: str
-    data: bytes
     text: str
-
-    def describe(self) -> dict[str, object]:
-        return {"path": self.path, "bytes": len(self.data),
-                "sha256": hashlib.sha256(self.data).hexdigest()}
+    #: path, size and sha256 of its bytes (META's ``imported_from``)
+    described: dict[str, object]
 
 
 def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap | None = None,
@@ -121,9 +118,13 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
                          "characters; give one without them (--name)")
     among = registry.candidates(tool) if tool else None
     named = _plain_names(paths, hosts, steps) if import_map is None else []
-    sources = [_read(p) for p in paths]
+    described: list[dict[str, object]] = []
     runs: list[ImportedRun] = []
-    for i, src in enumerate(sources):
+    for i, path in enumerate(paths):
+        # one file's bytes and text at a time: what stays is its runs (their lines and
+        # samples), which the timeline lets go of step by step as they are written
+        src = _read(path)
+        described.append(src.described)
         lines = src.text.split("\n")
         if import_map is None:
             pieces = [Piece(*named[i], 0, lines)]
@@ -133,26 +134,29 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
         found = parse_file_pieces(pieces, src.path, among)
         _refuse_control_labels(found, src)
         runs.extend(found)
+        del src, lines, pieces, found
     runs = merge_runs(runs)
     for run in runs:
         finish_run(run)
+    samples = sum(len(r.samples) for r in runs)
+    warnings = sum(len(r.warnings) for r in runs)
     t0 = float(int(time.time() if start is None else start))
     timeline = _Timeline(t0, runs)
+    del runs  # (the timeline's now: it drops each step's once its records are made)
     session_id = new_session_id()
     meta = SessionMeta(
         SCHEMA_VERSION, name, session_id, "", None, t0, None, hosts=timeline.hosts,
         writer=__version__, histogram_bits=FIO_PLAT_BITS, source=IMPORTED,
-        imported_from=[s.describe() for s in sources],
+        imported_from=described,
         import_map=None if import_map is None else {
             "path": import_map.path, "bytes": import_map.size, "sha256": import_map.sha256,
             "text": import_map.text},
         figures=None if figures is None else figures.name)
-    files = ", ".join(os.path.basename(s.path) for s in sources)
-    records = timeline.records(f"session {name} ({session_id}): imported from {files}")
-    _write(output, meta, records, timeline.end, figures)
-    return ImportSummary(output, timeline.hosts, timeline.steps,
-                         sum(len(r.samples) for r in runs),
-                         sum(len(r.warnings) for r in runs), timeline.end - t0)
+    files = ", ".join(os.path.basename(p) for p in paths)
+    _write(output, meta, timeline, f"session {name} ({session_id}): imported from {files}",
+           figures)
+    return ImportSummary(output, timeline.hosts, timeline.steps, samples, warnings,
+                         timeline.end - t0)
 
 
 def _plain_names(paths: Sequence[str], hosts: Sequence[str],
@@ -227,40 +231,49 @@ def _refuse_existing(path: str) -> None:
 
 def _read(path: str) -> _Source:
     data = read_input(path, hint="cut it into parts (split -l) and import the part you need")
+    described: dict[str, object] = {"path": path, "bytes": len(data),
+                                    "sha256": hashlib.sha256(data).hexdigest()}
     # A report whose line breaks were lost (seed 001) is put back on fio's lines first.
-    return _Source(path, data, restore_line_breaks(decode_output(data)))
+    return _Source(path, restore_line_breaks(decode_output(data)), described)
 
 
-@dataclass
 class _Timeline:
     """The synthetic times of an import (the module's doc says how they are chosen) and the
-    records a live session would have had at them."""
+    records a live session would have had at them, made step by step (``records``): an
+    import of 10^5 steps never holds them all."""
 
-    t0: float
-    runs: list[ImportedRun]
-    hosts: list[str] = field(default_factory=list, init=False)
-    steps: list[str] = field(default_factory=list, init=False)
-    end: float = field(default=0.0, init=False)
-    _items: list[tuple[float, int, Record]] = field(default_factory=list, init=False)
-
-    _by_step: dict[str, list[ImportedRun]] = field(default_factory=dict, init=False)
-
-    def __post_init__(self) -> None:
+    def __init__(self, t0: float, runs: list[ImportedRun]) -> None:
+        self.t0 = t0
+        #: the time of the last record, once ``records`` has been read to its end
+        self.end = t0
         # dicts, not list membership: 10^5 steps must not cost 10^10 comparisons
-        self.hosts = list(dict.fromkeys(r.host for r in self.runs))
-        for r in self.runs:
+        self.hosts = list(dict.fromkeys(r.host for r in runs))
+        self._by_step: dict[str, list[ImportedRun]] = {}
+        for r in runs:
             self._by_step.setdefault(r.step, []).append(r)
         self.steps = list(self._by_step)
+        self._items: list[tuple[float, int, Record]] = []
 
     def _add(self, t: float, record: Record) -> None:
         self._items.append((t, len(self._items), record))
+
+    def _take(self) -> list[tuple[float, Record]]:
+        """The records made since the last call, in time order (at one time, in the order
+        they were made)."""
+        self._items.sort(key=lambda item: (item[0], item[1]))
+        out = [(t, r) for t, _, r in self._items]
+        self._items = []
+        return out
 
     def _event(self, t: float, kind: str, message: str, *, host: str | None = None,
                step: str | None = None, **data: object) -> None:
         self._add(t, Event(t, kind, message, ev.INFO, host, step, data))
 
-    def records(self, started: str) -> list[tuple[float, Record]]:
-        """Every record, in time order (at one time, in the order a live session has)."""
+    def records(self, started: str) -> Iterator[tuple[float, Record]]:
+        """Every record, in time order (at one time, in the order a live session has),
+        made a step at a time: a step's records all fall in its slot, which ends before the
+        next one starts, so each step's are sorted alone. Read once: each step's runs are
+        let go of once its records are made."""
         t = self.t0
         for host in self.hosts:
             self._event(t, ev.HOST_STATE, f"{host}: up (imported)", host=host, state="up")
@@ -269,13 +282,13 @@ class _Timeline:
         for index, step in enumerate(self.steps):
             self.end = self._step(index, step, t)
             t = math.ceil(self.end) + STEP_GAP  # the next step starts on a whole second
+            yield from self._take()
         self._event(self.end, ev.SESSION_END, "done")
-        self._items.sort(key=lambda item: (item[0], item[1]))
-        return [(t, r) for t, _, r in self._items]
+        yield from self._take()
 
     def _step(self, index: int, step: str, t0: float) -> float:
         """Records of one step starting at ``t0``; returns its end."""
-        runs = self._by_step[step]
+        runs = self._by_step.pop(step)
         placed = [_place(r.samples) for r in runs]
         seconds = max(span for _, span in placed)
         tool = runs[0].tools[0]
@@ -328,10 +341,11 @@ def _place(samples: list[Sample]) -> tuple[list[float], float]:
     return [span if o is None else o for o in offsets], span
 
 
-def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
-           ended: float, figures: Digest | None = None) -> None:
-    """The session file at ``path``, whole or not at all (with the figure track of
-    ``figures``, when given)."""
+def _write(path: str, meta: SessionMeta, timeline: _Timeline, started: str,
+           figures: Digest | None = None) -> None:
+    """The session file at ``path`` with the records of ``timeline`` (``started``: the
+    session start's message), whole or not at all (with the figure track of ``figures``,
+    when given)."""
     folder, base = os.path.split(os.path.abspath(path))
     part = os.path.join(folder, f".{base}.{secrets.token_hex(4)}.part")
     try:
@@ -347,7 +361,7 @@ def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
     try:
         frame_end: float | None = None
         in_frame = 0
-        for t, record in records:
+        for t, record in timeline.records(started):
             # a frame a second of made-up time, but at least FRAME_RECORDS records to a
             # frame: a step of a few records each is not a compressed frame of its own
             if frame_end is not None and t >= frame_end and in_frame >= FRAME_RECORDS:
@@ -363,7 +377,7 @@ def _write(path: str, meta: SessionMeta, records: list[tuple[float, Record]],
                     track.on_samples(record, t)
             if frame_end is None:
                 frame_end = t + FRAME_SECONDS
-        writer.close(ended=ended)
+        writer.close(ended=timeline.end)
         _publish(part, path)
     except RecordingError as exc:
         raise InputError(path, exc.reason) from None

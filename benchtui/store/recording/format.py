@@ -45,7 +45,8 @@ TRAILER_SIZE: Final = TRAILER.size  # 24
 # Frame types.
 META: Final = 1          # JSON: the session's metadata (a later META replaces an earlier one)
 DATA: Final = 2          # a piece of a segment's zstd stream: the records of about a second
-SEGMENT_END: Final = 3   # JSON: summary of the segment just ended (time range, events, gaps)
+SEGMENT_END: Final = 3   # JSON (zstd; plain from older writers): summary of the segment just
+                         # ended (time range, events, gaps)
 INDEX: Final = 4         # zstd JSON: every segment summary and the final metadata; at close
 STATS: Final = 5         # zstd: stats-block pieces written at a segment's end (statsframe.py)
 FIGS: Final = 6          # zstd: the figure track of a segment, written at its end (figframe.py)
@@ -161,6 +162,15 @@ def zstd_payload(data: mmap.mmap, size: int, at: int, type_: int) -> bytes | Non
         return zstandard.ZstdDecompressor().decompress(payload, max_output_size=MAX_PAYLOAD)
     except zstandard.ZstdError:
         return None
+
+
+def plain_payload(header: FrameHeader, payload: bytes | memoryview) -> bytes:
+    """A checked payload as its writer made it: decompressed when its flags say zstd (a
+    SEGMENT_END's since summaries are compressed; an older writer's is plain JSON).
+    Raises ``zstandard.ZstdError`` on a payload that does not decompress."""
+    if header.flags & ZSTD:
+        return zstandard.ZstdDecompressor().decompress(payload, max_output_size=MAX_PAYLOAD)
+    return bytes(payload)
 
 
 def trailer(index_offset: int, index_len: int) -> bytes:

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field, fields
 
 import orjson
+import zstandard
 
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording.model import SessionMeta
@@ -124,9 +125,11 @@ def walk_frames(mm: mmap.mmap, size: int, schema: int) -> Walk:
                 seg.frames += 1
                 current = h.segment
         elif h.type == fmt.SEGMENT_END:
-            with contextlib.suppress(ValueError, TypeError, KeyError, CodecError):
+            with contextlib.suppress(ValueError, TypeError, KeyError, CodecError,
+                                     zstandard.ZstdError):
                 # (when unreadable, the reader rebuilds the summary from the data)
-                walk.summaries[h.segment] = SegmentStats.from_json(orjson.loads(payload))
+                summary = orjson.loads(fmt.plain_payload(h, payload))
+                walk.summaries[h.segment] = SegmentStats.from_json(summary)
         pos = h.end
     return walk
 

@@ -35,6 +35,7 @@ from benchtui.store.recording.histcodec import HistogramEncoder
 from benchtui.store.recording.model import Record, SessionMeta
 from benchtui.store.recording.outputfilter import JsonOutputFilter
 from benchtui.store.recording.stats import SegmentStats
+from benchtui.store.recording.summaries import SummaryLog
 
 #: A segment ends after this many seconds of records, or this many bytes of frame bodies.
 SEGMENT_SECONDS: Final = 60.0
@@ -103,7 +104,7 @@ class SessionWriter:
         self._ticks: list[figframe.Tick] = []  # the figure track since the last segment
         # The writing side.
         self._offset = 0
-        self._segments: list[SegmentStats] = []
+        self._summaries = SummaryLog(level)  # the segments written (compressed: summaries.py)
         self.closed = False
         self._closing = False
         self._write(fmt.file_header())
@@ -254,10 +255,10 @@ class SessionWriter:
                 self._write_pieces(seg, sealed.pieces)
             if sealed.ticks:
                 self._write_ticks(seg, sealed.ticks)
-            summary = orjson.dumps(seg.to_json(), default=str, option=orjson.OPT_NON_STR_KEYS)
-            self._write(fmt.frame(fmt.SEGMENT_END, summary, segment=seg.number,
-                                  t_first=seg.t0 or 0.0, t_last=seg.t1 or 0.0))
-            self._segments.append(seg)
+            summary, raw_len = self._summaries.add(seg)
+            self._write(fmt.frame(fmt.SEGMENT_END, summary, flags=fmt.ZSTD, segment=seg.number,
+                                  raw_len=raw_len, t_first=seg.t0 or 0.0,
+                                  t_last=seg.t1 or 0.0))
         return sealed.last
 
     def _write_pieces(self, seg: SegmentStats, pieces: list[Piece]) -> None:
@@ -292,17 +293,15 @@ class SessionWriter:
             for sealed in (self.seal_frame(), self.seal_segment()):
                 if sealed is not None:
                     self.write_sealed(sealed)
+            last = self._summaries.last
             rest = self._blocks.take_pieces(closing=True)
-            if rest and self._segments:  # no segment was open: with the last one's, in the index
-                self._write_pieces(self._segments[-1], rest)
+            if rest and last is not None:  # no segment was open: with the last one's, in the index
+                self._write_pieces(last, rest)
             ticks, self._ticks = self._ticks, []
-            if ticks and self._segments:  # (the same)
-                self._write_ticks(self._segments[-1], ticks)
+            if ticks and last is not None:  # (the same)
+                self._write_ticks(last, ticks)
             self.meta.ended = time.time() if ended is None else ended
-            index = {"meta": asdict(self.meta),
-                     "segments": [s.to_json() for s in self._segments]}
-            payload = self._cctx.compress(
-                orjson.dumps(index, default=str, option=orjson.OPT_NON_STR_KEYS))
+            payload = self._summaries.index(self.meta)
             at = self._offset
             data = fmt.frame(fmt.INDEX, payload, flags=fmt.ZSTD, t_first=self.meta.started,
                              t_last=self.meta.ended)
