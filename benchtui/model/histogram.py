@@ -220,29 +220,31 @@ def merged_quantiles(parts: Sequence[LatencyHistogram], qs: Iterable[float]
     if total <= 0:
         return {}
 
-    def running_sum(x: int) -> int:
-        """The merged histogram's running sum at key ``x``."""
-        found = 0
-        for keys, cum in sums:
-            i = bisect_right(keys, x)
-            if i:
-                found += cum[i - 1]
-        return found
-
     out: dict[float, float] = {}
+    last = len(union) - 1
+    start, before = 0, 0.0
     for q in qs:
         # the first key at which the running sum reaches q * total (at most the total: the
-        # last key with a count), or for q = 0 the first key with a count
+        # last key with a count), or for q = 0 the first key with a count; the merged
+        # running sum at a key is each part's at its last key not above it (inline: ~30 of
+        # them per call, a call each was a third of the time)
         target = min(q * total, total)
-        lo, hi = 0, len(union) - 1
+        # a larger target is reached no earlier: ascending quantiles search from the last
+        lo, hi = (start if target > 0 and target >= before else 0), last
         while lo < hi:
             mid = (lo + hi) // 2
-            reached = running_sum(union[mid])
+            x = union[mid]
+            reached = 0
+            for keys, cum in sums:
+                i = bisect_right(keys, x)
+                if i:
+                    reached += cum[i - 1]
             if reached >= target if target > 0 else reached > 0:
                 hi = mid
             else:
                 lo = mid + 1
         out[q] = union[lo] / NS_PER_SECOND
+        start, before = lo, target
     return out
 
 

@@ -229,10 +229,11 @@ def fleet_figures(state: FleetState, now: float) -> FleetFigures:
 
 def devices(store: LiveStore, host: str, now: float) -> list[DeviceFigures]:
     """Every device ``host`` reported, by name (values None where not current)."""
+    index = index_of(store)
     found: dict[str, DeviceFigures] = {
         name: DeviceFigures(name) for name in sorted(
-            {s.labels.get("device", "") for s in index_of(store).find("disk_util_ratio", host)}
-            | {s.labels.get("device", "") for s in index_of(store).find("disk_iops", host)})}
+            {s.labels.get("device", "") for s in index.found("disk_util_ratio", host)}
+            | {s.labels.get("device", "") for s in index.found("disk_iops", host)})}
 
     def dev(name: str) -> DeviceFigures:
         d = found.get(name)
@@ -240,24 +241,46 @@ def devices(store: LiveStore, host: str, now: float) -> list[DeviceFigures]:
             d = found[name] = DeviceFigures(name)
         return d
 
-    for name, v in latest_by(fresh(store, "disk_util_ratio", host, now), "device").items():
+    first = oldest(store, now)
+    util = _latest_by_device(index.found("disk_util_ratio", host), first, False)
+    for name, v in util.get(None, {}).items():
         dev(name).util = v
-    for name, v in latest_by(fresh(store, "disk_queue_depth", host, now), "device").items():
+    queue = _latest_by_device(index.found("disk_queue_depth", host), first, False)
+    for name, v in queue.get(None, {}).items():
         dev(name).queue = v
     per_op = (("disk_await_seconds", "await"), ("disk_iops", "iops"),
               ("disk_bandwidth_bytes", "bw"))
     for metric, attr in per_op:
+        by_op = _latest_by_device(index.found(metric, host), first, True)
         for op in ("read", "write"):
-            values = latest_by(fresh(store, metric, host, now, op=op), "device")
-            for name, v in values.items():
+            for name, v in by_op.get(op, {}).items():
                 setattr(dev(name), f"{attr}_{op}", v)
         if metric != "disk_await_seconds":
-            for name, v in latest_by(fresh(store, metric, host, now, op="total"),
-                                     "device").items():
+            for name, v in by_op.get("total", {}).items():
                 d = dev(name)
                 if getattr(d, f"{attr}_read") is None:
                     setattr(d, f"{attr}_read", v)
     return [found[k] for k in sorted(found)]
+
+
+def _latest_by_device(series: Iterable[Series], first: float, op: bool
+                      ) -> dict[str | None, dict[str, float]]:
+    """``latest_by(fresh(...), "device")`` (points at or after ``first``), with ``op`` for
+    each value of the ``op`` label at once (a query per op walked a host's series again),
+    without it under None."""
+    newest: dict[str | None, dict[str, tuple[float, float]]] = {}
+    for s in series:
+        times, values = s.times, s.values
+        if not times or times[-1] < first or not values:
+            continue
+        t = times[-1]
+        labels = s.labels
+        group = newest.setdefault(labels.get("op") if op else None, {})
+        key = labels.get("device", "")
+        known = group.get(key)
+        if known is None or t >= known[0]:
+            group[key] = (t, values[-1])
+    return {k: {name: v for name, (_t, v) in group.items()} for k, group in newest.items()}
 
 
 def net_rates(store: LiveStore, host: str, now: float) -> tuple[float | None, float | None]:
@@ -308,23 +331,32 @@ def host_figures(state: FleetState, host: str, now: float) -> HostFigures:
         net_final = send is not None or receive is not None
         retr = end_retr if net_final else retr
     stale = running and (view.last_sample_t is None or view.last_sample_t < since(now))
-    index = index_of(store)
-    seen_io = {s.labels.get("op", "") for m in ("iops", "bandwidth_bytes")
-               for s in index.find(m, host)}
-    seen_lat = {s.labels.get("op", "") for m in ("latency_seconds", "latency_mean_seconds")
-                for s in index.find(m, host)}
+    io_ops, latency_ops, metrics, net_has_sum = index_of(store).kept(
+        ("host series", host), lambda: _host_series(store, host))
     return HostFigures(
         name=host, state=view.state, reason=view.reason, stale=stale, iops=iops,
         bandwidth=bandwidth, latency={op: v for op, v in lat.items() if not v.empty},
         devices=devices(store, host, now), net_send=send, net_receive=receive,
         retransmits=retr, memory=memory, scores=scores,
         cpu_busy=None if idle is None else max(0.0, 1.0 - idle), warnings=view.warnings,
-        tools=tuple(view.tools), io_ops=tuple(op for op in OPS if op in seen_io),
-        latency_ops=tuple(op for op in OPS if op in seen_lat and op in seen_io),
-        metrics=frozenset(index.metrics(host)),
-        net_has_sum=any(s.labels.get("stream") == "sum"
-                        for s in index.find("net_bandwidth_bytes", host)),
+        tools=tuple(view.tools), io_ops=io_ops, latency_ops=latency_ops, metrics=metrics,
+        net_has_sum=net_has_sum,
         final=final, net_final=net_final)
+
+
+def _host_series(store: LiveStore, host: str
+                 ) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[str], bool]:
+    """What ``host``'s series are, as ``HostFigures`` says it (io and latency ops, metrics,
+    whether iperf gives a sum stream): the same until a series is added to the store."""
+    index = index_of(store)
+    seen_io = {s.labels.get("op", "") for m in ("iops", "bandwidth_bytes")
+               for s in index.find(m, host)}
+    seen_lat = {s.labels.get("op", "") for m in ("latency_seconds", "latency_mean_seconds")
+                for s in index.find(m, host)}
+    return (tuple(op for op in OPS if op in seen_io),
+            tuple(op for op in OPS if op in seen_lat and op in seen_io),
+            frozenset(index.metrics(host)),
+            any(s.labels.get("stream") == "sum" for s in index.find("net_bandwidth_bytes", host)))
 
 
 @dataclass(slots=True)

@@ -45,6 +45,10 @@ class Series:
         return self.times[-1] if self.times else None
 
 
+#: A key's latest histogram per host: (its time, the histogram).
+_PerHost = dict[str, tuple[float, LatencyHistogram]]
+
+
 class LiveStore:
     """Fed by the session (live) or by replay: the same code path either way."""
 
@@ -61,7 +65,10 @@ class LiveStore:
         #: current step's start, or the last step's end between steps (set by
         #: ``FleetState``); None: no step yet, any point counts.
         self.scope: float | None = None
-        self._histograms: dict[FleetKey, dict[str, tuple[float, LatencyHistogram]]] = {}
+        self._histograms: dict[FleetKey, _PerHost] = {}
+        #: ``_matching``'s answers by query, and how many keys they were made of.
+        self._matches: dict[tuple[tuple[str, str], ...], list[_PerHost]] = {}
+        self._matched_keys = 0
         #: (host, tool, metric, *labels in their own order) -> series: ``add``'s fast look-up.
         self._seen: dict[tuple[object, ...], Series] = {}
 
@@ -129,10 +136,7 @@ class LiveStore:
                           **labels: str) -> list[LatencyHistogram]:
         """The histograms ``fleet_histogram`` merges (do not modify them)."""
         out: list[LatencyHistogram] = []
-        for (_tool, key_labels), per_host in self._histograms.items():
-            lab = dict(key_labels)
-            if any(lab.get(k) != v for k, v in labels.items()):
-                continue
+        for per_host in self._matching(labels):
             if hosts is not None and len(hosts) < len(per_host):
                 found = ((h, per_host[h]) for h in hosts if h in per_host)
             else:
@@ -142,6 +146,21 @@ class LiveStore:
                 if since is None or t >= since:
                     out.append(hist)
         return out
+
+    def _matching(self, labels: dict[str, str]) -> list[_PerHost]:
+        """The per-host histograms of every key whose labels match ``labels``, in the
+        store's order: the matching is kept until a histogram key is added (the console
+        asks this for every host's latency at each of its updates)."""
+        if self._matched_keys != len(self._histograms):
+            self._matches.clear()
+            self._matched_keys = len(self._histograms)
+        query = tuple(labels.items())
+        found = self._matches.get(query)
+        if found is None:
+            found = self._matches[query] = [
+                per_host for (_tool, key_labels), per_host in self._histograms.items()
+                if all(dict(key_labels).get(k) == v for k, v in query)]
+        return found
 
     def fleet_latency(self, quantiles: Iterable[float] = FLEET_QUANTILES, *,
                       since: float | None = None, hosts: Collection[str] | None = None,

@@ -61,6 +61,7 @@ class SeriesIndex:
         self._by_host: dict[str, dict[str, list[Series]]] = {}
         self._by_metric: dict[str, list[Series]] = {}
         self._found: dict[tuple[object, ...], tuple[Series, ...]] = {}
+        self._kept: dict[tuple[object, ...], object] = {}
 
     def _catch_up(self) -> None:
         series = self._series
@@ -71,6 +72,7 @@ class SeriesIndex:
             self._by_metric.setdefault(s.metric, []).append(s)
         self._seen = len(series)
         self._found.clear()
+        self._kept.clear()
 
     def find(self, metric: str, host: str | None = None, **labels: str) -> Iterator[Series]:
         """As ``LiveStore.find`` with a metric: the series matching host and labels."""
@@ -92,6 +94,15 @@ class SeriesIndex:
             series for series in candidates
             if all(series.labels.get(k) == v for k, v in labels.items()))
         return hit
+
+    def kept(self, key: tuple[object, ...], make: Callable[[], T]) -> T:
+        """``make()``, kept (under ``key``) until a series is added to the store: for what
+        depends only on which series there are (a host's ops and metrics)."""
+        self._catch_up()
+        if key in self._kept:
+            return self._kept[key]  # type: ignore[return-value]
+        value = self._kept[key] = make()
+        return value
 
     def metrics(self, host: str) -> set[str]:
         self._catch_up()

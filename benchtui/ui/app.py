@@ -42,7 +42,6 @@ from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from benchtui.errors import BenchtuiError
 from benchtui.model import events as ev
@@ -55,7 +54,7 @@ from benchtui.ui.grid import HostGrid
 from benchtui.ui.header import FleetHeader
 from benchtui.ui.notices import NoticeBar
 from benchtui.ui.pane import HostPane
-from benchtui.ui.reused_lines import ReusingScreen
+from benchtui.ui.reused_lines import ReusingFooter, ReusingScreen
 from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
 from benchtui.ui.source import EXIT_INTERRUPTED, EXIT_OK, ConsoleSource
 from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_theme
@@ -214,7 +213,7 @@ class ConsoleApp(App[int]):
         yield self.grid
         yield from self.compose_bottom()
         yield self.notices
-        yield Footer()
+        yield ReusingFooter()
 
     def get_default_screen(self) -> ReusingScreen:
         return ReusingScreen()

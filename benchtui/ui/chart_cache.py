@@ -67,10 +67,9 @@ class ColumnCache:
         """The ``width`` column values ending at ``end`` (None where no sample). ``busy``
         charts 1 - value (CPU idle ratios drawn as busy). Under one second per column, the
         columns of one second each, spread over ``width`` (``charts.stretch``)."""
-        out: list[Column] = [None] * max(width, 0)
         step = seconds_per_column
         if width <= 0 or step <= 0 or not series:
-            return out
+            return [None] * max(width, 0)
         if step < 1.0:
             return stretch(self.columns(series, end=end, width=stretched_width(width, step),
                                         seconds_per_column=1.0, worst=worst, busy=busy), width)
@@ -79,16 +78,20 @@ class ColumnCache:
                 or not self._take(series, end, width):
             self._start(series, key)
             if not self._take(series, end, width):
-                return out
+                return [None] * width
+        elif series is not self._series and isinstance(series, tuple):
+            # the same series in the tuple the index hands out now (a new one each time a
+            # series is added to the store): kept, so that the next call finds it at once
+            self._series = series
         newest = self._newest
         if newest is None:
-            return out
+            return [None] * width
         phase, floor = self._phase, math.floor
         shift = max(floor((end - newest) / step), 0)
         newest_index = floor((newest - phase) / step + 0.5)
         first = width - 1 - shift - newest_index  # column = first + grid index
         means = self._means
-        out = list(map(means.get, range(-first, width - first)))  # None: no sample
+        out: list[Column] = list(map(means.get, range(-first, width - first)))  # None: none
         if len(means) > 2 * width + 16:  # columns that left the window
             counts, sums = self._counts, self._sums
             for g in [g for g in means if g < newest_index - width - 2]:
@@ -98,7 +101,7 @@ class ColumnCache:
         return out
 
     def _start(self, series: Sequence[Series], key: tuple[float, int, bool, bool]) -> None:
-        self._series = tuple(series)
+        self._series = series if isinstance(series, tuple) else tuple(series)
         self._key = key
         self._step, _width, self._worst, self._busy = key
         self._lasts = [None] * len(series)

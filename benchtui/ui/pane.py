@@ -48,7 +48,20 @@ __all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "IDLE_REDRAW", "HostPane"]
 
 #: Seconds between redraws of a pane whose host sends nothing (its charts move on).
 IDLE_REDRAW = 2.0
-_text = itemgetter(0)  # a Segment's text
+_text, _style, _control = itemgetter(0), itemgetter(1), itemgetter(2)  # a Segment's parts
+
+
+class _Added(dict[Style | None, Style]):
+    """Styles added to a pane's base style, each made once: ``added[style]`` is
+    ``base + style``."""
+
+    def __init__(self, base: Style) -> None:
+        super().__init__()
+        self.base = base
+
+    def __missing__(self, style: Style | None) -> Style:
+        full = self[style] = self.base + style
+        return full
 
 
 class HostPane(ReusedFrame, can_focus=True):
@@ -89,7 +102,7 @@ class HostPane(ReusedFrame, can_focus=True):
         self._chart_caches: ChartCaches = {}
         self._cached_for: FleetState | None = None
         #: (Textual's line 0 when the base style was read, the base style, styles added to it)
-        self._base: tuple[Strip | None, Style, dict[Style | None, Style]] | None = None
+        self._base: tuple[Strip | None, Style, _Added] | None = None
         self._key: tuple[object, ...] | None = None
         self._data_key: tuple[object, ...] | None = None
         self._stale = True
@@ -227,7 +240,7 @@ class HostPane(ReusedFrame, can_focus=True):
             return self._lines[y], self._width
         return None
 
-    def _base_style(self) -> tuple[Style, dict[Style | None, Style]]:
+    def _base_style(self) -> tuple[Style, _Added]:
         """The pane's own style (background, colour), and a memo of styles added to it.
         Reading it walks up the DOM; it is read again when Textual drew the pane's top line
         anew since (any style change, focus or resize has Textual draw the pane whole)."""
@@ -235,24 +248,24 @@ class HostPane(ReusedFrame, can_focus=True):
         anchor = cache.get(0) if isinstance(cache, dict) else None
         base = self._base
         if base is None or anchor is None or base[0] is not anchor:
-            base = self._base = (anchor, self.rich_style, {})
+            style = self.rich_style
+            base = self._base = (anchor, style, _Added(style))
         return base[1], base[2]
 
     def _rebuild(self) -> None:
         size = self.content_size
         width, height = size.width, size.height
         base, added = self._base_style()
+        full = added.__getitem__
         lines = []
         for line in self._draw(width, height):
-            styled = []
-            for text, style, control in line:  # Segment.apply_style, with the sums kept
-                if control is not None:
-                    styled.append(Segment(text, None, control))
-                    continue
-                full = added.get(style)
-                if full is None:
-                    full = added[style] = base + style
-                styled.append(Segment(text, full))
+            # Segment.apply_style with the sums kept, a line at a time in C-level passes
+            # (lines of the pane's own drawing have no control segments)
+            if any(map(_control, line)):
+                styled = [Segment(text, None, control) if control is not None
+                          else Segment(text, full(style)) for text, style, control in line]
+            else:
+                styled = list(map(Segment, map(_text, line), map(full, map(_style, line))))
             # the lines are drawn to the width; for safety, measured (the whole line at once:
             # rich's cell_len takes a line of single-width characters at C speed)
             if cell_len("".join(map(_text, styled))) != width:

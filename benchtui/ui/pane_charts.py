@@ -9,9 +9,11 @@ each second spread over several: ``charts.stretch``). ``pane_content`` lays them
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from rich.segment import Segment
+from rich.style import Style
 
 from benchtui.model.format import (
     format_bit_rate,
@@ -73,15 +75,25 @@ def scaled_chart(state: FleetState, host: str, spec: ChartSpec, *, width: int, h
     rows = chart_cells(state, host, spec, width=width, height=height, end=end,
                        seconds_per_column=seconds_per_column(window, width), styles=styles,
                        caches=caches, ghost=ghost, top=top)
-    scale = [scale_text(spec.metric, top[0] if top else None)]
-    if height >= 2:
-        scale += [""] * (height - 2) + [format_duration(window)]
-    out: list[Cells] = []
-    for i, row in enumerate(rows):
-        text = scale[i] if i < len(scale) else ""
-        out.append([*row, Segment(" " + text[:SCALE_WIDTH - 1].ljust(SCALE_WIDTH - 1),
-                                  styles.label if i == 0 else styles.muted)])
+    label, muted = styles.label, styles.muted
+    out = [[*rows[0], _scale_cell(scale_text(spec.metric, top[0] if top else None), label)]]
+    if len(rows) > 1:
+        blank = _scale_cell("", muted)
+        out += [[*row, blank] for row in rows[1:-1]]
+        out.append([*rows[-1], _scale_cell(_duration(window), muted)])
     return out
+
+
+@lru_cache(maxsize=512)
+def _scale_cell(text: str, style: Style) -> Segment:
+    """A line's scale: a space, then ``text`` in ``SCALE_WIDTH - 1`` cells (segments are
+    immutable: the same few are drawn again and again)."""
+    return Segment(" " + text[:SCALE_WIDTH - 1].ljust(SCALE_WIDTH - 1), style)
+
+
+@lru_cache(maxsize=64)
+def _duration(window: float) -> str:
+    return format_duration(window)
 
 
 def scale_text(metric: str, top: float | None) -> str:
@@ -143,8 +155,9 @@ def chart_cells(state: FleetState, host: str, spec: ChartSpec, *, width: int, he
         (ghost_cols(spec.secondary) if spec.secondary is not None else None,
          styles.ghost_write)) if g is not None]
     lo, hi = value_range(first, second or [], *(g for g, _s in ghosts))
-    if top is not None and any(v is not None for v in (*first, *(second or []))):
-        top.append(hi)
+    if top is not None and (first.count(None) < len(first)
+                            or (second is not None and second.count(None) < len(second))):
+        top.append(hi)  # (a column's value is a float or None: ``count`` compares in C)
     rows = chart_rows(first, second, height=height, lo=lo, hi=hi, styles=styles.chart)
     for g, style in ghosts:
         rows = overlay_ghost(rows, levels(g, height, lo, hi), style)

@@ -16,13 +16,15 @@ objects, none marked dirty: Textual clears or re-renders those on every refresh,
 the internals it checks are not there (another Textual version), it steps aside.
 
 ``ReusedFrame`` (host panes) also assembles a widget's dirty content lines inside the border
-Textual drew last; ``ReusingScreen`` is Textual's screen with the mixin: it lies under every
-frame's crop. ``_release`` breaks the reference cycles of replaced lines.
+Textual drew last; ``ReusingScreen`` and ``ReusingFooter`` are Textual's screen and footer
+with the mixin: the compositor asks both for their lines on every frame. ``_release`` breaks
+the reference cycles of replaced lines.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import is_
 
 from rich.segment import Segment
 from rich.style import Style
@@ -32,12 +34,14 @@ from textual.geometry import Region, Size
 from textual.screen import Screen
 from textual.strip import Strip
 from textual.widget import Widget
+from textual.widgets import Footer
 
 _Reused = tuple[Region, Size, Sequence[object], list[Strip | None], list[Strip]]
 
 
 def _same(a: Sequence[object], b: Sequence[object]) -> bool:
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
+    """The same objects, one for one (compared in C: every pane asks this each frame)."""
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 class ReusedLines(Widget):
@@ -58,14 +62,14 @@ class ReusedLines(Widget):
         last = self._reused
         if (last is not None and last[0] == crop and last[1] == size
                 and _same(last[2], filters) and dirty.isdisjoint(lines)
-                and _same(last[3], [cache.get(y) for y in lines])):
+                and _same(last[3], list(map(cache.get, lines)))):
             return last[4]
         self._frame_lines(cache, dirty, crop)
         strips = self._cached_render(cache, dirty, crop, filters)
         if strips is None:
             strips = super().render_lines(crop)
         self._learn_frame(cache, crop)
-        self._reused = (crop, size, filters, [cache.get(y) for y in lines], strips)
+        self._reused = (crop, size, filters, list(map(cache.get, lines)), strips)
         if last is not None:
             _release(last[4], strips)
         return strips
@@ -250,3 +254,9 @@ def _release(old: list[Strip], new: list[Strip]) -> None:
 
 class ReusingScreen(ReusedLines, Screen[None]):
     """The console's main screen (``ConsoleApp.get_default_screen``)."""
+
+
+class ReusingFooter(Footer, ReusedLines):
+    """Textual's footer with the mixin (after ``Footer``, so that the footer's CSS still
+    applies: Textual's CSS follows the first base): its clip is the screen's, so the
+    compositor asks it for its line on every frame, wherever the frame's changes are."""
