@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.report_scale import make_import
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.session.import_map import load_map
@@ -18,24 +19,13 @@ from benchtui.store.recording import SessionReader
 from benchtui.store.recording import format as fmt
 
 STEPS, HOSTS = 800, 2
-#: One mbw run under a map marker line, as in benchmarks/report_scale.py (~170 bytes a run).
-MBW = ("0\tMethod: MEMCPY\tElapsed: 0.01959\tMiB: 100.00000\tCopy: {rate:.3f} MiB/s\n"
-       "AVG\tMethod: MEMCPY\tElapsed: 0.01959\tMiB: 100.00000\tCopy: {rate:.3f} MiB/s\n")
-MAP = ('[step]\nmarker = "line"\nmatch = \'^## step (\\S+) on host\'\n\n'
-       '[host]\nmarker = "line"\nmatch = \'^## step \\S+ on host (\\S+)$\'\n')
 
 
 @pytest.fixture(scope="module")
 def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, float]:
     d = tmp_path_factory.mktemp("import-size")
-    report = d / "report.txt"
-    with report.open("w") as f:
-        for s in range(STEPS):
-            for h in range(HOSTS):
-                f.write(f"## step s{s:05d} on host h{h}\n")
-                f.write(MBW.format(rate=5000 + (s * 7 + h) % 500))
-    imap = d / "map.toml"
-    imap.write_text(MAP)
+    # the benchmark's own input: mbw runs under marker lines, and the map that cuts them
+    report, imap = make_import(d, HOSTS, STEPS)
     out = d / "imported.btr"
     started = time.perf_counter()
     import_outputs([str(report)], str(out), import_map=load_map(str(imap)),
@@ -72,7 +62,7 @@ def test_every_event_reads_back(imported: tuple[Path, Path, float], tmp_path: Pa
     assert kinds.count(ev.RUN_START) == kinds.count(ev.RUN_END) == STEPS * HOSTS
     assert kinds.count(ev.HOST_STATE) == HOSTS + 2 * STEPS * HOSTS
     assert [e.step for e in events if e.kind == ev.STEP_START] \
-        == [f"s{s:05d}" for s in range(STEPS)]
+        == [f"s{s:06d}" for s in range(STEPS)]
 
 
 def test_records_are_in_time_order(imported: tuple[Path, Path, float]) -> None:
