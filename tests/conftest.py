@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import atexit
+import fcntl
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -15,9 +17,12 @@ import pytest
 #: runs keep their files in ``~/.cache/benchtui/runs``, and a worker must not find the runs of
 #: another worker's test there as leftovers of an earlier session (nor its history catalog,
 #: demo files, themes). The SSH hosts' user is per worker too (tests/sshd.py).
+#: A checkout whose suite runs beside another's on one machine sets ``BENCHTUI_TEST_TAG``: its
+#: runs in one process get a home of their own too.
 WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
-if WORKER:
-    _HOME = tempfile.mkdtemp(prefix=f"benchtui-home-{WORKER}-")
+TAG = os.environ.get("BENCHTUI_TEST_TAG", "")
+if WORKER or TAG:
+    _HOME = tempfile.mkdtemp(prefix=f"benchtui-home-{TAG}{WORKER}-")
     atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
     os.environ["HOME"] = _HOME
 
@@ -30,6 +35,8 @@ SHARED_GROUPS = {
                     "test_net_figures.py", "test_parse_iperf2_csv.py", "test_plan_commands.py",
                     "test_real_net.py"),
 }
+
+IPERF_LOCK = Path(tempfile.gettempdir()) / "benchtui-iperf-ports.lock"
 
 pytest_plugins = ["tests.conftest_ssh", "tests.conftest_ceph", "tests.replay_recording",
                   "tests.baseline_recording"]
@@ -46,6 +53,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         name = item.path.name
         group = next((g for g, files in SHARED_GROUPS.items() if name in files), name)
         item.add_marker(pytest.mark.xdist_group(group))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _iperf_ports(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The files of the ``iperf-ports`` group hold a machine-wide lock while they run: two
+    checkouts' suites at once (or a suite beside a developer's iperf3) must take turns on the
+    default ports, as the workers of one suite do through their group."""
+    if request.path.name not in SHARED_GROUPS["iperf-ports"]:
+        yield
+        return
+    with IPERF_LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture

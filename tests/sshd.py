@@ -29,8 +29,11 @@ from benchtui.transport.sshtarget import SshTarget, host_pattern
 SSHD = "/usr/sbin/sshd"
 #: The user the tests log in as; one per pytest-xdist worker, so that workers running at once
 #: never see each other's runs (``~/.cache/benchtui/runs``) as leftovers of an earlier session.
-TEST_USER = "benchtui-test" + (f"-{os.environ['PYTEST_XDIST_WORKER']}"
-                               if os.environ.get("PYTEST_XDIST_WORKER") else "")
+#: ``BENCHTUI_TEST_TAG`` (letters and digits) sets another user apart for each checkout whose
+#: suite runs at the same time on one machine (git worktrees of parallel branches).
+TEST_USER = "benchtui-test" + "".join(
+    f"-{part}" for part in (os.environ.get("BENCHTUI_TEST_TAG", ""),
+                            os.environ.get("PYTEST_XDIST_WORKER", "")) if part)
 #: The network the namespace hosts live in; owned by these tests, nothing else uses it.
 NETNS_PREFIX = "10.213.0"
 NETNS_BRIDGE = "btbr0"
