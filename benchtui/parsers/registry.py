@@ -121,14 +121,17 @@ def choose_stream(head: str, among: list[type[Parser]] | None = None
     """The line prefixes of a stream that starts with ``head`` (pdsh's ``host: ``, a logger's
     stamp: ``_prefixes``), or None, and its parsers (``choose``) for its lines once those are
     removed. A prefix shape carried by most lines is kept only when the output is recognised at
-    least as well without it (with ``--tool``, at least as well; else also at least at
-    ``DETECT_THRESHOLD``): a tool whose own lines start like a prefix keeps them."""
+    least as well without it (and at ``DETECT_THRESHOLD`` at least, unless ``--tool`` names
+    the tool), and a stamp alone only when the tool does not stamp its own lines (SPDK's log,
+    rados bench --show-time: ``Parser.stamps_own_lines``)."""
     shape = find_prefixes(head)
     if shape is not None:
         stripped = LinePrefixes(shape).strip_head(head)
         best = max((score for score, _ in scores(stripped, among)), default=0)
         raw = max((score for score, _ in scores(head, among)), default=0)
         if best >= raw and (best >= DETECT_THRESHOLD or among is not None):
-            return shape, choose(stripped, among)
+            chosen = choose(stripped, among)
+            if shape.hosts or not any(c.stamps_own_lines for c in chosen):
+                return shape, chosen
     return None, choose(head, among)
 
