@@ -316,7 +316,8 @@ def test_iperf2_rtt_whatever_the_cwnd() -> None:
     ``InF(pkts)/Cwnd(pkts)/RTT(var)``."""
     samples, parser = parse_with(Iperf2Parser, _fixture("iperf2_e_cwnd_shapes.txt"))
     assert not parser.warnings
-    rtt = [(s.labels["stream"], s.kind, s.elapsed, s.value) for s in pick(samples, "net_rtt_seconds")]
+    rtt = [(s.labels["stream"], s.kind, s.elapsed, s.value)
+           for s in pick(samples, "net_rtt_seconds")]
     assert rtt == [("3", INTERVAL, 1.0, pytest.approx(0.087061)),
                    ("3", INTERVAL, 2.0, pytest.approx(0.00221)),
                    ("3", SUMMARY, 2.0, pytest.approx(0.00221)),

@@ -67,8 +67,8 @@ def test_pdsh_iostat_live_and_imported(sshd_hosts: list[SshdHost], tmp_path: Pat
     assert all(f"\n  {name}\n" in info for name in names)
     # ts stamps pdsh's lines where they arrive: iostat -d prints no clock, the stamp is its time
     before = time.time()
-    stamped = _pdsh(sshd_hosts, tmp_path, "iostat -d 1 2", monkeypatch) + " | ts '%Y-%m-%dT%H:%M:%S%z' | " \
-        + " ".join(_benchtui("parse", "-"))
+    stamped = (_pdsh(sshd_hosts, tmp_path, "iostat -d 1 2", monkeypatch)
+               + " | ts '%Y-%m-%dT%H:%M:%S%z' | " + " ".join(_benchtui("parse", "-")))
     done = subprocess.run(["bash", "-o", "pipefail", "-c", stamped], capture_output=True,
                           text=True, timeout=60, check=False)
     after = time.time()

@@ -122,8 +122,8 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
     if shape is not None:  # pdsh's host: prefixes, a logger's stamps
         if text is None:
             text = restore_line_breaks(decode_output(data))
-        return _parse_prefixed(text, classes, shape, host, path, writer, histograms=histograms,
-                               reference=_mtime(path))
+        return _parse_prefixed(text, classes, shape, host=host, path=path, writer=writer,
+                               histograms=histograms, reference=_mtime(path))
     parsers = _make(classes, host, path, histograms)
     outcome = _Outcome()
     # A one-hour capture makes about a million objects and no reference cycles: the cyclic
@@ -159,8 +159,8 @@ def _mtime(path: str) -> float:
         return time.time()
 
 
-def _parse_prefixed(text: str, classes: list[type[Parser]], shape: PrefixShape, host: str,
-                    path: str, writer: SampleWriter, *, histograms: bool,
+def _parse_prefixed(text: str, classes: list[type[Parser]], shape: PrefixShape, *, host: str,
+                    path: str, writer: SampleWriter, histograms: bool,
                     reference: float) -> _Outcome:
     """A saved capture whose lines carry prefixes: each host's lines to its own parsers."""
     streams = HostStreams(classes, shape, host=host, source=path, histograms=histograms,

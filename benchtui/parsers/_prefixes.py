@@ -204,11 +204,11 @@ class LinePrefixes:
         if self._year is None:
             if self.reference is None:
                 return None
-            self._year = _year_before(self.reference, month, day, hour, minute, second)
+            self._year = _year_before(self.reference, (month, day, hour, minute, second))
         elif month < self._month - 6:  # December to January: a new year
             self._year += 1
         self._month = month
-        return _utc(self._year, month, day, hour, minute, second, frac)
+        return _utc((self._year, month, day, hour, minute, second), frac)
 
 
 _ISO: Final = re.compile(
@@ -220,8 +220,8 @@ def _iso_epoch(text: str) -> float | None:
     if m is None:
         return None
     frac = m.group(7)
-    value = _utc(*(int(m.group(i)) for i in range(1, 7)),
-                 int(frac) / 10 ** len(frac) if frac else 0.0)
+    y, mo, d, h, mi, sec = (int(m.group(i)) for i in range(1, 7))
+    value = _utc((y, mo, d, h, mi, sec), int(frac) / 10 ** len(frac) if frac else 0.0)
     zone = m.group(8)
     if value is None or zone is None or zone == "Z":
         return value
@@ -230,8 +230,9 @@ def _iso_epoch(text: str) -> float | None:
     return value - offset if zone[0] == "+" else value + offset
 
 
-def _utc(year: int, month: int, day: int, hour: int, minute: int, second: int,
-         frac: float) -> float | None:
+def _utc(fields: tuple[int, int, int, int, int, int], frac: float) -> float | None:
+    """Seconds since the epoch of (year, month, day, hour, minute, second) in UTC, + frac."""
+    year, month, day, hour, minute, second = fields
     if not (1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59
             and second <= 60):
         return None
@@ -241,12 +242,12 @@ def _utc(year: int, month: int, day: int, hour: int, minute: int, second: int,
         return None
 
 
-def _year_before(reference: float, month: int, day: int, hour: int, minute: int,
-                 second: int) -> int:
-    """The year that puts the stamp at or before ``reference`` (a day's slack for zones)."""
+def _year_before(reference: float, fields: tuple[int, int, int, int, int]) -> int:
+    """The year that puts the stamp (month, day, hour, minute, second) at or before
+    ``reference`` (a day's slack for zones)."""
     year = time.gmtime(reference).tm_year
     for candidate in (year + 1, year, year - 1):
-        stamp = _utc(candidate, month, day, hour, minute, second, 0.0)
+        stamp = _utc((candidate, *fields), 0.0)
         if stamp is not None and stamp <= reference + 86400:
             return candidate
     return year - 1

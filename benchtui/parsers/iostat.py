@@ -127,7 +127,7 @@ def headerless_columns(parts: list[str]) -> tuple[str, ...] | None:
         return None
     decimals = _DECIMALS.get(len(parts))
     values = parts[1:]
-    if decimals is None or len(parts) == 8 and _DECIMAL(values[-1]) is not None:
+    if decimals is None or (len(parts) == 8 and _DECIMAL(values[-1]) is not None):
         if all(_DECIMAL(v) is not None for v in values):
             return SHORT_X if len(parts) == 8 else columns
         return None

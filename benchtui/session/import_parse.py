@@ -84,10 +84,11 @@ def parse_file_pieces(pieces: Sequence[Piece], source: str,
                 run_of(p.host, p).lines.append(line)
     given_by_piece = [0] * len(pieces)
     for cls in classes:
-        _parse_stream(cls, shape, pieces, run_of, source, given_by_piece, reference)
+        _parse_stream(cls, shape, pieces, run_of, source=source, given_by_piece=given_by_piece,
+                      reference=reference)
     for i, p in enumerate(pieces):
         own = runs.get((p.host, p.step))
-        if given_by_piece[i] or own is not None and own.samples:
+        if given_by_piece[i] or (own is not None and own.samples):
             continue
         if not p.line:  # a whole file
             raise InputError(source, "no tool output found in it",
@@ -113,7 +114,7 @@ def _head(pieces: Sequence[Piece], size: int) -> str:
 
 
 def _parse_stream(cls: type[Parser], shape: PrefixShape | None, pieces: Sequence[Piece],
-                  run_of: Callable[[str, Piece], ImportedRun], source: str,
+                  run_of: Callable[[str, Piece], ImportedRun], *, source: str,
                   given_by_piece: list[int], reference: float | None) -> None:
     # Lines without a host prefix go to one parser whatever the piece's host (as a file's
     # text is one stream); its samples get the piece's host after (HostStreams' host "").
