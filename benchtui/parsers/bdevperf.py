@@ -59,10 +59,10 @@ _OLD_ROW: Final = re.compile(
     rf"^\s*(?P<name>\S.*?)\s*:\s+{_F} (?:IOPS|IO/s)\s+{_F} (?:MiB/s|MB/s)\s*$")
 _PROGRESS: Final = re.compile(rf"^\s*{_F} IOPS,\s+{_F} MiB/s\s*$")
 _JOB: Final = re.compile(
-    r"^\s*Job: (?P<name>\S+) \(Core Mask 0x(?P<mask>[0-9a-fA-F,]+)"
+    r"^\s*Job: (?P<name>\S+) \(Core Mask 0x(?P<mask>[0-9a-fA-F]+)"
     r"(?:, workload: (?P<workload>\w+))?[^)]*\)\s*$")
 _THREAD: Final = re.compile(r"^\s*Thread name: (?P<name>\S+)\s*$")
-_MASK: Final = re.compile(r"^\s*Core Mask: 0x(?P<mask>[0-9a-fA-F,]+)\s*$")
+_MASK: Final = re.compile(r"^\s*Core Mask: 0x(?P<mask>[0-9a-fA-F]+)\s*$")
 _CORE: Final = re.compile(r"^\s*Logical core: (?P<core>\d+)\s*$")
 _RUNNING: Final = re.compile(r"^Running I/O for (\d+) seconds")
 _SHUTDOWN: Final = re.compile(r"test time (?:was|is) about (\d+(?:\.\d+)?) seconds")
@@ -129,7 +129,7 @@ class BdevperfParser(Parser):
     @classmethod
     def detect(cls, head: str) -> int:
         if _HEADER.search(head) is not None or re.search(
-                r"^\s*Job: \S+ \(Core Mask 0x[0-9a-fA-F,]+", head, re.MULTILINE):
+                r"^\s*Job: \S+ \(Core Mask 0x[0-9a-fA-F]+", head, re.MULTILINE):
             return 95
         if re.search(r"^Running I/O for \d+ seconds\.\.\.", head, re.MULTILINE) and re.search(
                 r"^\s*\S.*?:\s+\d+\.\d\d (?:IOPS|IO/s)\s+\d+\.\d\d Mi?B/s", head, re.MULTILINE):
@@ -225,7 +225,8 @@ class BdevperfParser(Parser):
         if period is not None and period > 0:
             self._period = period
         ema = number(opts.get("-P"))
-        self._ema = int(ema) if ema is not None and ema > 0 else None
+        if ema is not None and ema > 0:
+            self._ema = int(ema)
 
     def _job_line(self, name: str, mask: str, workload: str | None) -> None:
         op = self._ops.get((name, mask), op_of(self._workload)) if workload is None \
