@@ -17,7 +17,8 @@
   ``Latency histogram for NAME from core N:`` and its buckets (``_spdk_perf``);
 - every second, when stdout is a terminal (``script``, ``ssh -t``): ``412345 IOPS, 1610.73
   MiB/s`` rewritten in place with ``\\r`` (v20+: I/Os completed in that second, all
-  namespaces), ``[warmup] ...`` during ``-a``, ``  1 Core(s): 99.80% Busy`` with ``-m``.
+  namespaces), ``[warmup] ...`` during ``-a`` (then an ``ESC[2K`` erasing it), ``  1 Core(s):
+  99.80% Busy`` with ``-m``.
 
 Samples: the rows: ``summary`` ``iops``, ``bandwidth_bytes``, ``latency_mean_seconds``,
 ``latency_min_seconds``, ``latency_max_seconds`` (``measure="lat"``: submission to completion),
@@ -51,7 +52,7 @@ _ROW: Final = re.compile(
     rf"^(?P<name>.+?)\s+from core\s+(?P<core>\d+):\s+{_F}\s+{_F}\s+{_F}\s+{_F}\s+{_F}\s*$")
 _TOTAL: Final = re.compile(rf"^Total\s*:\s+{_F}\s+{_F}\s+{_F}\s+{_F}\s+{_F}\s*$")
 _PER_SECOND: Final = re.compile(
-    r"^(?P<warmup>\[warmup\] )?\s*(?P<iops>\d+) IOPS,\s+(?P<mib>\d+(?:\.\d+)?) MiB/s"
+    r"^(?:\x1b\[2K)?(?P<warmup>\[warmup\] )?\s*(?P<iops>\d+) IOPS,\s+(?P<mib>\d+(?:\.\d+)?) MiB/s"
     r"(?:\s*\d+ Core\(s\):\s+\d+(?:\.\d+)?% Busy)?\s*$")
 _TABLE_FOR: Final = re.compile(
     r"^(?:Summary latency data|Latency histogram) for (?P<name>.+?)\s+from core (?P<core>\d+):")
