@@ -60,10 +60,15 @@ def stamped(text: str, start: float) -> str:
 
 
 def cli(tree: Path, path: Path, tool: str | None) -> Any:
-    argv = [sys.executable, "-m", "benchtui", "parse", *(["--tool", tool] if tool else []),
-            str(path)]
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    check = subprocess.run([sys.executable, "-c", "import benchtui; print(benchtui.__file__)"],
+    """``benchtui parse`` of the code in ``tree``: Python without its site hooks and without
+    the current folder on its path (the editable install's finder, or the folder, would import
+    this tree's code), the tree and the installed packages on its path; both trees run so."""
+    site = next(p for p in sys.path if p.endswith("site-packages"))
+    argv = [sys.executable, "-P", "-S", "-m", "benchtui", "parse",
+            *(["--tool", tool] if tool else []), str(path)]
+    env = {**os.environ, "PYTHONPATH": f"{tree}:{site}"}
+    check = subprocess.run([sys.executable, "-P", "-S", "-c",
+                            "import benchtui; print(benchtui.__file__)"],
                            env=env, capture_output=True, text=True, check=True).stdout
     if not check.startswith(str(tree)):
         raise SystemExit(f"benchtui is imported from {check.strip()}, not from {tree}")

@@ -215,3 +215,22 @@ def test_nvme_perf_per_second_lines() -> None:
     hist = SpdkNvmePerfParser()
     out = hist.feed_text(text) + hist.finish()
     assert len([s for s in out if s.metric == "latency_histogram"]) == 2
+
+
+def test_bdevperf_ema_periods() -> None:
+    """-P N: bdevperf prints an exponential moving average of the periods' rates
+    (get_ema_io_per_second: EMA += (x - EMA) x 2 / (N + 1)); the periods' own come back."""
+    rates = [1000.0, 3000.0, 2000.0, 2500.0]
+    lines = ["./build/examples/bdevperf -q 8 -o 4096 -w randwrite -t 5 -S 1 -P 3",
+             "Running I/O for 5 seconds..."]
+    ema = 0.0
+    for x in [*rates, 2200.0]:
+        ema += (x - ema) * 2 / (3 + 1)
+        lines += [" Job: Malloc0 (Core Mask 0x1)",
+                  f"\t {'Malloc0':<20s}: {ema:10.2f} IOPS {ema * 4096 / 2**20:10.2f} MiB/s",
+                  " " + "=" * 53, f" {'Total':<20s}: {ema:10.2f} IOPS {ema / 256:10.2f} MiB/s"]
+    samples, _ = parse_with(BdevperfParser, "\n".join(lines))
+    got = [s.value for s in pick(samples, "iops", INTERVAL, job="Malloc0")]
+    assert got == pytest.approx(rates, abs=0.02)
+    assert {s.labels["op"] for s in samples} == {"write"}
+    assert not pick(samples, "latency_mean_seconds")

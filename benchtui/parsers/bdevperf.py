@@ -114,6 +114,7 @@ class BdevperfParser(Parser):
         self._nominal = NominalInterval()
         self._latency_section = False
         self._latency: LatencyTable | None = None
+        self._result: list[_Row] = []  # the rows of the run's result, once read
 
     def sample(self, metric: str, value: float, labels: dict[str, str], t: float | None,
                *, kind: str = INTERVAL, elapsed: float | None = None,
@@ -296,7 +297,7 @@ class BdevperfParser(Parser):
 
     def _elapsed_of(self, name: str, mask: str) -> float | None:
         """The run time of a job of the run's result (for its -l/-ll samples)."""
-        for row in getattr(self, "_result", []):
+        for row in self._result:
             if row.labels["job"] == name and row.labels.get("core_mask") == mask:
                 return row.runtime if row.runtime is not None else self._fallback()
         return self._fallback()

@@ -136,6 +136,7 @@ def headerless_columns(parts: list[str]) -> tuple[str, ...] | None:
         return columns
     return None
 
+
 class _Plan:
     """What one device line of one layout turns into, ready for C-speed mapping."""
 
