@@ -9,7 +9,9 @@ operations, and each stamped line's time against its stamp read here with ``date
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -191,8 +193,8 @@ def test_plain_outputs_have_no_prefix() -> None:
                                                                               ".zst", ".png"):
             continue
         head = path.read_bytes()[:registry.DETECT_HEAD_BYTES].decode("utf-8", "replace")
-        shape, _ = registry.choose_stream(head)
-        assert shape is None, path
+        # (the structural look first: detection of the whole head is only needed past it)
+        assert find_prefixes(head) is None or registry.choose_stream(head)[0] is None, path
         checked += 1
     assert checked > 150
 
@@ -217,3 +219,22 @@ def test_import_pdsh_output_is_one_host_each(tmp_path: Path,
     assert main(["import", str(PREFIXED / "ts_iostat_d_iso.txt"), "--step", "s", "-o",
                  str(tmp_path / "t.btr")]) == 2
     assert "--host may be left out where every line names its host" in capsys.readouterr().err
+
+
+def test_stdin_stream_with_prefixes_and_garbage(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchtui parse -``: pdsh's lines read as they come (each host its own), and a stream
+    nothing knows still ends in one sentence, exit 1."""
+
+    def run(data: bytes, *args: str) -> int:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+        return main(["parse", *args, "-"])
+
+    data = (PREFIXED / "pdsh_iostat_x.txt").read_bytes()
+    for args in ((), ("--tool", "iostat")):
+        assert run(data, *args) == 0
+        got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert sorted({s["host"] for s in got}) == ["n1", "n2", "n3", "n4"]
+        assert len(got) == 300
+    assert run(b"n1: hello\nn2: world\n") == 1
+    assert capsys.readouterr().err.startswith("benchtui: nothing in - could be read")

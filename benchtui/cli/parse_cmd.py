@@ -176,7 +176,7 @@ def _parse_prefixed(text: str, classes: list[type[Parser]], shape: PrefixShape, 
         if collecting:
             gc.enable()
     outcome.warnings = streams.warnings
-    outcome.unknown_lines = streams.unknown_lines if streams.by_host else text.count("\n") + 1
+    outcome.unknown_lines = streams.unknown_lines if streams.parsers else text.count("\n") + 1
     return outcome
 
 
@@ -235,7 +235,7 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
             sys.stdout.flush()
     outcome.samples += writer.write(streams.finish())
     outcome.warnings = streams.warnings
-    outcome.unknown_lines = streams.unknown_lines if streams.by_host else lines
+    outcome.unknown_lines = streams.unknown_lines if streams.parsers else lines
     return outcome
 
 

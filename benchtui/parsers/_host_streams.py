@@ -52,7 +52,7 @@ class HostStreams:
     @property
     def unknown_lines(self) -> int:
         """Lines no parser of a class knew, the fewest over the classes."""
-        if not self.by_host:
+        if not self.by_host or not self.classes:
             return 0
         return min(sum(parsers[k].unknown_lines for parsers in self.by_host.values())
                    for k in range(len(self.classes)))
