@@ -237,12 +237,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The longest ramp-up ``--skip`` takes: a week, longer than any run a skip is meant for.
+MAX_SKIP = 7 * 86400.0
+
+
 def _seconds(text: str) -> float:
     from benchtui.model.units import parse_duration
 
     value = parse_duration(text.strip())
     if value is None or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 5, 10s, 1m)")
+    if value > MAX_SKIP:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is more than the 7 days (604800 s) a ramp-up can be: give the seconds "
+            "left out at the start of each run (e.g. 5, 30s, 2m)")
     return value
 
 
