@@ -31,7 +31,7 @@ _PARENTHESES = re.compile(r"\s*\([^()]*\)")
 
 _BY_METAVAR = {
     "PLAN": "plan", "SESSION": "session", "OLD.btr": "session", "FILE": "file",
-    "OUTPUT": "file", "DIR": "dir", "STEP": "step", "PATTERN": "step", "NAME": "text",
+    "OUTPUT": "file", "DIR": "dir", "STEP": "step", "PATTERN": "step",
 }
 #: (command path, dest or option) -> kind, where the metavar says something else.
 _OVERRIDES = {

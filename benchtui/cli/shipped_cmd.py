@@ -49,18 +49,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
 def run_examples(args: argparse.Namespace) -> int:
     examples = _existing(shipped_dir(EXAMPLES), "the example plans")
     dashboard = dashboard_path()
+    files = {path.relative_to(examples): path for path in _files(examples)}
     if args.copy:
-        copies = {path.relative_to(examples): path for path in _files(examples)}
         if dashboard.is_file():
-            copies[Path(DASHBOARDS) / DASHBOARD_FILE] = dashboard
-        _copy(copies, Path(args.copy))
+            files[Path(DASHBOARDS) / DASHBOARD_FILE] = dashboard
+        _copy(files, Path(args.copy))
         return 0
     out = [f"Examples, in {examples}:"]
-    files = _files(examples)
-    width = max(len(str(p.relative_to(examples))) for p in files) if files else 0
-    for path in files:
-        name = str(path.relative_to(examples))
-        out.append(f"  {name:<{width}}  {_first_comment(path)}".rstrip())
+    width = max((len(str(name)) for name in files), default=0)
+    for name, path in files.items():
+        out.append(f"  {name!s:<{width}}  {_first_comment(path)}".rstrip())
     out.append(f"Grafana dashboard ({_dashboard_title(dashboard)}): {dashboard}")
     out.append("Try one: benchtui check "
                f"{examples / 'local-demo.toml'}; start from a copy: benchtui examples "
@@ -70,15 +68,20 @@ def run_examples(args: argparse.Namespace) -> int:
 
 
 def run_themes(args: argparse.Namespace) -> int:
-    from benchtui.ui.themes import builtin_dir, find_theme, load_theme, theme_dirs, user_dir
+    from benchtui.ui.themes import (
+        SUFFIX,
+        available_themes,
+        builtin_dir,
+        find_theme,
+        load_theme,
+        theme_dirs,
+        user_dir,
+    )
 
     builtin = _existing(builtin_dir(), "the built-in themes")
     if args.copy:
-        _copy({p.relative_to(builtin): p for p in sorted(builtin.glob("*.tcss"))},
-              Path(args.copy))
+        _copy({Path(p.name): p for p in sorted(builtin.glob(f"*{SUFFIX}"))}, Path(args.copy))
         return 0
-    from benchtui.ui.themes import available_themes
-
     names = available_themes()
     width = max(map(len, names), default=0)
     out = ["Console themes (--theme NAME; t in the console cycles through them):"]
