@@ -121,7 +121,7 @@ def command_spec(parser: argparse.ArgumentParser, path: tuple[str, ...] = (),
 
 def _help(formatter: argparse.HelpFormatter, action: argparse.Action) -> str:
     """The argument's help as ``--help`` prints it (``%%`` and ``%(default)s`` expanded),
-    without its parentheses and after its first semicolon: a shell's menu shows one short
+    without its parentheses, up to its first semicolon: a shell's menu shows one short
     line."""
     if not action.help:
         return ""

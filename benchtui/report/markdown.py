@@ -14,12 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO
 
-from benchtui.model.format import (
-    MISSING,
-    format_duration,
-    format_metric,
-    markdown_cell,
-)
+from benchtui.model.format import MISSING, format_duration, format_metric, markdown_cell
 from benchtui.report.figures import resolution_sentence, sources_sentences
 from benchtui.report.model import OVERFLOW, Report, Row, Value, overflowed, percent_of
 from benchtui.session.changes import Change
