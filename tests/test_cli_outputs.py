@@ -34,7 +34,7 @@ args = "--filename={file} --size=8m --rw=randrw --bs=4k --runtime=2 --time_based
 """
 
 COMMANDS = ("parse", "check", "run", "demo", "record", "replay", "dump", "info", "import",
-            "report", "plot", "serve", "history")
+            "report", "plot", "serve", "history", "examples", "themes", "completion")
 
 
 def benchtui(*args: str, stdout: int | None = subprocess.PIPE,
@@ -80,6 +80,7 @@ SINKS = {"dev-full": (_full, "cannot write to standard output: No space left on 
 def _writers(d: Path) -> list[tuple[str, ...]]:
     s = str(d / "s.btr")
     return [("parse", str(FIXTURE)), ("parse", "--list"), ("--help",), ("--version",),
+            ("examples",), ("themes",), ("completion", "bash"), ("completion", "zsh"),
             ("check", str(d / "plan.toml")),
             ("info", s), ("info", s, "--json"),
             ("dump", s), ("dump", s, "--format", "csv"), ("dump", s, "--format", "openmetrics"),

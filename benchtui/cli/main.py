@@ -11,8 +11,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from benchtui import __version__
 from benchtui.cli.output import failure_sentence, guard_stdout, silence_stdout
+from benchtui.cli.version import VersionAction
 from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="benchtui",
         description="Run storage and network benchmarks on many hosts and watch them live.",
     )
-    parser.add_argument("--version", action="version", version=f"benchtui {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
@@ -234,7 +234,17 @@ def build_parser() -> argparse.ArgumentParser:
     from benchtui.cli.history_cmd import add_parser as add_history_parser
 
     add_history_parser(sub)
+    # the files shipped with benchtui, and shell completion
+    from benchtui.cli.completion_cmd import add_parser as add_completion_parser
+    from benchtui.cli.shipped_cmd import add_parsers as add_shipped_parsers
+
+    add_shipped_parsers(sub)
+    add_completion_parser(sub)
     return parser
+
+
+#: The longest ramp-up ``--skip`` takes: a week, longer than any run a skip is meant for.
+MAX_SKIP = 7 * 86400.0
 
 
 def _seconds(text: str) -> float:
@@ -243,6 +253,10 @@ def _seconds(text: str) -> float:
     value = parse_duration(text.strip())
     if value is None or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 5, 10s, 1m)")
+    if value > MAX_SKIP:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is more than the 7 days (604800 s) a ramp-up can be: give the seconds "
+            "left out at the start of each run (e.g. 5, 30s, 2m)")
     return value
 
 
@@ -446,6 +460,14 @@ def _dispatch(argv: Sequence[str] | None) -> int:
             from benchtui.cli.serve_cmd import run_serve
 
             return run_serve(args)
+        if args.command in ("examples", "themes"):
+            from benchtui.cli.shipped_cmd import run_examples, run_themes
+
+            return run_examples(args) if args.command == "examples" else run_themes(args)
+        if args.command == "completion":
+            from benchtui.cli.completion_cmd import run_completion
+
+            return run_completion(args, parser)
     except BenchtuiError as exc:
         print(f"benchtui: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -57,6 +57,12 @@ def escape_control(text: str) -> str:
     return _ESCAPED.sub(lambda m: repr(m.group())[1:-1], text)
 
 
+def markdown_cell(text: str) -> str:
+    """``text`` for a cell of a Markdown table: a ``|`` (a step named ``read|write``) would
+    end the cell and shift the row, a control character (a newline in a name) would end it."""
+    return escape_control(text).replace("|", "\\|")
+
+
 def _usable(value: float | None) -> float | None:
     if value is None or not math.isfinite(value):
         return None
