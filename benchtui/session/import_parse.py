@@ -17,12 +17,14 @@ No I/O: text in, samples out.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from benchtui.errors import InputError
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
+from benchtui.parsers._host_streams import HostStreams
+from benchtui.parsers._prefixes import LinePrefixes, PrefixShape
 from benchtui.parsers.base import Parser, ParseWarning
 from benchtui.session.import_map import Piece
 
@@ -50,23 +52,43 @@ class ImportedRun:
 
 
 def parse_file_pieces(pieces: Sequence[Piece], source: str,
-                      among: list[type[Parser]] | None) -> list[ImportedRun]:
+                      among: list[type[Parser]] | None,
+                      reference: float | None = None) -> list[ImportedRun]:
     """The (host, step) runs of one file's ``pieces`` (several pieces of the same host and
-    step make one run). ``InputError`` when no known tool's output is in them, or a piece
-    gives no sample."""
-    classes = registry.choose(_head(pieces, registry.DETECT_HEAD_BYTES), among)
+    step make one run). Lines that name their host (pdsh's ``host: ``) are that host's, in the
+    piece's step; a logger's stamps are the lines' times (``reference``: when the file was
+    written, for the year of syslog stamps). ``InputError`` when no known tool's output is in
+    them, or a piece gives no sample."""
+    shape, classes = registry.choose_stream(_head(pieces, registry.DETECT_HEAD_BYTES), among)
     if not classes:
         raise InputError(source, "no known tool's output found in it",
                          "name the tool with --tool (benchtui parse --list shows them)")
     runs: dict[tuple[str, str], ImportedRun] = {}
-    by_piece = [runs.setdefault((p.host, p.step), ImportedRun(p.host, p.step, source, p.line))
-                for p in pieces]
-    for p, run in zip(pieces, by_piece, strict=True):
-        run.lines.extend(p.lines)
+
+    def run_of(host: str, p: Piece) -> ImportedRun:
+        run = runs.get((host, p.step))
+        if run is None:
+            run = runs[(host, p.step)] = ImportedRun(host, p.step, source, p.line)
+        return run
+
+    prefixes = None if shape is None else LinePrefixes(shape, reference)
+    for p in pieces:
+        if prefixes is None:
+            run_of(p.host, p).lines.extend(p.lines)
+            continue
+        for line in p.lines:  # each host's raw text, as its own output was
+            host, _t, rest = prefixes.split(line)
+            if host is not None:
+                run_of(host, p).lines.append(rest)
+            elif p.host:
+                run_of(p.host, p).lines.append(line)
+    given_by_piece = [0] * len(pieces)
     for cls in classes:
-        _parse_stream(cls, pieces, by_piece, source)
-    for p, run in zip(pieces, by_piece, strict=True):
-        if run.samples:
+        _parse_stream(cls, shape, pieces, run_of, source=source, given_by_piece=given_by_piece,
+                      reference=reference)
+    for i, p in enumerate(pieces):
+        own = runs.get((p.host, p.step))
+        if given_by_piece[i] or (own is not None and own.samples):
             continue
         if not p.line:  # a whole file
             raise InputError(source, "no tool output found in it",
@@ -74,7 +96,7 @@ def parse_file_pieces(pieces: Sequence[Piece], source: str,
         raise InputError(f"{source}:{p.line}", f"no tool output found for host {p.host!r}, "
                          f"step {p.step!r}", "check the map's markers, or name the tool "
                          "with --tool")
-    return list(runs.values())
+    return [run for run in runs.values() if run.samples]
 
 
 def _head(pieces: Sequence[Piece], size: int) -> str:
@@ -91,35 +113,47 @@ def _head(pieces: Sequence[Piece], size: int) -> str:
     return "\n".join(lines)[:size]
 
 
-def _parse_stream(cls: type[Parser], pieces: Sequence[Piece], by_piece: list[ImportedRun],
-                  source: str) -> None:
-    parser = cls(host="-", source=source)
+def _parse_stream(cls: type[Parser], shape: PrefixShape | None, pieces: Sequence[Piece],
+                  run_of: Callable[[str, Piece], ImportedRun], *, source: str,
+                  given_by_piece: list[int], reference: float | None) -> None:
+    # Lines without a host prefix go to one parser whatever the piece's host (as a file's
+    # text is one stream); its samples get the piece's host after (HostStreams' host "").
+    streams = HostStreams([cls], shape, host="", source=source, reference=reference)
     given: list[tuple[int, Sample]] = []  # (piece index, sample) in the order given
     for i, p in enumerate(pieces):
-        parser.lineno = p.line  # the piece's lines follow its marker line
-        given.extend((i, s) for s in parser.feed_text("\n".join(p.lines)))
-    given.extend((len(pieces) - 1, s) for s in parser.finish())
-    first_piece: dict[str | None, int] = {}
+        # the piece's lines follow its marker line
+        given.extend((i, s) for s in streams.feed_text("\n".join(p.lines), p.line + 1))
+    given.extend((len(pieces) - 1, s) for s in streams.finish())
+    # A host's stream tells its runs apart: a run's samples go where it began.
+    first_piece: dict[tuple[str, str | None], int] = {}
+    labels: dict[str, list[str | None]] = {}
     for i, s in given:
-        first_piece.setdefault(s.labels.get("run"), i)
-    by_run = len(first_piece) > 1
-    stream = (source, cls.name)
-    ids: dict[str | None, RunId] = {}  # (one tuple a run, not one a sample)
+        key = (s.host, s.labels.get("run"))
+        if key not in first_piece:
+            first_piece[key] = i
+            labels.setdefault(s.host, []).append(key[1])
+    ids: dict[tuple[str, str | None], RunId] = {}  # (one tuple a run, not one a sample)
     for i, s in given:
-        key = s.labels.get("run")
-        run = by_piece[first_piece[key] if by_run else i]
+        key = (s.host, s.labels.get("run"))
+        by_run = len(labels[s.host]) > 1
+        at = first_piece[key] if by_run else i
+        piece = pieces[at]
+        run = run_of(s.host or piece.host, piece)
+        given_by_piece[at] += 1
         if cls.tool not in run.tools:
             run.tools.append(cls.tool)
-        run.first_run.setdefault(stream, next(iter(first_piece), None))
+        run.first_run.setdefault((source, cls.name), labels[s.host][0])
         s.host = run.host
         run.samples.append(s)
         rid = ids.get(key)
         if rid is None:
-            rid = ids[key] = (source, cls.name, key)
+            rid = ids[key] = (source, cls.name, key[1])
         run.runs.append(rid)
     starts = [p.line for p in pieces]
-    for w in parser.warnings:
-        by_piece[max(bisect_right(starts, w.line) - 1, 0)].warnings.append(w)
+    for parser in streams.parsers:
+        for w in parser.warnings:
+            piece = pieces[max(bisect_right(starts, w.line) - 1, 0)]
+            run_of(parser.host or piece.host, piece).warnings.append(w)
 
 
 def finish_run(run: ImportedRun) -> None:

@@ -97,6 +97,8 @@ class _Source:
     text: str
     #: path, size and sha256 of its bytes (META's ``imported_from``)
     described: dict[str, object]
+    #: when the file was last written (the year of syslog stamps, which print none)
+    mtime: float | None = None
 
 
 def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap | None = None,
@@ -131,7 +133,9 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
         else:
             with time_bound(MATCH_SECONDS):
                 pieces = split_pieces(lines, import_map, src.path)
-        found = parse_file_pieces(pieces, src.path, among)
+        found = parse_file_pieces(pieces, src.path, among, src.mtime)
+        if any(not run.host for run in found):
+            raise UsageError(_NEED_HOST)
         _refuse_control_labels(found, src)
         runs.extend(found)
         del src, lines, pieces, found
@@ -159,13 +163,20 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
                          timeline.end - t0)
 
 
+_NEED_HOST = ("give --host and --step for plain tool output (or --map for a report that holds "
+              "many hosts and steps); --host may be left out where every line names its host "
+              "(pdsh's and clush's 'host: ' prefixes)")
+
+
 def _plain_names(paths: Sequence[str], hosts: Sequence[str],
                  steps: Sequence[str]) -> list[tuple[str, str]]:
-    """(host, step) of each file of plain output."""
-    if not hosts or not steps:
-        raise UsageError("give --host and --step for plain tool output (or --map for a "
-                         "report that holds many hosts and steps)")
+    """(host, step) of each file of plain output; the host is "" without --host (the lines
+    must then name theirs: pdsh's prefixes)."""
+    if not steps:
+        raise UsageError(_NEED_HOST)
     for option, values in (("--host", hosts), ("--step", steps)):
+        if not values:
+            continue
         if len(values) not in (1, len(paths)):
             raise UsageError(f"give {option} once for all files or once per file "
                              f"({len(paths)}), not {len(values)} times")
@@ -175,8 +186,8 @@ def _plain_names(paths: Sequence[str], hosts: Sequence[str],
             if CONTROL.search(v):
                 raise UsageError(f"{option} '{escape_control(v)}' holds "
                                  "control characters; give a name without them")
-    return [(hosts[i if len(hosts) > 1 else 0].strip(), steps[i if len(steps) > 1 else 0].strip())
-            for i in range(len(paths))]
+    return [(hosts[i if len(hosts) > 1 else 0].strip() if hosts else "",
+             steps[i if len(steps) > 1 else 0].strip()) for i in range(len(paths))]
 
 
 #: Control characters other than tab and line ends: a name can only hold them if the text does.
@@ -233,8 +244,12 @@ def _read(path: str) -> _Source:
     data = read_input(path, hint="cut it into parts (split -l) and import the part you need")
     described: dict[str, object] = {"path": path, "bytes": len(data),
                                     "sha256": hashlib.sha256(data).hexdigest()}
+    try:
+        mtime: float | None = os.stat(path).st_mtime
+    except OSError:
+        mtime = None
     # A report whose line breaks were lost (seed 001) is put back on fio's lines first.
-    return _Source(path, restore_line_breaks(decode_output(data)), described)
+    return _Source(path, restore_line_breaks(decode_output(data)), described, mtime)
 
 
 class _Timeline:
