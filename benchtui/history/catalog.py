@@ -4,37 +4,42 @@ database (``postgresql://...``) holding the same tables (``schema.py``, docs/his
 ``Catalog`` is a thin layer over the two DB-API drivers: SQL is written once with ``?``
 placeholders and turned into ``%s`` for psycopg. Every failure to open or talk to the
 catalog is a ``CatalogError``: one sentence naming the catalog, exit status 1.
+
+Writes are transactions, whole or not at all (``transaction``, ``write``): SQLite's take the
+write lock at their start (``BEGIN IMMEDIATE``), so that two writers never meet halfway
+and one of them wait on the other forever; a lock another writer holds is waited for,
+said, and tried again for a bounded time (``connect.Waits``). On PostgreSQL every call is
+also bounded from this side (``connect.Watchdog``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+import random
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from benchtui.errors import BenchtuiError
-from benchtui.history import schema
+from benchtui.history import migrate
+from benchtui.history.connect import Waits, Watchdog, postgres_connect, sqlite_connect
+from benchtui.history.dberrors import (
+    BUSY,
+    LOST,
+    TIMEOUT,
+    CatalogError,
+    first_line,
+    is_db_error,
+    postgres_meaning,
+    sqlite_meaning,
+)
+
+__all__ = ["POSTGRESQL", "SQLITE", "Catalog", "CatalogError", "default_path", "describe_url",
+           "open_catalog"]
 
 SQLITE, POSTGRESQL = "sqlite", "postgresql"
-
-
-@dataclass
-class CatalogError(BenchtuiError):
-    """The catalog cannot be opened, read or written."""
-
-    catalog: str
-    reason: str
-    hint: str = ""
-    exit_code = 1
-
-    def __str__(self) -> str:
-        text = f"history catalog {self.catalog}: {self.reason}"
-        return f"{text}; {self.hint}" if self.hint else text
+T = TypeVar("T")
 
 
 def default_path() -> Path:
@@ -52,14 +57,27 @@ def describe_url(url: str) -> str:
     return url
 
 
+def _quiet(_text: str) -> None:
+    pass
+
+
 class Catalog:
     """An open catalog (``open_catalog``). Use as a context manager or call ``close``."""
 
-    def __init__(self, url: str, kind: str, conn: Any) -> None:
+    def __init__(self, url: str, kind: str, conn: Any, *, waits: Waits | None = None,
+                 watchdog: Watchdog | None = None,
+                 say: Callable[[str], None] | None = None) -> None:
         self.url = url
         self.name = describe_url(url)
         self.kind = kind
         self.conn = conn
+        self.waits = waits or Waits()
+        self._watchdog = watchdog
+        #: Where the catalog says what it waits for or did on its own (a sentence each).
+        self.say = say or _quiet
+        #: The schema version the catalog has (``migrate.prepare``).
+        self.version: int | None = None
+        self._broken: CatalogError | None = None
 
     def __enter__(self) -> Catalog:
         return self
@@ -68,28 +86,63 @@ class Catalog:
         self.close()
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):  # a broken connection: nothing to tell
+        if self._watchdog is not None:
+            self._watchdog.close()
+        with suppress(Exception):  # a broken connection: nothing to tell
             self.conn.close()
 
     def _sql(self, sql: str) -> str:
         return sql.replace("?", "%s") if self.kind == POSTGRESQL else sql
 
+    def _bound(self) -> AbstractContextManager[None]:
+        if self._watchdog is None:
+            return nullcontext()
+        return self._watchdog.bound(self.waits.statement)
+
     @contextmanager
     def _errors(self) -> Iterator[None]:
+        if self._broken is not None:
+            raise self._broken
         try:
-            yield
+            with self._bound():
+                yield
         except CatalogError:
             raise
         except Exception as exc:
-            if not _is_db_error(exc):
+            if not is_db_error(exc):
                 raise
-            raise CatalogError(self.name, _first_line(exc)) from None
+            raise self.error_of(exc) from None
+
+    def error_of(self, exc: Exception) -> CatalogError:
+        """The CatalogError a driver's error means."""
+        if self.kind == POSTGRESQL:
+            expired = self._watchdog is not None and self._watchdog.expired
+            m = postgres_meaning(exc, self.waits.statement, expired)
+        else:
+            m = sqlite_meaning(exc, self.name)  # type: ignore[arg-type]
+        error = CatalogError(self.name, m.reason, m.hint, m.kind)
+        if self.kind == POSTGRESQL and (m.kind == LOST or (m.kind == TIMEOUT and expired)):
+            self._broken = error  # the connection is gone: every later call says so
+        return error
 
     def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
         with self._errors():
             cur = self.conn.cursor()
             cur.execute(self._sql(sql), tuple(params))
             return [tuple(r) for r in cur.fetchall()] if cur.description else []
+
+    def iterate(self, sql: str, params: Sequence[object] = (), *, size: int = 2000
+                ) -> Iterator[tuple[Any, ...]]:
+        """The rows of a query, ``size`` at a time (a whole catalog's points, read once)."""
+        with self._errors():
+            cur = self.conn.cursor()
+            cur.execute(self._sql(sql), tuple(params))
+        while True:
+            with self._errors():
+                chunk = cur.fetchmany(size)
+            if not chunk:
+                return
+            yield from (tuple(r) for r in chunk)
 
     def table(self, sql: str, params: Sequence[object] = ()
               ) -> tuple[list[str], list[tuple[Any, ...]]]:
@@ -122,83 +175,108 @@ class Catalog:
         with self._errors():
             self.conn.rollback()
 
-    def _version(self) -> str | None:
-        """The schema version the catalog says it has (None: a new or foreign database)."""
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """What is written inside is committed whole at the end, or rolled back whole on
+        any error. SQLite takes the write lock at once (``BEGIN IMMEDIATE``)."""
+        self.commit()  # ends a read transaction (PostgreSQL opens one at any statement)
+        if self.kind == SQLITE:
+            self.execute("BEGIN IMMEDIATE")
         try:
-            cur = self.conn.cursor()
-            cur.execute("SELECT value FROM catalog_meta WHERE key = 'schema'")
-            row = cur.fetchone()
-        except Exception as exc:
-            if not _is_db_error(exc):
-                raise
-            self.conn.rollback()  # PostgreSQL: the failed statement aborted the transaction
-            return None
-        self.conn.commit()
-        return str(row[0]) if row else None
+            yield
+        except BaseException:
+            with suppress(Exception):
+                self.conn.rollback()
+            raise
+        self.commit()
 
-    def create(self) -> None:
-        """The tables, indexes and views, unless the catalog already has this version's
-        (then nothing is run: many machines may open a team's catalog at once)."""
-        if self._version() == str(schema.VERSION):
-            return
-        with self._errors():
-            cur = self.conn.cursor()
-            for stmt in schema.statements(self.kind):
-                cur.execute(stmt)
-            self.conn.commit()
+    def write(self, work: Callable[[], T]) -> T:
+        """``work()`` in one transaction (``transaction``). A lock another writer holds is
+        waited for (``Waits.lock``), said once, and ``work`` tried again until
+        ``Waits.retry`` seconds have passed; then a CatalogError (nothing written)."""
+        start = time.monotonic()
+        pause, said = 0.05, False
+        while True:
+            try:
+                with self.transaction():
+                    return work()
+            except CatalogError as exc:
+                waited = time.monotonic() - start
+                if exc.kind != BUSY:
+                    raise
+                if waited >= self.waits.retry:
+                    raise CatalogError(
+                        self.name, f"still locked by another writer after {waited:.0f} s; "
+                        "nothing was written", "BENCHTUI_CATALOG_RETRY sets how long to keep "
+                        "trying", BUSY) from None
+                if not said:
+                    self.say(f"history catalog {self.name}: {exc.reason}; trying again for "
+                             f"up to {self.waits.retry:g} s")
+                    said = True
+                time.sleep(min(pause * random.uniform(0.5, 1.5), self.waits.retry - waited))
+                pause = min(pause * 2, 1.0)
+
+    def lock_schema(self) -> None:
+        """Inside a transaction: no other process makes or upgrades the catalog's tables
+        until it ends (SQLite's write lock does it already)."""
+        if self.kind == POSTGRESQL:
+            self.execute("SELECT pg_advisory_xact_lock(7262393614736452)")
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-def _is_db_error(exc: BaseException) -> bool:
-    if isinstance(exc, sqlite3.Error):
-        return True
-    try:
-        import psycopg
-    except ImportError:
-        return False
-    return isinstance(exc, psycopg.Error)
-
-
-def open_catalog(url: str | None = None, *, create: bool = True) -> Catalog:
+def open_catalog(url: str | None = None, *, create: bool = True, read_only: bool = False,
+                 waits: Waits | None = None, say: Callable[[str], None] | None = None
+                 ) -> Catalog:
     """The catalog at ``url``: None or a path (SQLite; the default file is made with its
-    directory), ``sqlite:///PATH``, or ``postgresql://USER@HOST:PORT/DB``. With ``create``
-    False a SQLite file must exist already (a command that only reads never leaves a stray
-    file behind a typo); a database gets its tables either way. Raises CatalogError (one
-    sentence) when it cannot be opened."""
+    directory), ``sqlite:///PATH``, or ``postgresql://USER@HOST:PORT/DB``.
+
+    ``create``: a missing SQLite file or an empty database becomes a new catalog; without
+    it a command that only reads never leaves a stray file behind a typo. ``read_only``:
+    nothing is ever written (``history check``), an older catalog is not upgraded. A
+    database that is not a benchtui catalog, or one made by a newer benchtui, is refused
+    and left as it was. Raises CatalogError (one sentence) when it cannot be opened."""
+    waits = waits or Waits.from_env()
     text = url or str(default_path())
     if text.startswith(("postgresql://", "postgres://")):
-        return _open_postgres(text)
+        catalog = _open_postgres(text, waits, read_only)
+    else:
+        catalog = _open_sqlite(text, url is None, create, read_only, waits)
+    catalog.say = say or _quiet
+    try:
+        migrate.prepare(catalog, create=create and not read_only, upgrade=not read_only)
+    except BaseException:
+        catalog.close()
+        raise
+    return catalog
+
+
+def _open_sqlite(text: str, default: bool, create: bool, read_only: bool, waits: Waits
+                 ) -> Catalog:
     path = Path(text.removeprefix("sqlite://").removeprefix("sqlite:")) \
         if text.startswith("sqlite:") else Path(text)
-    if url is None and create:
+    if default and create and not read_only:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CatalogError(str(path), f"cannot make its directory: {exc.strerror}") \
                 from None
-    if not create and not path.exists():
-        raise CatalogError(str(path), "no such file",
-                           hint="import sessions first (benchtui history import SESSION...)")
     if path.is_dir():
         raise CatalogError(str(path), "is a directory, not a catalog file")
+    exists = path.exists()
+    if not exists and (read_only or not create):
+        raise CatalogError(str(path), "no such file",
+                           hint="import sessions first (benchtui history import SESSION...)")
+    mode = "ro" if read_only else "rw" if exists else "rwc"
     try:
-        conn = sqlite3.connect(str(path), timeout=30)
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
-    except sqlite3.Error as exc:
-        raise CatalogError(str(path), f"cannot be opened as SQLite: {_first_line(exc)}",
-                           hint="give another file with --catalog") from None
-    catalog = Catalog(str(path), SQLITE, conn)
-    catalog.create()
-    return catalog
+        conn = sqlite_connect(path, waits, mode)
+    except Exception as exc:
+        if not is_db_error(exc):
+            raise
+        probe = Catalog(str(path), SQLITE, None, waits=waits)
+        raise probe.error_of(exc) from None
+    return Catalog(str(path), SQLITE, conn, waits=waits)
 
 
-def _open_postgres(url: str) -> Catalog:
+def _open_postgres(url: str, waits: Waits, read_only: bool) -> Catalog:
     name = describe_url(url)
     try:
         import psycopg
@@ -206,12 +284,13 @@ def _open_postgres(url: str) -> Catalog:
         raise CatalogError(name, "PostgreSQL needs the psycopg driver",
                            hint="pip install 'benchtui[postgresql]'") from None
     try:
-        conn = psycopg.connect(url, connect_timeout=10)
+        conn = postgres_connect(url, waits)
     except psycopg.Error as exc:
         raise CatalogError(name, f"the server refused or cannot be reached: "
-                           f"{_first_line(exc)}",
+                           f"{first_line(exc)}",
                            hint="check the URL, that the server runs and that the user may "
-                           "connect") from None
-    catalog = Catalog(url, POSTGRESQL, conn)
-    catalog.create()
-    return catalog
+                           "connect (BENCHTUI_CATALOG_CONNECT_TIMEOUT sets how long to "
+                           "wait)") from None
+    if read_only:
+        conn.read_only = True
+    return Catalog(url, POSTGRESQL, conn, waits=waits, watchdog=Watchdog(conn.pgconn.socket))
