@@ -57,6 +57,10 @@ def describe_url(url: str) -> str:
     return url
 
 
+class _RolledBack(Exception):
+    """``check_writable``'s write, undone on purpose."""
+
+
 def _quiet(_text: str) -> None:
     pass
 
@@ -78,6 +82,7 @@ class Catalog:
         #: The schema version the catalog has (``migrate.prepare``).
         self.version: int | None = None
         self._broken: CatalogError | None = None
+        self._committing = False
 
     def __enter__(self) -> Catalog:
         return self
@@ -117,10 +122,10 @@ class Catalog:
         """The CatalogError a driver's error means."""
         if self.kind == POSTGRESQL:
             expired = self._watchdog is not None and self._watchdog.expired
-            m = postgres_meaning(exc, self.waits.statement, expired)
+            m = postgres_meaning(exc, self.waits.statement, expired, self._committing)
         else:
             m = sqlite_meaning(exc, self.name)  # type: ignore[arg-type]
-        error = CatalogError(self.name, m.reason, m.hint, m.kind)
+        error = CatalogError(self.name, m.reason, m.hint, m.kind, m.in_doubt)
         if self.kind == POSTGRESQL and (m.kind == LOST or (m.kind == TIMEOUT and expired)):
             self._broken = error  # the connection is gone: every later call says so
         return error
@@ -168,8 +173,12 @@ class Catalog:
             self.conn.cursor().executemany(self._sql(sql), [tuple(p) for p in seq])
 
     def commit(self) -> None:
-        with self._errors():
-            self.conn.commit()
+        self._committing = True
+        try:
+            with self._errors():
+                self.conn.commit()
+        finally:
+            self._committing = False
 
     def rollback(self) -> None:
         with self._errors():
@@ -179,7 +188,8 @@ class Catalog:
     def transaction(self) -> Iterator[None]:
         """What is written inside is committed whole at the end, or rolled back whole on
         any error. SQLite takes the write lock at once (``BEGIN IMMEDIATE``)."""
-        self.commit()  # ends a read transaction (PostgreSQL opens one at any statement)
+        with self._errors():  # ends a read transaction (PostgreSQL opens one at any read)
+            self.conn.commit()
         if self.kind == SQLITE:
             self.execute("BEGIN IMMEDIATE")
         try:
@@ -215,6 +225,16 @@ class Catalog:
                     said = True
                 time.sleep(min(pause * random.uniform(0.5, 1.5), self.waits.retry - waited))
                 pause = min(pause * 2, 1.0)
+
+    def check_writable(self) -> None:
+        """CatalogError unless this process can write the catalog now: a write is tried and
+        rolled back (nothing is kept)."""
+        with suppress(_RolledBack):
+            self.write(self._probe)
+
+    def _probe(self) -> None:
+        self.execute("UPDATE catalog_meta SET value = value WHERE key = 'schema'")
+        raise _RolledBack
 
     def lock_schema(self) -> None:
         """Inside a transaction: no other process makes or upgrades the catalog's tables
@@ -286,8 +306,11 @@ def _open_postgres(url: str, waits: Waits, read_only: bool) -> Catalog:
     try:
         conn = postgres_connect(url, waits)
     except psycopg.Error as exc:
-        raise CatalogError(name, f"the server refused or cannot be reached: "
-                           f"{first_line(exc)}",
+        said = first_line(exc)
+        why = f"the server did not answer while connecting ({said}: stopped, frozen or " \
+            "unreachable)" if "timeout" in said else f"the server refused or cannot be " \
+            f"reached: {said}"
+        raise CatalogError(name, why,
                            hint="check the URL, that the server runs and that the user may "
                            "connect (BENCHTUI_CATALOG_CONNECT_TIMEOUT sets how long to "
                            "wait)") from None

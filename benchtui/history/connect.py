@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import socket
 import sqlite3
 import threading
@@ -134,11 +135,46 @@ class Watchdog:
 def sqlite_connect(path: Path, waits: Waits, mode: str) -> sqlite3.Connection:
     """The SQLite file at ``path``: ``mode`` ``rwc`` makes it when there is none, ``rw``
     never makes a file, ``ro`` never writes. Nothing is read yet: SQLite reads the file at
-    the first statement."""
+    the first statement. On a file system mounted read-only the file is opened as
+    immutable: no one can change it there, and a catalog in WAL mode could not be read
+    otherwise (SQLite would have to make its ``-shm`` file beside it)."""
     uri = f"file:{quote(str(path.absolute()))}?mode={mode}"
+    if mode != "rwc" and read_only_fs(path):
+        uri = f"file:{quote(str(path.absolute()))}?mode=ro&immutable=1"
     conn = sqlite3.connect(uri, uri=True, timeout=waits.lock)
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def read_only_fs(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
+
+
+#: Less room than this on a catalog's file system is a full disk (SQLite needs pages for its
+#: journal and 32 KiB for its -shm file, at once).
+FULL_BELOW = 1 << 20
+
+
+def disk_full(path: Path) -> bool:
+    try:
+        return shutil.disk_usage(path.absolute().parent).free < FULL_BELOW
+    except OSError:
+        return False
+
+
+def why_read_only(path: Path) -> str:
+    """Why SQLite cannot write the catalog at ``path``, as far as this side can tell."""
+    if read_only_fs(path):
+        return "its file system is mounted read-only"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "this user may not write the file"
+    if not os.access(path.parent, os.W_OK):
+        return (f"this user may not write its directory, where SQLite makes {path.name}-wal "
+                f"and {path.name}-shm")
+    return "SQLite refused to write it"
 
 
 def postgres_connect(url: str, waits: Waits) -> Any:

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
 
 from benchtui.errors import BenchtuiError
+from benchtui.history.connect import disk_full, why_read_only
 
 #: Another writer holds a lock: waited for, said, and tried again (``Catalog.write``).
 BUSY = "busy"
@@ -33,6 +35,9 @@ class CatalogError(BenchtuiError):
     reason: str
     hint: str = ""
     kind: str = ""
+    #: The connection was lost while committing: what was being written is in the catalog
+    #: whole, or not at all, and which is not known.
+    in_doubt: bool = False
     exit_code = 1
 
     def __str__(self) -> str:
@@ -45,6 +50,7 @@ class Meaning:
     kind: str
     reason: str
     hint: str = ""
+    in_doubt: bool = False
 
 
 _FIX_FILE = "give a catalog you can write with --catalog, or ask whoever owns it"
@@ -57,11 +63,13 @@ def sqlite_meaning(exc: sqlite3.Error, path: str) -> Meaning:
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return Meaning(BUSY, f"locked by another writer ({text})")
     if code == sqlite3.SQLITE_READONLY:
-        return Meaning(READ_ONLY, f"is read-only here: {text} "
-                       f"({_SQLITE_FILES.replace('PATH', path)})", _FIX_FILE)
-    if code == sqlite3.SQLITE_FULL:
-        return Meaning(FULL, "the disk holding it is full; what was being written is not in "
-                       "the catalog", "free space on that disk and run the command again")
+        return Meaning(READ_ONLY, f"is read-only here: {why_read_only(Path(path))} ({text})",
+                       _FIX_FILE)
+    if code == sqlite3.SQLITE_FULL or (code == sqlite3.SQLITE_IOERR and disk_full(Path(path))):
+        # (a full disk is also an I/O error where SQLite grows its -shm or -wal file)
+        return Meaning(FULL, "the disk holding it is full (SQLite could not grow its files); "
+                       "nothing was written", "free space on that disk and run the command "
+                       "again")
     if code == sqlite3.SQLITE_NOTADB:
         return Meaning(REFUSED, f"is not a SQLite database, so not a benchtui catalog ({text})",
                        "give a new file, or a benchtui catalog, with --catalog")
@@ -83,15 +91,24 @@ _STATES = {"40001": BUSY, "40P01": BUSY, "55P03": BUSY, "57014": TIMEOUT, "42501
            "XX002": DAMAGED, "57P01": LOST, "57P02": LOST, "57P03": LOST}
 
 
-def postgres_meaning(exc: Exception, statement_seconds: float, expired: bool) -> Meaning:
-    """``expired``: this side's deadline ended the wait."""
+_IN_DOUBT = ("whether its last transaction was committed is not known (it is whole or "
+             "absent)")
+_NOT_COMMITTED = "the transaction it was in was not committed"
+
+
+def postgres_meaning(exc: Exception, statement_seconds: float, expired: bool,
+                     committing: bool) -> Meaning:
+    """``expired``: this side's deadline ended the wait; ``committing``: the call was the
+    COMMIT (then the server may have committed before it stopped answering)."""
     state = getattr(exc, "sqlstate", None) or ""
     text = first_line(exc)
     kind = _STATES.get(state, OTHER)
+    gone = _IN_DOUBT if committing else _NOT_COMMITTED
     if expired:
         return Meaning(TIMEOUT, f"the server did not answer for {statement_seconds:g} s "
-                       "(stopped, frozen or unreachable); the transaction it was in was not "
-                       "committed", "BENCHTUI_CATALOG_STATEMENT_TIMEOUT sets how long to wait")
+                       f"(stopped, frozen or unreachable); {gone}",
+                       "BENCHTUI_CATALOG_STATEMENT_TIMEOUT sets how long to wait",
+                       in_doubt=committing)
     if kind == TIMEOUT:
         return Meaning(TIMEOUT, f"a statement took longer than {statement_seconds:g} s "
                        f"({text}); it was not committed",
@@ -107,8 +124,8 @@ def postgres_meaning(exc: Exception, statement_seconds: float, expired: bool) ->
     if kind == DAMAGED:
         return Meaning(DAMAGED, f"the server says its data is damaged ({text})")
     if kind == LOST or (not state and _is_connection_error(exc)):
-        return Meaning(LOST, f"the connection to the server was lost ({text}); the "
-                       "transaction it was in was not committed")
+        return Meaning(LOST, f"the connection to the server was lost ({text}); {gone}",
+                       in_doubt=committing)
     return Meaning(OTHER, text)
 
 

@@ -46,7 +46,7 @@ def prepare(catalog: Catalog, *, create: bool, upgrade: bool) -> None:
         by = f" (benchtui {made_by})" if made_by else ""
         raise CatalogError(catalog.name, f"was made by a newer benchtui{by}: its schema is "
                            f"version {version}, this benchtui knows up to version "
-                           f"{schema.VERSION}; nothing was read or written",
+                           f"{schema.VERSION}; it was left as it was",
                            _UPGRADE_HINT, REFUSED)
     elif version < schema.VERSION and upgrade:
         was = catalog.write(lambda: _make_or_upgrade(catalog))
