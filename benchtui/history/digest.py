@@ -19,7 +19,7 @@ from itertools import groupby
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from benchtui.history.catalog import Catalog
+    from benchtui.history.database import Catalog
 
 #: (session_key, plan, started, ended, outcome)
 RunFields = tuple[str, str, float, float | None, str]

@@ -23,7 +23,7 @@ from benchtui.history.dberrors import REFUSED, CatalogError
 from benchtui.history.digest import fill_digests
 
 if TYPE_CHECKING:
-    from benchtui.history.catalog import Catalog
+    from benchtui.history.database import Catalog
 
 _UPGRADE_HINT = "upgrade benchtui (pip install -U benchtui) to use it"
 
