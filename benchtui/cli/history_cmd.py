@@ -309,6 +309,7 @@ def _gate(catalog: Catalog, args: argparse.Namespace) -> int:
     from benchtui.history.render import gate_lines
 
     _known_plan(catalog, args.plan)
+    _left_out(catalog, args.plan)
     result = gate(catalog, args.plan, _options(args), require=args.require_history,
                   metrics=_gated_metrics(args.metric))
     sys.stdout.write("\n".join(gate_lines(result)) + "\n")
