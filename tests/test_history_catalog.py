@@ -164,7 +164,7 @@ def test_schema_versions_newer_refused_older_upgraded(
     assert _digest(old) == before
 
 
-def test_history_check_names_the_run_whose_figure_a_flipped_bit_changed(
+def test_history_check_finds_a_flipped_bit_in_a_figure_and_a_damaged_page(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     catalog = tmp_path / "c.sqlite"
     paths = sessions(tmp_path / "s", 3)
@@ -187,6 +187,24 @@ def test_history_check_names_the_run_whose_figure_a_flipped_bit_changed(
     damaged = [x for x in out.splitlines() if "DAMAGE" in x]
     assert len(damaged) == 1 and "figures: run" in damaged[0], out
     assert "what is stored differs from what its import wrote" in damaged[0]
+    # a damaged page (the points table's root: its page type byte) is found when the catalog
+    # is opened, before anything is read or written in it
+    with sqlite3.connect(catalog) as conn:
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'points'"
+                               ).fetchone()
+        (size,) = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    data = bytearray(catalog.read_bytes())
+    data[(root - 1) * size] = 0x07  # not a b-tree page type
+    catalog.write_bytes(bytes(data))
+    before = _digest(catalog)
+    for argv in (("show", PLAN), ("import", str(session(tmp_path, "t.btr", day=9)))):
+        code, _out, err = run(capsys, "history", *argv, "--catalog", str(catalog))
+        assert code == 1 and f"history catalog {catalog}: is damaged" in err, err
+        assert f"benchtui history check --catalog {catalog}" in err
+    assert _digest(catalog) == before
+    code, out, _err = run(capsys, "history", "check", "--catalog", str(catalog))
+    assert code == 1 and "DAMAGE: structure:" in out, out
 
 
 def test_a_host_named_fleet_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
