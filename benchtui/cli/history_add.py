@@ -83,11 +83,11 @@ def add_recorded(path: str, url: str | None) -> bool:
             done = Importer(catalog).add(path)
             if done.new:
                 say(f"history: added run {done.run_id} to {catalog.name} ({done.outcome}, "
-                     f"{done.points} points)")
+                    f"{done.points} points)")
             else:
                 say(f"history: {path} is already in {catalog.name} as run {done.run_id}")
     except BenchtuiError as exc:
         say(f"{exc}; the recording {path} is whole: add it later with benchtui history "
-             "import")
+            "import")
         return False
     return True

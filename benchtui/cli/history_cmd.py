@@ -19,6 +19,8 @@ from contextlib import suppress
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from benchtui.cli.history_add import say as _say
+
 if TYPE_CHECKING:
     from benchtui.history.analysis import Analysed, Options
     from benchtui.history.catalog import Catalog
@@ -224,10 +226,6 @@ def _check_filters(catalog: Catalog, args: argparse.Namespace) -> str | None:
         raise CompareError(f"{args.metric!r} is not a metric of the history",
                            known=tuple(x.short for x in METRICS))
     return m.name
-
-
-def _say(text: str) -> None:
-    print(f"benchtui: {text}", file=sys.stderr)
 
 
 def _open(args: argparse.Namespace) -> Catalog:

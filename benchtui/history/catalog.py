@@ -9,13 +9,14 @@ catalog, exit status 1. Queries and transactions: ``database.Catalog``.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 from benchtui.history import migrate
 from benchtui.history.connect import Waits, Watchdog, postgres_connect, sqlite_connect
 from benchtui.history.database import POSTGRESQL, SQLITE, Catalog, describe_url
-from benchtui.history.dberrors import DAMAGED, CatalogError, first_line, is_db_error
+from benchtui.history.dberrors import DAMAGED, CatalogError, first_line, sqlite_meaning
 
 __all__ = ["POSTGRESQL", "SQLITE", "Catalog", "CatalogError", "default_path", "describe_url",
            "open_catalog"]
@@ -75,11 +76,9 @@ def _open_sqlite(text: str, default: bool, create: bool, read_only: bool, waits:
     mode = "ro" if read_only else "rw" if exists else "rwc"
     try:
         conn = sqlite_connect(path, waits, mode)
-    except Exception as exc:
-        if not is_db_error(exc):
-            raise
-        probe = Catalog(str(path), SQLITE, None, waits=waits)
-        raise probe.error_of(exc) from None
+    except sqlite3.Error as exc:
+        m = sqlite_meaning(exc, str(path))
+        raise CatalogError(str(path), m.reason, m.hint, m.kind) from None
     return Catalog(str(path), SQLITE, conn, waits=waits)
 
 

@@ -105,15 +105,15 @@ class Catalog:
         except Exception as exc:
             if not is_db_error(exc):
                 raise
-            raise self.error_of(exc) from None
+            raise self._error_of(exc) from None
 
-    def error_of(self, exc: Exception) -> CatalogError:
+    def _error_of(self, exc: Exception) -> CatalogError:
         """The CatalogError a driver's error means."""
         if self.kind == POSTGRESQL:
             expired = self._watchdog is not None and self._watchdog.expired
             m = postgres_meaning(exc, self.waits.statement, expired, self._committing)
         else:
-            m = sqlite_meaning(exc, self.name)  # type: ignore[arg-type]
+            m = sqlite_meaning(exc, self.name)
         error = CatalogError(self.name, m.reason, m.hint, m.kind, m.in_doubt)
         if self.kind == POSTGRESQL and (m.kind == LOST or (m.kind == TIMEOUT and expired)):
             self._broken = error  # the connection is gone: every later call says so

@@ -57,7 +57,7 @@ _FIX_FILE = "give a catalog you can write with --catalog, or ask whoever owns it
 _SQLITE_FILES = "SQLite also writes PATH-wal and PATH-shm beside it"
 
 
-def sqlite_meaning(exc: sqlite3.Error, path: str) -> Meaning:
+def sqlite_meaning(exc: Exception, path: str) -> Meaning:
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
     text = first_line(exc)
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
