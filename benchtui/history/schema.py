@@ -29,12 +29,15 @@ Versions. ``catalog_meta`` holds the schema version (``schema``) and the benchtu
 made or last upgraded the catalog (``benchtui``). Every change is additive and bumps
 ``VERSION``:
 
-1. a new table, index or view goes into ``_TABLES`` or ``_views``: ``statements`` makes
-   it, in a new catalog and when an older one is upgraded (``CREATE ... IF NOT EXISTS``;
-   the views are dropped and made again on every upgrade);
+1. a new table, index or view goes into ``_TABLES`` or ``_views`` (and its name into
+   ``TABLES`` or ``VIEWS``): ``statements`` makes it, in a new catalog and when an older
+   one is upgraded (``CREATE ... IF NOT EXISTS``); a view whose definition changes needs
+   nothing more: the views are dropped and made again on every upgrade;
 2. a new column of an existing table goes into ``_TABLES`` (for new catalogs) and into
-   ``ADDED_COLUMNS`` with the version that added it (an upgrade adds it to older ones);
-3. ``VERSION`` is that version.
+   ``ADDED_COLUMNS`` with the version that added it (an upgrade adds it to older ones,
+   ``NULL`` in the rows already there: give it no ``NOT NULL`` without a ``DEFAULT``);
+3. ``VERSION`` is that version, and the list below and docs/history.md's table of versions
+   say what it added.
 
 ``migrate.py`` refuses a catalog whose version is newer than ``VERSION`` and
 upgrades an older one in one transaction (docs/history.md, "Schema versions").
