@@ -58,8 +58,7 @@ class Catalog:
     """An open catalog (``open_catalog``). Use as a context manager or call ``close``."""
 
     def __init__(self, url: str, kind: str, conn: Any, *, waits: Waits | None = None,
-                 watchdog: Watchdog | None = None,
-                 say: Callable[[str], None] | None = None) -> None:
+                 watchdog: Watchdog | None = None) -> None:
         self.url = url
         self.name = describe_url(url)
         self.kind = kind
@@ -67,7 +66,7 @@ class Catalog:
         self.waits = waits or Waits()
         self._watchdog = watchdog
         #: Where the catalog says what it waits for or did on its own (a sentence each).
-        self.say = say or _quiet
+        self.say: Callable[[str], None] = _quiet
         #: The schema version the catalog has (``migrate.prepare``).
         self.version: int | None = None
         self._broken: CatalogError | None = None

@@ -29,8 +29,8 @@ Versions. ``catalog_meta`` holds the schema version (``schema``) and the benchtu
 made or last upgraded the catalog (``benchtui``). Every change is additive and bumps
 ``VERSION``:
 
-1. a new table, index or view goes into ``_TABLES`` or ``_views`` (and its name into
-   ``TABLES`` or ``VIEWS``): ``statements`` makes it, in a new catalog and when an older
+1. a new table, index or view goes into ``_TABLES`` or ``view_statements`` (and its name into
+   ``TABLES`` or ``VIEWS``): ``migrate.py`` makes it, in a new catalog and when an older
    one is upgraded (``CREATE ... IF NOT EXISTS``); a view whose definition changes needs
    nothing more: the views are dropped and made again on every upgrade;
 2. a new column of an existing table goes into ``_TABLES`` (for new catalogs) and into
@@ -118,7 +118,8 @@ def _attr(name: str) -> str:
             f"AND a.name = '{name}') AS \"{name}\"")
 
 
-def _views(kind: str) -> list[str]:
+def view_statements(kind: str) -> list[str]:
+    """The views (``CREATE OR REPLACE VIEW`` on PostgreSQL, ``IF NOT EXISTS`` on SQLite)."""
     runs = (f"CREATE VIEW history_runs AS SELECT r.id AS run_id, r.plan, r.session_name, "
             f"{_time(kind, 'r.started')} AS time, r.started, r.ended, r.outcome, r.source, "
             f"r.path, {', '.join(_attr(a) for a in ATTRIBUTES)} FROM runs r")
@@ -156,15 +157,5 @@ def index_statements(kind: str) -> list[str]:
     return [s for s in _tables_text(kind) if s.startswith("CREATE INDEX")]
 
 
-def view_statements(kind: str) -> list[str]:
-    return _views(kind)
-
-
 def drop_view_statements() -> list[str]:
     return [f"DROP VIEW IF EXISTS {v}" for v in VIEWS]
-
-
-def statements(kind: str) -> list[str]:
-    """Every statement that makes a new catalog's tables, indexes and views (idempotent),
-    for ``kind``; ``catalog_meta``'s rows are written by ``migrate.py``."""
-    return table_statements(kind) + index_statements(kind) + view_statements(kind)
