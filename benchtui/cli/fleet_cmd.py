@@ -218,7 +218,7 @@ def run_headless(args: argparse.Namespace) -> int:
     with session_extras(session, None, record=args.record, export=args.export):
         code = asyncio.run(run_until_signal(session, args.facts))
     if args.record and args.history_catalog is not None:  # run --record S --history-catalog
-        from benchtui.cli.history_cmd import add_recorded
+        from benchtui.cli.history_add import add_recorded
 
         code = code if add_recorded(args.record, args.history_catalog) else code or 1
     return code

@@ -414,6 +414,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
                 and not args.record:
             raise UsageError("--history-catalog adds the recorded session: give --record "
                              "SESSION too")
+        if args.command in ("run", "demo", "record") and args.history_catalog is not None:
+            from benchtui.cli.history_add import check_catalog_for_recording
+
+            check_catalog_for_recording(args.history_catalog)  # before the run, not after
         if args.command == "run":
             if args.jsonl and args.baseline:
                 raise UsageError("--baseline goes with the console, not with --jsonl")

@@ -52,7 +52,7 @@ def run_record(args: argparse.Namespace) -> int:
             code = asyncio.run(run_until_signal(session, args.facts))
     _print_summary(args.output)
     if args.history_catalog is not None:  # record --history [URL]
-        from benchtui.cli.history_cmd import add_recorded
+        from benchtui.cli.history_add import add_recorded
 
         code = code if add_recorded(args.output, args.history_catalog) else code or 1
     return code

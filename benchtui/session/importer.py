@@ -49,6 +49,7 @@ from benchtui.parsers import registry
 from benchtui.parsers._flattened import restore_line_breaks
 from benchtui.parsers.base import decode_output
 from benchtui.plan.commands import STEP
+from benchtui.session.compare import FLEET
 from benchtui.session.figure_track import Digest, FigureRecorder
 from benchtui.session.import_map import (
     MATCH_SECONDS,
@@ -140,6 +141,7 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
         runs.extend(found)
         del src, lines, pieces, found
     runs = merge_runs(runs)
+    _refuse_reserved_hosts(runs)
     for run in runs:
         finish_run(run)
     samples = sum(len(r.samples) for r in runs)
@@ -232,6 +234,15 @@ def _refuse_control_labels(runs: list[ImportedRun], src: _Source) -> None:
                     where = f"{src.path}:{src.text.count(chr(10), 0, at) + 1}" if at >= 0 \
                         else src.path
                     raise control_error(where, f"{key} name", value)
+
+
+def _refuse_reserved_hosts(runs: list[ImportedRun]) -> None:
+    """``(fleet)`` names the fleet's figures in the report and the history: a host by that
+    name would be merged with them."""
+    if any(r.host == FLEET for r in runs):
+        raise UsageError(f"{FLEET!r} cannot be a host name: benchtui keeps it for the "
+                         "fleet's figures; give the host another name (--host, or the map's "
+                         "host rule)")
 
 
 def _refuse_existing(path: str) -> None:
