@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
 import signal
 import sys
@@ -89,7 +90,7 @@ def signal_words(sig: int) -> str:
 def discard_stdout() -> None:
     """Point standard output at ``/dev/null`` once writing it failed: what is still in its
     buffer goes nowhere instead of failing again as the process exits."""
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError):  # (closed from the start: nothing to do)
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())
         os.close(null)
@@ -112,9 +113,12 @@ class StdoutSamples:
             self.writer.write(samples)
             sys.stdout.flush()
         except OSError as exc:
-            reason = "its reader went away" if isinstance(exc, BrokenPipeError) \
-                else exc.strerror or str(exc)
-            self.failed = f"standard output can no longer be written: {reason}"
+            if exc.errno == errno.EBADF:
+                self.failed = "standard output is closed: no sample can be written"
+            else:
+                reason = "its reader went away" if isinstance(exc, BrokenPipeError) \
+                    else exc.strerror or str(exc)
+                self.failed = f"standard output can no longer be written: {reason}"
             discard_stdout()
             self.session.abort(self.failed)
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from benchtui.errors import UsageError
+from benchtui.errors import InputError, UsageError
 from benchtui.export.formats import SampleWriter, writer_for
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import MIN_CHARS, restore_line, restore_line_breaks
@@ -81,6 +81,9 @@ def _report_warnings(path: str, warnings: list[ParseWarning]) -> None:
 
 def _open(path: str) -> BinaryIO:
     if path == "-":
+        if sys.stdin is None:  # (<&-: closed before benchtui started)
+            raise InputError("-", "standard input is closed", "give a file name, or pipe the "
+                             "tool's output in")
         return sys.stdin.buffer
     try:
         return open(path, "rb")
