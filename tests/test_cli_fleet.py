@@ -75,9 +75,10 @@ def test_run_jsonl_prints_samples_with_the_step_and_writes_facts(tmp_path: Path)
 @pytest.mark.slow
 def test_run_exits_1_with_the_reason_when_a_step_fails(tmp_path: Path) -> None:
     require_tool("fio")
-    # An option fio refuses: the step fails on its host, the reason is said.
+    # An engine the host's fio cannot load (an external engine's name passes check): the
+    # step fails on its host, the reason is said.
     plan = write_plan(tmp_path, extra='env = { }\n')
-    text = plan.read_text().replace("--runtime=3", "--runtime=3 --rw=nonsense")
+    text = plan.read_text().replace("--runtime=3", "--runtime=3 --ioengine=nosuchplugin")
     plan.write_text(text)
     out = benchtui("run", str(plan), "--jsonl")
     assert out.returncode == 1, out.stderr

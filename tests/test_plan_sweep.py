@@ -265,7 +265,7 @@ BAD = [
                  "(['bs']); write matrix = { ioengine = [\"psync\", \"libaio\"], bs = "
                  '["4k", "1m"] }',
                  id="matrix-not-a-table"),
-    pytest.param(fio_step('{ bs = [' + ", ".join(str(n) for n in range(101)) + '], '
+    pytest.param(fio_step('{ bs = [' + ", ".join(str(n) for n in range(1, 102)) + '], '
                           'iodepth = [' + ", ".join(str(n) for n in range(1, 101)) + "] }"),
                  'plan.toml:10: matrix of step "randread" makes 10100 steps, more than 10000; '
                  "sweep fewer values, or split the sweep into several steps", id="too-many"),

@@ -28,6 +28,7 @@ from benchtui.plan.fio_rewrite import (
     set_in_args,
     set_in_jobfile,
 )
+from benchtui.plan.fio_value_check import value_problem
 from benchtui.plan.model import DEFAULT_SELECT, SELECT_CHOICES, StepSpec
 
 #: Most steps one matrix may make (as many as ``repeat`` may run one step).
@@ -117,6 +118,9 @@ def _read_values(fields: Fields, key: str, values: object) -> tuple[str, ...]:
             raise fields.source.error(
                 path, f"value {n} of {where} ({shown(text)}) is empty or holds spaces at its "
                       "ends or control characters", f'write it as fio reads it, e.g. "{key}"')
+        problem = value_problem(key, text)
+        if problem is not None:
+            raise fields.source.error(path, f"value {n} of {where}: {problem[0]}", problem[1])
         if text in texts:
             raise fields.source.error(
                 path, f"{where} lists {shown(text)} twice, which would make two steps with "

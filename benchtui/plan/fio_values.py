@@ -1,0 +1,213 @@
+"""How fio reads an option's value: numbers, sizes and times, exactly as fio's parse.c does.
+
+fio (fio-3.33, parse.c: ``str_to_decimal``, ``get_mult_time``, ``get_mult_bytes``,
+``check_int``) reads the leading whole number with ``strtoll`` (hexadecimal when the text holds
+``0x``) and then a suffix. It refuses a value with no number at all, and silently misreads many
+others:
+
+- a time's suffix must be ``us``/``usec``, ``ms``/``msec`` (or anything starting so), or exactly
+  ``s``, ``m``, ``h`` or ``d``; any other (``15sec``, ``2min``, ``15s0``) counts as microseconds,
+  and a bare number is in the option's own unit (seconds for ``runtime``, microseconds for
+  ``thinktime``);
+- a size's suffix is read by its first letter (``k``, ``m``, ``g``, ``t``, ``p``; ``%`` for a
+  share); ``4x`` is 4 bytes; with fio's default ``kb_base=1024`` the IEC forms are the other
+  way round: ``4k`` is 4096 bytes but ``4KiB`` is 4000;
+- everything after the whole number is dropped or misread: ``1.5g`` is 1 byte, ``1.5s`` is 1 s.
+
+``read_time``, ``read_size`` and ``read_int`` return what fio makes of a value, and whether that
+is what its text says (``exact``): a check can then tell a value fio refuses from one it reads as
+something else. Values are in base units: seconds, bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Time suffixes fio knows exactly (``get_mult_time``), in microseconds; ``us`` and ``ms`` are
+#: matched as prefixes (``usec``, ``msec``).
+_TIME_UNITS = {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000}
+_SIZE_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+#: Size suffixes written as fio documents them (its HOWTO, "Input parameter types").
+_SIZE_SUFFIXES = re.compile(r"(?:[kmgtp](?:i?b)?|b)?", re.IGNORECASE)
+_SEPARATORS = ":-,/"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What fio makes of a value: ``value`` (seconds, bytes or a count; None when refused),
+    ``exact`` when that is what the text says, ``percent`` for ``N%`` (a share, 0-100)."""
+
+    value: float | None
+    exact: bool = True
+    percent: bool = False
+    #: The text after fio's whole number (``s0`` of ``15s0``), for messages.
+    rest: str = ""
+
+    @property
+    def refused(self) -> bool:
+        return self.value is None
+
+
+def strtoll(text: str) -> tuple[int, int] | None:
+    """C's ``strtoll`` as fio calls it: base 16 when the text holds ``0x`` anywhere, else 10;
+    leading blanks and a sign allowed. (value, index after the number), or None when no digit
+    was read."""
+    base = 16 if "0x" in text or "0X" in text else 10
+    pattern = r"\s*[+-]?(?:0[xX])?[0-9a-fA-F]+" if base == 16 else r"\s*[+-]?[0-9]+"
+    m = re.match(pattern, text)
+    if m is None:
+        return None
+    digits = m.group(0).strip()
+    try:
+        return int(digits, base), m.end()
+    except ValueError:  # "0x" alone: strtoll reads the 0
+        return 0, m.end() - 1
+
+
+def _after_digits(text: str) -> int:
+    """Where fio's suffix scan stops: past digits and signs from the start (``get_mult_*``)."""
+    i = 0
+    while i < len(text) and (text[i].isdigit() or text[i] in "+-"):
+        i += 1
+    return i
+
+
+def read_time(text: str, *, bare_seconds: bool) -> Reading:
+    """A time option's value (``runtime``, ``thinktime``) in seconds, as fio reads it."""
+    number = strtoll(text)
+    if number is None or not text:
+        return Reading(None)
+    whole, end = number
+    rest = text[end:]
+    start = _after_digits(text)
+    suffix = text[start:].lower() if start < len(text) and text[start].isalpha() else ""
+    if not suffix:
+        micros = 1_000_000 if bare_seconds else 1
+    elif suffix.startswith("us"):
+        micros = 1
+    elif suffix.startswith("ms"):
+        micros = 1000
+    else:
+        micros = _TIME_UNITS.get(suffix, 1)
+    low = rest.lower()
+    exact = low in ("", *_TIME_UNITS) or (low.startswith(("us", "ms")) and low.isalpha())
+    return Reading(whole * micros / 1e6, exact, rest=rest)
+
+
+def _size_multiplier(suffix: str, kb_base: int) -> tuple[int, bool]:
+    """(multiplier, percent) of fio's ``__get_mult_bytes`` for the text after the number."""
+    low = suffix.lower()
+    for i, char in enumerate(low):
+        if char in _SEPARATORS:
+            low = low[:i]
+            break
+    if low.startswith("%"):
+        return 1, True
+    for prefix, power in _SIZE_POWERS.items():
+        if low.startswith(prefix + "ib"):
+            return (1000 if kb_base == 1024 else 1024) ** power, False
+    for prefix, power in _SIZE_POWERS.items():
+        if low.startswith(prefix):
+            return kb_base ** power, False
+    return 1, False
+
+
+def read_size(text: str, *, kb_base: int = 1024) -> Reading:
+    """A size or count (``size``, ``bs``, ``iodepth``), in bytes or units, as fio reads it;
+    ``N%`` is a share (``percent``)."""
+    number = strtoll(text)
+    if number is None or not text:
+        return Reading(None)
+    whole, end = number
+    rest = text[end:]
+    start = _after_digits(text)
+    if len(text) < 2:
+        multiplier, percent = _size_multiplier(text, kb_base)
+    elif start < len(text) and (text[start].isalpha() or text[start] == "%"):
+        multiplier, percent = _size_multiplier(text[start:], kb_base)
+    else:
+        multiplier, percent = 1, False
+    if percent:
+        return Reading(float(whole), rest == "%", percent=True, rest=rest)
+    # With kb_base=1024, KiB is 1000 to fio: exact only in the (rare) kb_base=1000 jobs.
+    exact = _SIZE_SUFFIXES.fullmatch(rest) is not None and \
+        (kb_base == 1000 or not rest.lower().endswith("ib"))
+    return Reading(float(whole * multiplier), exact, rest=rest)
+
+
+def read_int(text: str) -> Reading:
+    """A boolean or flag's value: fio's ``check_int`` (``sscanf`` of ``%u``, or ``%x`` when the
+    text holds ``0x``); anything after the number is ignored."""
+    hexadecimal = "0x" in text or "0X" in text
+    m = re.match(r"\s*[+-]?(0[xX])?[0-9a-fA-F]+" if hexadecimal else r"\s*[+-]?[0-9]+", text)
+    if m is None:
+        return Reading(None)
+    digits = m.group(0).strip()
+    return Reading(float(int(digits, 16 if hexadecimal else 10)), m.end() == len(text),
+                   rest=text[m.end():])
+
+
+def seconds_text(seconds: float) -> str:
+    """``15 microseconds``, ``1 s``, ``2 minutes``: how long fio's reading is, for people."""
+    if seconds == 0:
+        return "0 s"
+    for unit, scale in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0), ("s", 1.0),
+                        ("milliseconds", 1e-3), ("microseconds", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:g} {unit}"
+    return f"{seconds:g} s"
+
+
+_WORDS = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)")
+_TIME_NAMES = {
+    "us": 1, "usec": 1, "usecs": 1, "microsecond": 1, "microseconds": 1,
+    "ms": 1000, "msec": 1000, "msecs": 1000, "millisecond": 1000, "milliseconds": 1000,
+    "s": 10**6, "sec": 10**6, "secs": 10**6, "second": 10**6, "seconds": 10**6,
+    "m": 60 * 10**6, "min": 60 * 10**6, "mins": 60 * 10**6, "minute": 60 * 10**6,
+    "minutes": 60 * 10**6, "h": 3600 * 10**6, "hr": 3600 * 10**6, "hrs": 3600 * 10**6,
+    "hour": 3600 * 10**6, "hours": 3600 * 10**6, "d": 86400 * 10**6, "day": 86400 * 10**6,
+    "days": 86400 * 10**6,
+}
+
+
+def time_as_fio_reads_it(text: str, *, bare_seconds: bool) -> str | None:
+    """What to write for fio to read the time ``text`` seems to mean (``1.5s`` -> ``1500ms``,
+    ``2min`` -> ``2m``, ``15s0`` -> ``15s``); None when it cannot be told."""
+    m = _WORDS.match(text)
+    if m is None:
+        return None
+    unit = m.group(2).lower()
+    if not unit:
+        micros = 10**6 if bare_seconds else 1
+    elif unit in _TIME_NAMES:
+        micros = _TIME_NAMES[unit]
+    else:
+        return None
+    total = float(m.group(1)) * micros
+    for suffix, scale in (("d", 86400 * 10**6), ("h", 3600 * 10**6), ("m", 60 * 10**6),
+                          ("s", 10**6), ("ms", 1000), ("us", 1)):
+        if total >= scale and total % scale == 0:
+            return f"{int(total // scale)}{suffix}"
+    return f"{round(total)}us" if total >= 1 else None
+
+
+def size_as_fio_reads_it(text: str) -> str | None:
+    """What to write for fio (kb_base=1024) to read the size ``text`` seems to mean
+    (``1.5g`` -> ``1536m``, ``4KiB`` -> ``4k``); None when it cannot be told."""
+    m = _WORDS.match(text)
+    if m is None:
+        return None
+    unit = m.group(2).lower()
+    if unit in ("", "b"):
+        power = 0
+    elif unit[:1] in _SIZE_POWERS and unit[1:] in ("", "b", "ib"):
+        power = _SIZE_POWERS[unit[:1]]
+    else:
+        return None
+    total = float(m.group(1)) * 1024**power
+    for suffix, scale in (("p", 1024**5), ("t", 1024**4), ("g", 1024**3), ("m", 1024**2),
+                          ("k", 1024)):
+        if total >= scale and total % scale == 0:
+            return f"{int(total // scale)}{suffix}"
+    return str(int(total)) if total == int(total) else None
