@@ -72,10 +72,9 @@ def _resolve_long(name: str) -> tuple[str | None, tuple[str, ...]]:
     if not name:
         return None, ()
     matches = [o for o in _LONG_OPTIONS if o.startswith(name)]
-    options = sorted({canonical(o) for o in matches})
-    if len(options) == 1:
+    if len({canonical(o) for o in matches}) == 1:
         return matches[0], ()
-    return None, tuple(options)
+    return None, tuple(matches)
 
 
 def _takes_next_word(name: str) -> bool:

@@ -28,8 +28,6 @@ from dataclasses import dataclass
 #: matched as prefixes (``usec``, ``msec``).
 _TIME_UNITS = {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000}
 _SIZE_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
-#: Size suffixes written as fio documents them (its HOWTO, "Input parameter types").
-_SIZE_SUFFIXES = re.compile(r"(?:[kmgtp](?:i?b)?|b)?", re.IGNORECASE)
 _SEPARATORS = ":-,/"
 
 
@@ -90,9 +88,10 @@ def read_time(text: str, *, bare_seconds: bool) -> Reading:
         micros = 1000
     else:
         micros = _TIME_UNITS.get(suffix, 1)
-    low = rest.lower()
-    exact = low in ("", *_TIME_UNITS) or (low.startswith(("us", "ms")) and low.isalpha())
-    return Reading(whole * micros / 1e6, exact, rest=rest)
+    value = whole * micros
+    exact = _HEX.fullmatch(text) is not None or \
+        meant_micros(text, bare_seconds=bare_seconds) == value
+    return Reading(value / 1e6, exact, rest=rest)
 
 
 def _size_multiplier(suffix: str, kb_base: int) -> tuple[int, bool]:
@@ -130,10 +129,10 @@ def read_size(text: str, *, kb_base: int = 1024) -> Reading:
         multiplier, percent = 1, False
     if percent:
         return Reading(float(whole), rest == "%", percent=True, rest=rest)
-    # With kb_base=1024, KiB is 1000 to fio: exact only in the (rare) kb_base=1000 jobs.
-    exact = _SIZE_SUFFIXES.fullmatch(rest) is not None and \
-        (kb_base == 1000 or not rest.lower().endswith("ib"))
-    return Reading(float(whole * multiplier), exact, rest=rest)
+    value = whole * multiplier
+    # (with kb_base=1024, fio's default, 4KiB is 4000 bytes: not what the text says)
+    exact = _HEX.fullmatch(text) is not None or meant_bytes(text, kb_base=kb_base) == value
+    return Reading(float(value), exact, rest=rest)
 
 
 def read_int(text: str) -> Reading:
@@ -159,7 +158,8 @@ def seconds_text(seconds: float) -> str:
     return f"{seconds:g} s"
 
 
-_WORDS = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)")
+_SAID = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*")
+_HEX = re.compile(r"\s*[+-]?0[xX][0-9a-fA-F]+")
 _TIME_NAMES = {
     "us": 1, "usec": 1, "usecs": 1, "microsecond": 1, "microseconds": 1,
     "ms": 1000, "msec": 1000, "msecs": 1000, "millisecond": 1000, "milliseconds": 1000,
@@ -171,20 +171,45 @@ _TIME_NAMES = {
 }
 
 
+def _said(text: str, *, whole: bool) -> tuple[float, str] | None:
+    """(number, unit word) a value's text says (``1.5 min``); ``whole``: nothing may follow."""
+    m = _SAID.fullmatch(text) if whole else _SAID.match(text)
+    return (float(m.group(1)), m.group(2).lower()) if m else None
+
+
+def meant_micros(text: str, *, bare_seconds: bool, whole: bool = True) -> float | None:
+    """The time ``text`` says, in microseconds, as a person reads it (``1.5s``, ``2min``,
+    ``15sec``); None when it says no time."""
+    said = _said(text, whole=whole)
+    if said is None:
+        return None
+    number, unit = said
+    if not unit:
+        return number * (10**6 if bare_seconds else 1)
+    scale = _TIME_NAMES.get(unit)
+    return None if scale is None else number * scale
+
+
+def meant_bytes(text: str, *, kb_base: int = 1024, whole: bool = True) -> float | None:
+    """The size ``text`` says, in bytes, as a person reads it (``1.5g``; ``4KiB`` is 4096,
+    ``4k`` is ``kb_base`` x 4); None when it says no size."""
+    said = _said(text, whole=whole)
+    if said is None:
+        return None
+    number, unit = said
+    if unit in ("", "b"):
+        return number
+    if unit[:1] in _SIZE_POWERS and unit[1:] in ("", "b", "ib"):
+        return number * (1024 if unit.endswith("ib") else kb_base) ** _SIZE_POWERS[unit[:1]]
+    return None
+
+
 def time_as_fio_reads_it(text: str, *, bare_seconds: bool) -> str | None:
     """What to write for fio to read the time ``text`` seems to mean (``1.5s`` -> ``1500ms``,
     ``2min`` -> ``2m``, ``15s0`` -> ``15s``); None when it cannot be told."""
-    m = _WORDS.match(text)
-    if m is None:
+    total = meant_micros(text, bare_seconds=bare_seconds, whole=False)
+    if total is None:
         return None
-    unit = m.group(2).lower()
-    if not unit:
-        micros = 10**6 if bare_seconds else 1
-    elif unit in _TIME_NAMES:
-        micros = _TIME_NAMES[unit]
-    else:
-        return None
-    total = float(m.group(1)) * micros
     for suffix, scale in (("d", 86400 * 10**6), ("h", 3600 * 10**6), ("m", 60 * 10**6),
                           ("s", 10**6), ("ms", 1000), ("us", 1)):
         if total >= scale and total % scale == 0:
@@ -195,17 +220,9 @@ def time_as_fio_reads_it(text: str, *, bare_seconds: bool) -> str | None:
 def size_as_fio_reads_it(text: str) -> str | None:
     """What to write for fio (kb_base=1024) to read the size ``text`` seems to mean
     (``1.5g`` -> ``1536m``, ``4KiB`` -> ``4k``); None when it cannot be told."""
-    m = _WORDS.match(text)
-    if m is None:
+    total = meant_bytes(text, whole=False)
+    if total is None:
         return None
-    unit = m.group(2).lower()
-    if unit in ("", "b"):
-        power = 0
-    elif unit[:1] in _SIZE_POWERS and unit[1:] in ("", "b", "ib"):
-        power = _SIZE_POWERS[unit[:1]]
-    else:
-        return None
-    total = float(m.group(1)) * 1024**power
     for suffix, scale in (("p", 1024**5), ("t", 1024**4), ("g", 1024**3), ("m", 1024**2),
                           ("k", 1024)):
         if total >= scale and total % scale == 0:
