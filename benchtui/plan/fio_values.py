@@ -200,7 +200,8 @@ def meant_bytes(text: str, *, kb_base: int = 1024, whole: bool = True) -> float 
     if unit in ("", "b"):
         return number
     if unit[:1] in _SIZE_POWERS and unit[1:] in ("", "b", "ib"):
-        return number * (1024 if unit.endswith("ib") else kb_base) ** _SIZE_POWERS[unit[:1]]
+        base: int = 1024 if unit.endswith("ib") else kb_base
+        return number * base ** _SIZE_POWERS[unit[:1]]
     return None
 
 
