@@ -200,7 +200,7 @@ def meant_bytes(text: str, *, kb_base: int = 1024, whole: bool = True) -> float 
     if unit in ("", "b"):
         return number
     if unit[:1] in _SIZE_POWERS and unit[1:] in ("", "b", "ib"):
-        base: int = 1024 if unit.endswith("ib") else kb_base
+        base = float(1024 if unit.endswith("ib") else kb_base)
         return number * base ** _SIZE_POWERS[unit[:1]]
     return None
 
