@@ -224,6 +224,9 @@ def _refuse_control_labels(runs: list[ImportedRun], src: _Source) -> None:
 
 
 def _refuse_existing(path: str) -> None:
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory; give a file name for the session, e.g. "
+                         f"{os.path.join(path, 'imported.btr')}")
     if os.path.lexists(path):
         raise InputError(path, "already exists; give another file name (a session file is "
                          "never overwritten)")
