@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -91,10 +92,8 @@ def slow_reader(port: int, pipelined: int) -> socket.socket:
     sock.connect(("127.0.0.1", port))
     sock.setblocking(False)
     plain = GET.replace(b"Accept-Encoding: gzip\r\n", b"") + b"\r\n"  # the bigger answer
-    try:
+    with contextlib.suppress(BlockingIOError):  # (the server reads one request at a time)
         sock.send(plain * pipelined)
-    except BlockingIOError:
-        pass  # (the server reads one request at a time: the rest waits in its buffers)
     return sock
 
 
@@ -144,7 +143,7 @@ async def load(port: int, args: argparse.Namespace) -> dict[str, object]:
 
 
 def set_nofile(limit: int) -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(limit, hard), hard))
 
 

@@ -15,10 +15,3 @@ def test_export_benchmark_runs_and_reports() -> None:
                           capture_output=True, text=True, timeout=120, check=True)
     assert "| 2 | " in done.stdout and "samples written" in done.stdout
 
-
-def test_export_burst_benchmark_runs_and_reports() -> None:
-    script = repo_root() / "benchmarks" / "export_burst.py"
-    done = subprocess.run([sys.executable, str(script), "--hosts", "1", "--scrapes", "5",
-                           "--idle", "20", "--slow", "2", "--steady", "2", "--rounds", "1"],
-                          capture_output=True, text=True, timeout=120, check=True)
-    assert "| 1 | 20 / 20 | 2 of 2 |" in done.stdout and "5 of 5" in done.stdout

@@ -34,7 +34,8 @@ from benchtui.plan.fio_option_names import (
     SINCE,
     VALUE_KINDS,
 )
-from benchtui.plan.fio_value_check import canonical, closest, not_checked, value_problem
+from benchtui.plan.fio_rewrite import canonical_option as canonical
+from benchtui.plan.fio_value_check import closest, not_checked, value_problem
 
 _JOB_OPTIONS = GENERAL_OPTIONS | ENGINE_OPTIONS | ALIASES.keys()
 _LONG_OPTIONS = sorted(_JOB_OPTIONS | COMMAND_OPTIONS.keys())

@@ -15,7 +15,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from benchtui.plan.fio_option_names import ALIASES, CHOICES, MAXIMUMS, MINIMUMS, VALUE_KINDS
+from benchtui.plan.fio_option_names import CHOICES, MAXIMUMS, MINIMUMS, VALUE_KINDS
+from benchtui.plan.fio_rewrite import canonical_option as canonical
 from benchtui.plan.fio_values import (
     read_int,
     read_size,
@@ -36,11 +37,6 @@ _IEC_WORDS = "with fio's kb_base=1024, KiB, MiB... are powers of 1000 and k, m..
 def not_checked(text: str) -> bool:
     """A name or value benchtui cannot judge: a placeholder, ``$VAR``, ``(arithmetic)``."""
     return has_placeholders(text) or "$" in text or text.startswith("(")
-
-
-def canonical(name: str) -> str:
-    """fio's name of an option (``blocksize`` -> ``bs``)."""
-    return ALIASES.get(name, name)
 
 
 def closest(word: str, options: Iterable[str]) -> str | None:
@@ -77,7 +73,7 @@ def value_problem(option: str, value: str | None, prefix: str = "", *, kb_base: 
     return _Given(option, value or "", prefix, kb_base).problem(given=value is not None)
 
 
-def parts(value: str) -> Iterator[str]:
+def _parts(value: str) -> Iterator[str]:
     """The values of a numeric option, split as fio's ``handle_option`` does: at a comma,
     else a colon, else a dash (``bs=4k,64k``, ``startdelay=5-10``); a last comma is dropped."""
     rest: str | None = value
@@ -135,7 +131,7 @@ class _Given:
         if kind in ("bool", "flag"):
             return self._boolean()
         if kind in _NUMBERS:
-            return next(filter(None, (self._number(part) for part in parts(self.value))), None)
+            return next(filter(None, (self._number(part) for part in _parts(self.value))), None)
         if key == "ioengine":
             return self._engine()
         if key in CHOICES:

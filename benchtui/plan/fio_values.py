@@ -29,6 +29,7 @@ from dataclasses import dataclass
 _TIME_UNITS = {"s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000, "d": 86_400_000_000}
 _SIZE_POWERS = {"k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
 _SEPARATORS = ":-,/"
+_HEX = re.compile(r"\s*[+-]?0[xX][0-9a-fA-F]+")
 
 
 @dataclass(frozen=True)
@@ -39,12 +40,6 @@ class Reading:
     value: float | None
     exact: bool = True
     percent: bool = False
-    #: The text after fio's whole number (``s0`` of ``15s0``), for messages.
-    rest: str = ""
-
-    @property
-    def refused(self) -> bool:
-        return self.value is None
 
 
 def strtoll(text: str) -> tuple[int, int] | None:
@@ -76,8 +71,7 @@ def read_time(text: str, *, bare_seconds: bool) -> Reading:
     number = strtoll(text)
     if number is None or not text:
         return Reading(None)
-    whole, end = number
-    rest = text[end:]
+    whole, _ = number
     start = _after_digits(text)
     suffix = text[start:].lower() if start < len(text) and text[start].isalpha() else ""
     if not suffix:
@@ -91,7 +85,7 @@ def read_time(text: str, *, bare_seconds: bool) -> Reading:
     value = whole * micros
     exact = _HEX.fullmatch(text) is not None or \
         meant_micros(text, bare_seconds=bare_seconds) == value
-    return Reading(value / 1e6, exact, rest=rest)
+    return Reading(value / 1e6, exact)
 
 
 def _size_multiplier(suffix: str, kb_base: int) -> tuple[int, bool]:
@@ -128,11 +122,11 @@ def read_size(text: str, *, kb_base: int = 1024) -> Reading:
     else:
         multiplier, percent = 1, False
     if percent:
-        return Reading(float(whole), rest == "%", percent=True, rest=rest)
+        return Reading(float(whole), rest == "%", percent=True)
     value = whole * multiplier
     # (with kb_base=1024, fio's default, 4KiB is 4000 bytes: not what the text says)
     exact = _HEX.fullmatch(text) is not None or meant_bytes(text, kb_base=kb_base) == value
-    return Reading(float(value), exact, rest=rest)
+    return Reading(float(value), exact)
 
 
 def read_int(text: str) -> Reading:
@@ -143,8 +137,7 @@ def read_int(text: str) -> Reading:
     if m is None:
         return Reading(None)
     digits = m.group(0).strip()
-    return Reading(float(int(digits, 16 if hexadecimal else 10)), m.end() == len(text),
-                   rest=text[m.end():])
+    return Reading(float(int(digits, 16 if hexadecimal else 10)), m.end() == len(text))
 
 
 def seconds_text(seconds: float) -> str:
@@ -159,7 +152,6 @@ def seconds_text(seconds: float) -> str:
 
 
 _SAID = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*")
-_HEX = re.compile(r"\s*[+-]?0[xX][0-9a-fA-F]+")
 _TIME_NAMES = {
     "us": 1, "usec": 1, "usecs": 1, "microsecond": 1, "microseconds": 1,
     "ms": 1000, "msec": 1000, "msecs": 1000, "millisecond": 1000, "milliseconds": 1000,

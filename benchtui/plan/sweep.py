@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from benchtui.plan.fields import Fields, did_you_mean, shown, type_name
-from benchtui.plan.fio_option_names import FIO_VERSION
 from benchtui.plan.fio_rewrite import (
     is_fio_option,
     jobfiles_in_args,
@@ -93,7 +92,7 @@ def _read_values(fields: Fields, key: str, values: object) -> tuple[str, ...]:
                                   "sweep the options of the job instead")
     if not is_fio_option(key):
         guess = did_you_mean(key, known_fio_options())
-        raise fields.source.error(path, f"{where} is not a fio option (of {FIO_VERSION})",
+        raise fields.source.error(path, f"{where} is not a fio option",
                                   guess or "matrix keys are fio option names, as in "
                                   "matrix = { bs = [\"4k\", \"1m\"] }")
     if not isinstance(values, list):
