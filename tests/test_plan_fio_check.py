@@ -66,6 +66,39 @@ def test_times_and_sizes_are_read_as_the_real_fio_reads_them() -> None:
                                                         "0x1000", "7b"}
 
 
+RANGES = ["5-10", "5s-10s", "5ms-10ms", "1m-2m", "10s:20s", "3,4", "2k-8k"]
+
+
+def test_ranges_are_read_part_by_part_as_the_real_fio_reads_them() -> None:
+    # fio reads each part from its start to the first comma: in 5s-10s the first part's suffix
+    # is "s-10s", microseconds to fio; a size's suffix stops at the dash.
+    args = []
+    for n, value in enumerate(RANGES):
+        args += [f"--name=r{n}", f"--startdelay={value}", f"--name=b{n}", f"--bs={value}"]
+    done = fio("--debug=parse", *args)
+    assert done.returncode == 0, done.stderr
+    firsts: dict[tuple[str, str], int] = {}
+    option, ptr = "", ""
+    for line in (done.stdout + done.stderr).splitlines():
+        if m := re.search(r" handle_option=(\w+), ptr=(.*)$", line):
+            option, ptr = m.group(1), m.group(2)
+        elif (m := re.search(r"ret=0, out=(\d+)", line)) and (option, ptr) not in firsts:
+            firsts[(option, ptr)] = int(m.group(1))
+    for value in RANGES:
+        first = re.split(r"[,:-]", value)[0]
+        read = value.split(",", 1)[0]
+        delay = read_time(read, bare_seconds=True, said=first)
+        assert delay.value is not None and round(delay.value * 1e6) == \
+            firsts[("startdelay", value)], value
+        assert read_size(read, said=first).value == firsts[("bs", value)], value
+    flagged = {v for v in RANGES if problems(f"--startdelay={v}")}
+    assert flagged == {"5s-10s", "1m-2m", "10s:20s", "2k-8k"}
+    assert problems("--startdelay=5s-10s") == [
+        "fio reads '5s' of --startdelay=5s-10s as 5 microseconds (in a range or list of times, "
+        "fio takes s, m, h and d only at the very end: write bare numbers, or us and ms); write "
+        "--startdelay=5-10"]
+
+
 @pytest.mark.parametrize("typo", ["iodepht", "runtme", "Runtime", "rw_mix_read", "dirct",
                                   "numjbos", "ioegine", "blcksize", "group_reprting"])
 def test_a_misspelled_option_gets_fio_s_own_suggestion(typo: str) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from benchtui.plan.fio_option_names import CHOICES, MAXIMUMS, MINIMUMS, VALUE_KINDS
 from benchtui.plan.fio_rewrite import canonical_option as canonical
 from benchtui.plan.fio_values import (
+    meant_micros,
     read_int,
     read_size,
     read_time,
@@ -32,6 +33,8 @@ _NUMBERS = ("number", "zone-number", *_TIMES)
 _TIME_WORDS = "its time suffixes are us, ms, s, m, h and d, after a whole number"
 _SIZE_WORDS = "its suffixes are k, m, g, t and p (kb, mb... too), after a whole number"
 _IEC_WORDS = "with fio's kb_base=1024, KiB, MiB... are powers of 1000 and k, m... of 1024"
+_RANGE_WORDS = ("in a range or list of times, fio takes s, m, h and d only at the very end: "
+                "write bare numbers, or us and ms")
 
 
 def not_checked(text: str) -> bool:
@@ -73,17 +76,23 @@ def value_problem(option: str, value: str | None, prefix: str = "", *, kb_base: 
     return _Given(option, value or "", prefix, kb_base).problem(given=value is not None)
 
 
-def _parts(value: str) -> Iterator[str]:
-    """The values of a numeric option, split as fio's ``handle_option`` does: at a comma,
-    else a colon, else a dash (``bs=4k,64k``, ``startdelay=5-10``); a last comma is dropped."""
-    rest: str | None = value
-    while rest is not None:
-        value = rest
-        cut = next((value.index(c) for c in ",:-" if c in value), None)
-        if cut is not None and value[cut] == "," and cut == len(value) - 1:
-            value, cut = value[:-1], None
-        yield value if cut is None else value[:cut]
-        rest = None if cut is None else value[cut + 1:]
+def _parts(value: str) -> Iterator[tuple[str, str]]:
+    """The values of a numeric option as fio's ``handle_option`` splits them: at a comma, else
+    a colon, else a dash (``bs=4k,64k``, ``startdelay=5-10``). Each is (what fio's parser
+    reads: from the part's start to the first comma, the rest of the text included; the
+    part as written). So ``5s-10s`` is read from ``5s-10s`` (suffix ``s-10s``: microseconds to
+    fio) and ``10s``; ``4k-8k`` from ``4k-8k`` (a size's suffix stops at the dash) and ``8k``."""
+    rest = value
+    while True:
+        comma = rest.find(",")
+        if comma >= 0 and comma == len(rest) - 1:  # a last comma is dropped, and ends it
+            yield rest[:-1], rest[:-1]
+            return
+        cut = comma if comma >= 0 else next((rest.index(c) for c in ":-" if c in rest), -1)
+        yield rest.split(",", 1)[0], rest if cut < 0 else rest[:cut]
+        if cut < 0:
+            return
+        rest = rest[cut + 1:]
 
 
 @dataclass(frozen=True)
@@ -131,7 +140,9 @@ class _Given:
         if kind in ("bool", "flag"):
             return self._boolean()
         if kind in _NUMBERS:
-            return next(filter(None, (self._number(part) for part in _parts(self.value))), None)
+            parts = list(_parts(self.value))
+            return next(filter(None, (self._number(read, part, len(parts) > 1)
+                                      for read, part in parts)), None)
         if key == "ioengine":
             return self._engine()
         if key in CHOICES:
@@ -156,10 +167,11 @@ class _Given:
                     f"write {self.name}={most} or less")
         return None
 
-    def _number(self, part: str) -> tuple[str, str] | None:
+    def _number(self, read: str, part: str, several: bool) -> tuple[str, str] | None:
+        """fio reads ``read`` for the ``part`` of the value (one of ``several``)."""
         kind = self.kind or "number"
         if not part:
-            return None  # fio keeps its default for an empty part (bs=,64k)
+            return None  # fio keeps its default for an empty part (bs=,64k; nice=-5)
         if part[-1:] in "zZ" and kind == "zone-number":
             if re.fullmatch(r"\s*\d+z", part):
                 return None
@@ -168,15 +180,13 @@ class _Given:
         digits = re.match(r"\s*(\d+)", part)
         leading = digits.group(1) if digits else ""
         if kind in _TIMES:
-            reading = read_time(part, bare_seconds=kind == "seconds")
-            meant = time_as_fio_reads_it(part, bare_seconds=kind == "seconds")
-            example = f"{leading or 60}{'s' if kind == 'seconds' else 'us'}"
+            reading = read_time(read, bare_seconds=kind == "seconds", said=part)
+            fix = self._time_fix(leading)
         else:
-            reading = read_size(part, kb_base=self.kb_base)
+            reading = read_size(read, kb_base=self.kb_base, said=part)
             meant = size_as_fio_reads_it(part)
-            example = f"{leading or 4}k"
-        fix = f"write {self.name}={self.value.replace(part, meant, 1)}" if meant else \
-            f"write a whole number and a suffix, e.g. {self.name}={example}"
+            fix = f"write {self.name}={self.value.replace(part, meant, 1)}" if meant else \
+                f"write a whole number and a suffix, e.g. {self.name}={leading or 4}k"
         if reading.value is None:
             return f"fio refuses {self.written}: {part!r} is not a number", fix
         if reading.percent and kind != "zone-number":
@@ -184,14 +194,41 @@ class _Given:
                     "offset", f"write a whole number, e.g. {self.name}={leading or 4}")
         if not reading.exact:
             if kind in _TIMES:
-                said, why = seconds_text(reading.value), _TIME_WORDS
+                said = seconds_text(reading.value)
+                alone = read_time(part, bare_seconds=kind == "seconds").exact
+                why = _RANGE_WORDS if several and alone else _TIME_WORDS
             else:
                 said = f"{reading.value:.0f}"
                 if kind == "zone-number":
                     said += " byte" if reading.value == 1 else " bytes"
                 why = _IEC_WORDS if part.lower().endswith("ib") else _SIZE_WORDS
-            return f"fio reads {self.written} as {said} ({why})", fix
+            what = f"{part!r} of {self.written}" if several else self.written
+            return f"fio reads {what} as {said} ({why})", fix
         return None if kind in _TIMES or reading.percent else self._in_range(reading.value)
+
+    def _time_fix(self, leading: str) -> str:
+        """What to write for fio to read the time value as meant. In a range or list, only
+        ``us`` and ``ms`` work (fio matches them as prefixes of the rest of the text: ``s``,
+        ``m``, ``h`` and ``d`` must end it), so a bare number or those are written there."""
+        bare = self.kind == "seconds"
+        pieces = re.split(r"([,:-])", self.value)
+        if len(pieces) == 1:
+            meant = time_as_fio_reads_it(self.value, bare_seconds=bare)
+            if meant is not None:
+                return f"write {self.name}={meant}"
+            return f"write a whole number and a suffix, e.g. {self.name}={leading or 60}" + \
+                ("s" if bare else "us")
+        values = [meant_micros(p, bare_seconds=bare) for p in pieces[::2] if p]
+        if any(v is None for v in values):
+            return f"write each value as a whole number, e.g. {self.name}=5-10"
+        unit, scale = next((u, s) for u, s in (("", 10**6), ("ms", 1000), ("us", 1))
+                           if (u or bare) and all(v is not None and v % s == 0
+                                                  for v in values))
+        def written(piece: str) -> str:
+            return f"{round((meant_micros(piece, bare_seconds=bare) or 0) / scale)}{unit}"
+
+        out = [p if i % 2 or not p else written(p) for i, p in enumerate(pieces)]
+        return f"write {self.name}={''.join(out)}"
 
     def _engine(self) -> tuple[str, str] | None:
         engine = self.value.split(":", 1)[0]

@@ -66,8 +66,9 @@ def _after_digits(text: str) -> int:
     return i
 
 
-def read_time(text: str, *, bare_seconds: bool) -> Reading:
-    """A time option's value (``runtime``, ``thinktime``) in seconds, as fio reads it."""
+def read_time(text: str, *, bare_seconds: bool, said: str | None = None) -> Reading:
+    """A time option's value (``runtime``, ``thinktime``) in seconds, as fio reads it;
+    ``exact`` when it is what ``said`` (the part as written; ``text`` itself) says."""
     number = strtoll(text)
     if number is None or not text:
         return Reading(None)
@@ -83,8 +84,9 @@ def read_time(text: str, *, bare_seconds: bool) -> Reading:
     else:
         micros = _TIME_UNITS.get(suffix, 1)
     value = whole * micros
-    exact = _HEX.fullmatch(text) is not None or \
-        meant_micros(text, bare_seconds=bare_seconds) == value
+    said = text if said is None else said
+    exact = _HEX.fullmatch(said) is not None or \
+        meant_micros(said, bare_seconds=bare_seconds) == value
     return Reading(value / 1e6, exact)
 
 
@@ -106,14 +108,13 @@ def _size_multiplier(suffix: str, kb_base: int) -> tuple[int, bool]:
     return 1, False
 
 
-def read_size(text: str, *, kb_base: int = 1024) -> Reading:
+def read_size(text: str, *, kb_base: int = 1024, said: str | None = None) -> Reading:
     """A size or count (``size``, ``bs``, ``iodepth``), in bytes or units, as fio reads it;
-    ``N%`` is a share (``percent``)."""
+    ``N%`` is a share (``percent``); ``exact`` as for ``read_time``."""
     number = strtoll(text)
     if number is None or not text:
         return Reading(None)
     whole, end = number
-    rest = text[end:]
     start = _after_digits(text)
     if len(text) < 2:
         multiplier, percent = _size_multiplier(text, kb_base)
@@ -121,11 +122,12 @@ def read_size(text: str, *, kb_base: int = 1024) -> Reading:
         multiplier, percent = _size_multiplier(text[start:], kb_base)
     else:
         multiplier, percent = 1, False
+    said = text if said is None else said
     if percent:
-        return Reading(float(whole), rest == "%", percent=True)
+        return Reading(float(whole), said[end:] == "%", percent=True)
     value = whole * multiplier
     # (with kb_base=1024, fio's default, 4KiB is 4000 bytes: not what the text says)
-    exact = _HEX.fullmatch(text) is not None or meant_bytes(text, kb_base=kb_base) == value
+    exact = _HEX.fullmatch(said) is not None or meant_bytes(said, kb_base=kb_base) == value
     return Reading(float(value), exact)
 
 
@@ -144,10 +146,11 @@ def seconds_text(seconds: float) -> str:
     """``15 microseconds``, ``1 s``, ``2 minutes``: how long fio's reading is, for people."""
     if seconds == 0:
         return "0 s"
-    for unit, scale in (("days", 86400.0), ("hours", 3600.0), ("minutes", 60.0), ("s", 1.0),
-                        ("milliseconds", 1e-3), ("microseconds", 1e-6)):
+    for unit, scale in (("day", 86400.0), ("hour", 3600.0), ("minute", 60.0), ("s", 1.0),
+                        ("millisecond", 1e-3), ("microsecond", 1e-6)):
         if seconds >= scale:
-            return f"{seconds / scale:g} {unit}"
+            count = seconds / scale
+            return f"{count:g} {unit}" + ("" if count == 1 or unit == "s" else "s")
     return f"{seconds:g} s"
 
 
