@@ -133,10 +133,12 @@ class _Given:
         kind, key = self.kind, self.key
         if kind == "deprecated":
             return f"fio refuses {self.name}: it is deprecated", f"remove {self.name}"
+        needs = kind in ("bool", *_NUMBERS) or key in CHOICES
         if not given:
-            if kind in ("bool", *_NUMBERS) or key in CHOICES:
-                return f"{self.name} needs a value", f"e.g. {self.example()}"
-            return None
+            return (f"{self.name} needs a value", f"e.g. {self.example()}") if needs else None
+        if needs and self.prefix and self.value.startswith("--"):  # --direct --rw=read
+            return (f"{self.name} needs a value (fio would take {self.value} for it)",
+                    f"e.g. {self.example()}")
         if kind in ("bool", "flag"):
             return self._boolean()
         if kind in _NUMBERS:
