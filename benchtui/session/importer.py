@@ -43,7 +43,7 @@ from benchtui.errors import InputError, RecordingError, UsageError
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.fio_buckets import FIO_PLAT_BITS
-from benchtui.model.format import CONTROL, escape_control
+from benchtui.model.format import CONTROL, escape_control, plural
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import restore_line_breaks
@@ -246,6 +246,9 @@ def _refuse_reserved_hosts(runs: list[ImportedRun]) -> None:
 
 
 def _refuse_existing(path: str) -> None:
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory; give a file name for the session, e.g. "
+                         f"{os.path.join(path, 'imported.btr')}")
     if os.path.lexists(path):
         raise InputError(path, "already exists; give another file name (a session file is "
                          "never overwritten)")
@@ -336,7 +339,8 @@ class _Timeline:
                 self._add(out.t, out)
             self._samples(run.samples, offsets, t0)
             self._event(t0 + span, ev.RUN_END, f"{host}: {tools} imported, "
-                        f"{len(run.samples)} samples", host=host, step=step, status=0)
+                        f"{plural(len(run.samples), 'sample')}", host=host, step=step,
+                        status=0)
             self._event(t0 + span, ev.HOST_STATE, f"{host}: done", host=host, state="done")
         self._event(t0 + seconds, ev.STEP_END, f"step {step} done in {seconds:.1f} s "
                     "(imported)", step=step, seconds=seconds)
