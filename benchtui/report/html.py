@@ -32,6 +32,8 @@ from benchtui.report.markdown import (
 )
 from benchtui.report.model import Report, Row
 from benchtui.report.plot.bars import Bar, Panel, bars_figure
+from benchtui.report.plot.distribution import TITLES as SPREAD_TITLES
+from benchtui.report.plot.distribution import boxes_figure, distribution_figure
 from benchtui.report.plot.style import (
     PlotFigure,
     inline_figure,
@@ -44,10 +46,10 @@ from benchtui.report.series import (
     PlotGroup,
     Points,
     RunSeries,
-    SeriesSource,
-    fleet_latency,
     plot_groups,
 )
+from benchtui.report.series_source import SeriesSource
+from benchtui.report.spread import MANY_HOSTS
 from benchtui.session.compare import FLEET
 
 #: Per-second points a run needs to be plotted (fewer are dots, not a line: said instead).
@@ -175,6 +177,15 @@ def _steadiness(row: Row) -> str:
             f"<small>{numbers}</small></li>")
 
 
+def _steadiness_summary(rows: tuple[Row, ...]) -> str:
+    """Many hosts' verdicts: how many are steady, then every host that is not (or has no
+    verdict), each as ``_steadiness`` says it."""
+    steady = sum(1 for r in rows if r.steadiness is not None and r.steadiness.steady)
+    others = [r for r in rows if r.steadiness is None or not r.steadiness.steady]
+    return (f'<li class="{"yes" if not others else "unknown"}"><b>{steady} of {len(rows)} '
+            f"hosts</b> steady</li>" + "".join(_steadiness(r) for r in others))
+
+
 def _bar_name(row: Row, sessions: int) -> str:
     """A bar's legend entry: the host (and session), and its run when each run is a bar (a
     selected run is the host's only bar: the tables say how it was chosen)."""
@@ -300,6 +311,9 @@ class _Page:
         if not panels:
             return ""
         what = " and ".join(p.label for p in panels)
+        if len(names) > MANY_HOSTS:  # a box per step (docs/report-html.md, "Many hosts")
+            fig = boxes_figure(steps, panels, title=f"{what} by step, across the hosts")
+            return f'<figure class="bar">{self.svg(fig)}</figure>'
         fig = bars_figure(steps, list(names), panels, colours=names,
                           title=f"{what} by step"
                           + (" (percentages of the baseline)" if report.baseline else ""))
@@ -341,7 +355,7 @@ class _Page:
         source = self.sources.get(path) if path is not None else None
         if source is None:
             return {}
-        return fleet_latency(source.reader, [(s.row, s.run) for s in series])
+        return source.fleet([(s.row, s.run) for s in series])
 
     def run_plots(self, group: PlotGroup) -> list[str]:
         out = []
@@ -359,6 +373,8 @@ class _Page:
         elif all(r.steadiness is None for r in group.rows):
             steady = ('<li class="unknown">no verdict (no per-second IOPS, or too few '
                       "points)</li>")
+        elif len(group.rows) > MANY_HOSTS:
+            steady = _steadiness_summary(group.rows)
         else:
             steady = "".join(_steadiness(r) for r in group.rows)
         out.append(f'<div class="run"><div class="steady"><b>Steadiness</b> (IOPS over the '
@@ -376,10 +392,15 @@ class _Page:
                 + f"; a plot needs {MIN_POINTS} points.</p>")
         colours = {h: c for (s, h), c in self.colours.items() if s == group.session}
         baseline, baseline_name = self.baseline_series(group)
-        figures = [time_figure(series, m, title=f"{group.title}: {TITLES[m]}",
-                               colours=colours, baseline=baseline,
-                               baseline_name=baseline_name)
-                   for m in METRICS] if series else []
+        if len({s.host for s in series}) > MANY_HOSTS:  # docs/report-html.md, "Many hosts"
+            figures = [distribution_figure(series, m, title=f"{group.title}: "
+                                           f"{SPREAD_TITLES[m]}", baseline=baseline,
+                                           baseline_name=baseline_name) for m in METRICS]
+        else:
+            figures = [time_figure(series, m, title=f"{group.title}: {TITLES[m]}",
+                                   colours=colours, baseline=baseline,
+                                   baseline_name=baseline_name)
+                       for m in METRICS] if series else []
         if len(series) > 1:  # the fleet's percentiles (merged histograms) in one plot
             figures.append(fleet_figure(self.fleet(group, series),
                                         title=f"{group.title}: the fleet's latency "

@@ -28,28 +28,33 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from benchtui.model.histogram import LatencyHistogram, merged_quantiles
 from benchtui.model.sample import Sample
 from benchtui.report.figures import QUANTILES
 from benchtui.report.model import Report, Row
-from benchtui.session.compare import FLEET, RunWindow, SessionLayout
+from benchtui.session.compare import FLEET, RunWindow
 from benchtui.store.recording import SessionReader
+from benchtui.store.recording.histcodec import RecordedHistogram
 from benchtui.store.series_rules import job_kind, latency_measure_ok
 
 #: Points per line above which a line is averaged down to about this many.
 MAX_POINTS = 2000
-#: The sample metrics a plot reads.
-METRICS = ("iops", "bandwidth_bytes", "latency_histogram", "latency_seconds",
-           "latency_mean_seconds", "net_bandwidth_bytes")
+#: The sample metrics a plot reads: first these (every run) ...
+METRICS = ("iops", "bandwidth_bytes", "latency_histogram", "net_bandwidth_bytes")
+#: ... then these, for the runs that have an op without histograms (latency from the tool's
+#: own percentiles, else its means): fio's json+ gives 22 samples a job and second, of which
+#: 16 are these, and reading them for every run of a thousand hosts doubled the decoding.
+FALLBACK_METRICS = ("latency_seconds", "latency_mean_seconds")
 #: Seconds a run's last samples may arrive after its run_end event (as the tables' summary).
 _SLACK = 1.0
 #: An interval's histograms are merged once samples this much newer have arrived (jobs of
 #: one interval arrive together; this only bounds what is held).
 _LAG = 2.0
-_OPS = ("read", "write", "trim", "total")
+#: The ops a run's I/O figures are drawn for, in order.
+OPS = ("read", "write", "trim", "total")
 _QUANTILE_NAMES = {str(q): name for q, name in QUANTILES}
 
 
@@ -146,7 +151,7 @@ def _nominal(times: Sequence[float], durations: Sequence[float | None] | None) -
     return gaps[len(gaps) // 2] if gaps else 1.0
 
 
-def _points(by_t: dict[float, float], t0: float,
+def points_of(by_t: dict[float, float], t0: float,
             durations: dict[float, float] | None = None) -> Points:
     keys = sorted(by_t)
     found = durations or {}
@@ -223,54 +228,89 @@ class _Accumulator:
                     if q in found:
                         self.quantiles[key][name][t] = found[q]
 
+    def lacks_histograms(self) -> bool:
+        """Whether an op of the run has no latency histogram (its latency then comes from
+        the tool's percentiles or means: ``FALLBACK_METRICS``)."""
+        with_histograms = {op for op, _measure in [*self.open, *self.quantiles]}
+        ops = {op for (metric, op, _whole) in self.sums if metric != "net_bandwidth_bytes"}
+        return not with_histograms or not ops <= with_histograms
+
     def series(self, row: Row, run: RunWindow) -> RunSeries:
         self._merge_older_than(math.inf)
         out = RunSeries(row, run)
         t0 = run.t0
         for metric, into in (("iops", out.iops), ("bandwidth_bytes", out.bandwidth)):
-            for op in _OPS:
+            for op in OPS:
                 whole = not self.sums.get((metric, op, False))
                 by_t = self.sums.get((metric, op, whole))
                 if by_t:
-                    into[op] = _points(by_t, t0, self.durations.get((metric, op, whole), {}))
+                    into[op] = points_of(by_t, t0, self.durations.get((metric, op, whole), {}))
         for direction in ("send", "receive"):
             for whole in (True, False):
                 by_t = self.sums.get(("net_bandwidth_bytes", direction, whole))
                 if by_t:
-                    out.net[direction] = _points(
+                    out.net[direction] = points_of(
                         by_t, t0, self.durations.get(("net_bandwidth_bytes", direction, whole)))
                     break
-        for op in _OPS:
+        for op in OPS:
             measures = sorted((m for o, m in self.quantiles if o == op),
                               key=lambda m: m != "clat")
             if measures:
                 found = self.quantiles[(op, measures[0])]
-                out.latency[op] = {name: _points(found[name], t0)
+                out.latency[op] = {name: points_of(found[name], t0)
                                    for _q, name in QUANTILES if found.get(name)}
                 out.latency_source[op] = "histogram"
             elif any((op, name) in self.percentiles for _q, name in QUANTILES):
-                out.latency[op] = {name: _points(self.percentiles[(op, name)], t0)
+                out.latency[op] = {name: points_of(self.percentiles[(op, name)], t0)
                                    for _q, name in QUANTILES if (op, name) in self.percentiles}
                 out.latency_source[op] = "percentiles"
             elif self.means.get(op):
-                out.latency[op] = {"mean": _points(self.means[op], t0)}
+                out.latency[op] = {"mean": points_of(self.means[op], t0)}
                 out.latency_source[op] = "mean"
         return out
 
 
-def run_series(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]]
-               ) -> list[RunSeries]:
-    """The series of each (row, run), decoding the runs' samples once."""
+def running(histogram: LatencyHistogram) -> LatencyHistogram:
+    """A recorded histogram as running sums (decoded in C-level passes, and what
+    ``merged_quantiles`` searches without merging); any other as it is."""
+    return histogram.with_running_sums() if isinstance(histogram, RecordedHistogram) \
+        else histogram
+
+
+def run_window(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]]
+            ) -> tuple[float, float]:
+    return (min(run.t0 for _row, run in pairs),
+            max(reader.end if run.t1 is None else run.t1 for _row, run in pairs) + _SLACK)
+
+
+def run_series(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]], *,
+               also: Callable[[Sample, float], None] | None = None) -> list[RunSeries]:
+    """The series of each (row, run), decoding the runs' samples once (and the metrics of
+    ``FALLBACK_METRICS`` again for the runs that need them); ``also`` is given each sample
+    of ``METRICS`` read for a run, with the run's start (the fleet's latency is computed on
+    the way: ``fleet_series.FleetLatency``)."""
     if not pairs:
         return []
     accs = {(run.host, run.label): _Accumulator() for _row, run in pairs}
-    t0 = min(run.t0 for _row, run in pairs)
-    t1 = max(reader.end if run.t1 is None else run.t1 for _row, run in pairs) + _SLACK
+    starts = {(run.host, run.label): run.t0 for _row, run in pairs}
+    t0, t1 = run_window(reader, pairs)
     for s in reader.samples(hosts={run.host for _row, run in pairs}, metrics=METRICS,
                             t0=t0, t1=t1):
-        acc = accs.get((s.host, s.labels.get("step", "")))
+        key = (s.host, s.labels.get("step", ""))
+        acc = accs.get(key)
         if acc is not None:
+            if s.histogram is not None:
+                s.histogram = running(s.histogram)  # decoded once, for both
             acc.feed(s)
+            if also is not None:
+                also(s, starts[key])
+    again = {key for key, acc in accs.items() if acc.lacks_histograms()}
+    if again:
+        for s in reader.samples(hosts={host for host, _label in again},
+                                metrics=FALLBACK_METRICS, t0=t0, t1=t1):
+            key = (s.host, s.labels.get("step", ""))
+            if key in again:
+                accs[key].feed(s)
     return [accs[(run.host, run.label)].series(row, run) for row, run in pairs]
 
 
@@ -309,70 +349,3 @@ def plot_groups(report: Report) -> list[PlotGroup]:
             for rows in by_key.values():
                 groups.append(PlotGroup(session, step, _group_title(step, rows), tuple(rows)))
     return groups
-
-
-class SeriesSource:
-    """One session file, open, to read the series of its rows' runs."""
-
-    def __init__(self, path: str) -> None:
-        self.reader = SessionReader.open(path)
-        self.layout = SessionLayout.from_events(self.reader.events())
-
-    def close(self) -> None:
-        self.reader.close()
-
-    def __enter__(self) -> SeriesSource:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def run_of(self, row: Row) -> RunWindow | None:
-        return next((r for r in self.layout.runs if r.label == row.label
-                     and r.host == row.host), None)
-
-    def series(self, rows: Iterable[Row]) -> list[RunSeries]:
-        """The series of each row's run (rows with no run in the file are left out)."""
-        pairs = [(row, run) for row in rows for run in (self.run_of(row),) if run is not None]
-        return run_series(self.reader, pairs)
-
-
-def fleet_latency(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]]
-                  ) -> dict[str, dict[str, Points]]:
-    """The fleet's latency percentiles second by second over these hosts' runs of one step:
-    op -> {"p50", "p99", "p999"} -> points, each the quantile of every host's clat
-    histograms of that second (seconds since each host's run started; the hosts of a step
-    start together) merged: exact fleet percentiles, never an average of percentiles.
-    {} when the runs have no histograms."""
-    if len(pairs) < 2:
-        return {}
-    starts = {(run.host, run.label): run.t0 for _row, run in pairs}
-    t0 = min(run.t0 for _row, run in pairs)
-    t1 = max(reader.end if run.t1 is None else run.t1 for _row, run in pairs) + _SLACK
-    seconds: dict[str, dict[int, LatencyHistogram]] = defaultdict(dict)
-    for s in reader.samples(hosts={run.host for _row, run in pairs},
-                            metrics=("latency_histogram",), t0=t0, t1=t1):
-        start = starts.get((s.host, s.labels.get("step", "")))
-        if start is None or s.t is None or s.kind != "interval" or s.histogram is None \
-                or s.labels.get("measure", "clat") != "clat":
-            continue
-        at = seconds[s.labels.get("op", "total")]
-        second = math.floor(s.t - start)
-        have = at.get(second)
-        if have is None:
-            at[second] = have = LatencyHistogram()
-        have.merge(s.histogram)
-    out: dict[str, dict[str, Points]] = {}
-    qs = [q for q, _ in QUANTILES]
-    for op in _OPS:
-        by_second = seconds.get(op)
-        if not by_second:
-            continue
-        lines: dict[str, dict[float, float]] = defaultdict(dict)
-        for second, h in by_second.items():
-            found = h.quantiles(qs)
-            for q, name in QUANTILES:
-                if q in found:
-                    lines[name][second + 1.0] = found[q]  # the second's end, as the hosts'
-        out[op] = {name: _points(by_t, 0.0) for name, by_t in lines.items()}
-    return out
