@@ -3,7 +3,8 @@
 ``ConsoleApp(source)`` shows whatever its ``ConsoleSource`` provides (``benchtui.ui.source``):
 a live ``Session`` or a replay. It runs ``source.run()`` as a task for as long as it is open,
 and redraws on a timer (``REFRESH_HZ``) only what changed, reading ``source.state`` (a
-``FleetState``) and ``source.now()``. The state is never written here.
+``FleetState``) and ``source.now()``; a host's pane is also redrawn soon after its samples
+arrive (``data_wakeup.DataWakeup``). The state is never written here.
 
 Keys (``help_rows`` lists them for the help screen; the footer shows the main ones):
     ?  help          p  pause the display (data keeps flowing)      +/-  chart time window
@@ -49,6 +50,7 @@ from benchtui.model.events import Event
 from benchtui.model.format import format_duration
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
 from benchtui.store.fleet import FleetState
+from benchtui.ui.data_wakeup import DataWakeup
 from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.grid import HostGrid
 from benchtui.ui.header import FleetHeader
@@ -62,7 +64,13 @@ from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_the
 if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
+#: The refresh tick of a replay (which moves its player on each: a seek is drawn at the
+#: next one) ...
 REFRESH_HZ = 8.0
+#: ... and of a live session, whose panes are drawn when their samples arrive
+#: (``data_wakeup.DataWakeup``): the tick draws the header, the clock, the hosts' states and
+#: idle charts moving on, for which a quarter of a second is soon enough.
+LIVE_REFRESH_HZ = 4.0
 #: Chart time windows (seconds) that + and - step through.
 WINDOWS = (30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0,
            24 * 3600.0)
@@ -120,7 +128,7 @@ class ConsoleApp(App[int]):
     """
 
     def __init__(self, source: ConsoleSource, *, theme: str = DEFAULT_THEME,
-                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ,
+                 window: float = DEFAULT_WINDOW, refresh_hz: float = LIVE_REFRESH_HZ,
                  ghost: Ghost | None = None, notices: Sequence[str] = (),
                  screenshot_dir: str | None = None) -> None:
         super().__init__()
@@ -155,6 +163,7 @@ class ConsoleApp(App[int]):
         self.header = FleetHeader()
         self.grid = HostGrid()
         self.notices = NoticeBar()
+        self._wakeup = DataWakeup(self._redraw_hosts)
 
     # --- extension points ------------------------------------------------------------------
 
@@ -221,6 +230,7 @@ class ConsoleApp(App[int]):
     def on_mount(self) -> None:
         self.theme = self.console_theme.textual.name
         self.set_interval(1.0 / self.refresh_hz, self.refresh_display, name="refresh")
+        self._wakeup.start(asyncio.get_running_loop())
         self._source_task = asyncio.create_task(self._drive(), name="benchtui-source")
         # kill, Ctrl-C outside raw mode, the terminal closed (SIGHUP, unless nohup)
         self._stop_signals = stop_signals()
@@ -256,6 +266,7 @@ class ConsoleApp(App[int]):
         setattr(driver, "_writer_thread", writer)  # noqa: B010 - Textual's private attribute
 
     async def on_unmount(self) -> None:
+        self._wakeup.stop()
         gc.unfreeze()
         for sig in self._stop_signals:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -521,6 +532,26 @@ class ConsoleApp(App[int]):
             self._guard(pane.host, pane.update_from, state, now, now, self.window,
                         self.generation, ghost=ghost)
 
+    def _redraw_hosts(self, hosts: set[str]) -> None:
+        """Redraw the panes (or the detail view) of ``hosts``, whose samples just arrived
+        (``DataWakeup``); the tick draws the rest."""
+        state = self._state
+        if self.paused or state is None or state is not self.source.state:
+            return
+        now = self.source.now()
+        screen = self.screen
+        if isinstance(screen, HostDetailScreen):
+            if screen.host in hosts:
+                self._guard(screen.host, screen.update_from, state, now, now, self.window,
+                            self.ghost)
+            return
+        if screen is not self.screen_stack[0]:
+            return
+        for pane in self.grid.visible_panes():
+            if pane.host in hosts:
+                self._guard(pane.host, pane.update_from, state, now, now, self.window,
+                            self.generation, ghost=self.ghost)
+
     def _follow_ghost(self, ghost: Ghost, state: FleetState, now: float) -> None:
         """The baseline follows the step on screen; what it says is said, quietly for a
         step or hosts it does not have; views redraw when its lines start over."""
@@ -555,6 +586,7 @@ class ConsoleApp(App[int]):
         """A new state object (start, or a replay seek): start the views over."""
         first = self._state is None
         self._state = state
+        self._wakeup.follow(state)
         self._reported = set()
         # Events already in a state adopted later (a replay seek) were notified, or are old.
         self._events_seen = state.events_total
