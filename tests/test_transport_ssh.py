@@ -35,7 +35,8 @@ from benchtui.transport import (
     RunHandle,
     is_transient,
 )
-from benchtui.transport.ssh import SshTransport, map_error
+from benchtui.transport.ssh import SshTransport
+from benchtui.transport.ssh_link import map_error
 from benchtui.transport.sshtarget import SshTarget
 from tests import transport_checks as checks
 from tests.helpers import require_tool
