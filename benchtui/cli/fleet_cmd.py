@@ -54,6 +54,7 @@ def session_options(args: argparse.Namespace) -> SessionOptions:
         accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
         config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None),
         controller_grace=getattr(args, "controller_grace", None),
+        reconnect_window=getattr(args, "reconnect_window", None),
         stop_leftovers=getattr(args, "stop_leftovers", False))
 
 
