@@ -147,6 +147,12 @@ class Session:
         self.hosts.on_link(host, state)
 
     @property
+    def unstopped_hosts(self) -> list[str]:
+        """The hosts where a process could not be stopped (each said as it happened): their
+        watchdogs stop them."""
+        return sorted(self.runner.unstopped)
+
+    @property
     def host_state(self) -> dict[str, str]:
         """Each host's state: connecting, up, running, reconnecting, done or failed."""
         return self.hosts.state
@@ -420,6 +426,7 @@ class Session:
         await asyncio.gather(*tasks, return_exceptions=True)
         if servers:
             await self.runner.stop(servers)
+        await self.runner.settle(runs)
         for r in runs:
             if r.outcome in (ev.FAILED, ev.DEADLINE) and r.command.role != SERVER:
                 failures.append(f"{r.host}: step {label} {r.reason}")

@@ -103,28 +103,27 @@ class HostStates:
         elif state is LinkState.UP and self.state.get(host) == RECONNECTING:
             self.set(host, RUNNING if self._step() else UP)
 
-    async def attempt(self, host: str, what: str, action: Callable[[], Awaitable[T]],
-                      timeout: float) -> tuple[T | None, str]:
-        """Do ``action`` (``what`` says it: "stop fio") on ``host`` once, within ``timeout``
-        seconds: (its result, "") or (None, why it was not done, in words). A host given up
-        is not tried at all."""
-        lost = self.lost(host)
-        if lost is not None:
-            return None, f"could not {what}: the host was given up ({without_host(lost)})"
+    async def attempt(self, host: str, action: Callable[[], Awaitable[T]], timeout: float
+                      ) -> tuple[T | None, str]:
+        """Do ``action`` on ``host`` once, within ``timeout`` seconds: (its result, "") or
+        (None, why it was not done, in words). A host given up is not tried at all."""
+        if self.lost(host) is not None:
+            return None, "the host was given up"
         if timeout <= 0:
-            return None, f"could not {what}: no time was left"
+            return None, "no time was left"
         try:
             return await asyncio.wait_for(action(), timeout), ""
         except TimeoutError:
-            return None, f"could not {what} within {timeout:.0f} s (the host did not answer)"
+            if self.state.get(host) == RECONNECTING:
+                return None, f"its link was down (reconnecting) for the {timeout:.0f} s left"
+            return None, f"the host did not answer within {timeout:.0f} s"
         except HostError as exc:
-            return None, f"could not {what}: {without_host(exc)}"
+            return None, without_host(exc)
 
 
 def left_to_watchdog(grace: float) -> str:
-    """What becomes of processes that could not be stopped: `` (the host's watchdog
-    stops ...)``, or nothing when no watchdog watches them."""
+    """What becomes of processes that could not be stopped, for a message's end."""
     if math.isinf(grace):
-        return " (no watchdog watches them (controller_grace off): they run to their deadline)"
-    return (" (the host's watchdog stops them once this controller has been gone for "
-            f"{grace_text(grace)})")
+        return "; they run to their deadline (controller_grace is off: no watchdog)"
+    return ("; the host's watchdog stops them once this controller has been gone for "
+            f"{grace_text(grace)} (controller_grace)")

@@ -72,6 +72,8 @@ class Run:
     quiet: Quiet = field(default_factory=Quiet)
     #: Its output on its way to samples (once it started).
     ingest: RunIngest | None = None
+    #: Its host could not be reached to follow it to its end.
+    lost: bool = False
     #: How it ended (``events.OUTCOMES``), why, and its exit status; None while it runs.
     outcome: str | None = None
     reason: str = ""
@@ -113,6 +115,8 @@ class Runner:
         self._lines_wanted = lines_wanted
         #: The runs started and not yet stopped, in the order they started.
         self.active: list[Run] = []
+        #: Hosts where a stop could not be done (said as it happened).
+        self.unstopped: set[str] = set()
         self._numbers = itertools.count(1)
         self._watchdog_hosts: set[str] = set()
 
@@ -195,6 +199,7 @@ class Runner:
     def _lost(self, run: Run, error: HostError) -> None:
         """The run's host could not be reached to follow it to its end."""
         why = without_host(error)
+        run.lost = True
         run.outcome, run.reason = ev.FAILED, f"was lost: {why}"
         self.hosts.fail(run.host, f"lost {run.tool}: {why}")
         self._ended(run, lost=True)
@@ -255,8 +260,8 @@ class Runner:
                    until: float | None = None) -> None:
         """Stop ``runs`` (``expected``: at their step's end, a success), all at once, then
         let their followers read what is left; within ``until`` (``time.monotonic``) when
-        given. What could not be done is said, host by host."""
-        cannot: dict[str, list[str]] = {}
+        given. What could not be stopped is said, host by host."""
+        cannot: dict[str, dict[str, list[str]]] = {}  # host -> why -> tools
 
         def left() -> float:
             return STOP_TIMEOUT if until is None else min(STOP_TIMEOUT,
@@ -268,20 +273,33 @@ class Runner:
             handle = r.handle
             r.stopped = expected
             _, why = await self.hosts.attempt(
-                r.host, f"stop {r.tool}",
-                lambda: self.transports[r.host].stop(handle, grace=STOP_GRACE), left())
+                r.host, lambda: self.transports[r.host].stop(handle, grace=STOP_GRACE), left())
             if why:
-                cannot.setdefault(r.host, []).append(why)
+                cannot.setdefault(r.host, {}).setdefault(why, []).append(r.tool)
             await self._end_follower(r, min(FOLLOW_END_TIMEOUT, left()))
 
         await asyncio.gather(*(stop(r) for r in runs))
         for r in runs:
             if r in self.active:
                 self.active.remove(r)
+        self.unstopped.update(cannot)
         for host, whys in cannot.items():
-            self._emit(ev.RUN_END, f"{host}: {'; '.join(dict.fromkeys(whys))}"
+            said = "; ".join(f"{', '.join(dict.fromkeys(tools))}: {why}"
+                             for why, tools in whys.items())
+            self._emit(ev.RUN_END, f"{host}: could not stop {said}"
                        f"{left_to_watchdog(self.controller_grace)}", level=ev.ERROR,
                        host=host)
+
+    async def settle(self, runs: list[Run]) -> None:
+        """``runs`` (a step's) are over: those that ended on their own are done with (their
+        host swept what they left, ``hostscripts.WRAPPER``); those whose end could not be
+        heard (their host was lost) are stopped, or said to be left to the watchdog."""
+        unheard = [r for r in runs if r in self.active and r.lost]
+        for r in runs:
+            if r in self.active and not r.lost and not r.running:
+                self.active.remove(r)
+        if unheard:
+            await self.stop(unheard, expected=False)
 
     async def _end_follower(self, run: Run, timeout: float) -> None:
         """Wait for ``run``'s follower to read the end of its output; past ``timeout``,

@@ -61,6 +61,9 @@ BACKOFF_FIRST = 0.5
 BACKOFF_MAX = 8.0
 #: The default reconnect window (seconds).
 DEFAULT_WINDOW = 120.0
+#: Seconds an attempt gets at least, even at the window's end (a loss noticed only once
+#: the window is over, by keepalives, is still tried once).
+LAST_ATTEMPT = 2.0
 
 Connection = asyncssh.SSHClientConnection
 
@@ -130,8 +133,6 @@ class SshLink:
         self.wanted = False  # connect() was called and close() was not
         #: Since when (``time.monotonic``) the host has been unreachable; None while up.
         self._lost_at: float | None = None
-        #: How the last connection was lost, in words (for a give-up without an attempt).
-        self._loss = ""
         #: Why the link was given up (None while it is not).
         self.given_up: HostError | None = None
         self._relinking: asyncio.Task[None] | None = None
@@ -185,7 +186,8 @@ class SshLink:
     async def relink(self, failed_generation: int | None) -> None:
         """Reconnect, unless the connection was replaced since ``failed_generation``
         failed: retrying with backoff (0.5 s doubling to 8 s) while the errors are
-        transient and the window lasts; then the link is given up (``HostGivenUpError``)."""
+        transient, the last at the window's end; then the link is given up
+        (``HostGivenUpError``)."""
         async with self._lock:
             if not self.wanted:
                 raise HostCommandError(self.name, "not connected (the transport is closed)")
@@ -203,14 +205,14 @@ class SshLink:
             while True:
                 left = give_up - time.monotonic()
                 try:
-                    if left <= 0:
-                        raise HostUnreachableError(self.name, self._loss or "not reachable")
-                    opened = await self._open(min(self.target.connect_timeout + 2.0, left))
+                    opened = await self._open(min(self.target.connect_timeout + 2.0,
+                                                  max(left, LAST_ATTEMPT)))
                     break
                 except HostError as exc:
-                    if not is_transient(exc) or time.monotonic() + delay > give_up:
+                    left = give_up - time.monotonic()
+                    if not is_transient(exc) or left <= 0:
                         raise self._give_up(exc) from None
-                await asyncio.sleep(delay)
+                await asyncio.sleep(min(delay, left))  # the last attempt: at the window's end
                 delay = min(delay * 2, BACKOFF_MAX)
                 if not self._still_wanted():
                     raise HostCommandError(self.name, "closed while reconnecting")
@@ -231,8 +233,9 @@ class SshLink:
         if is_transient(last):
             unreachable = time.monotonic() - (self._lost_at or time.monotonic())
             last = HostGivenUpError(
-                self.name, f"unreachable for {unreachable:.0f} s, given up (reconnect_window "
-                f"{self.window:g} s): {last.reason}", last.hint or "is the host up?")
+                self.name, f"given up after {unreachable:.0f} s unreachable, the "
+                f"reconnect_window; the last attempt: {last.reason}",
+                last.hint or "is the host up?")
         self.given_up = last
         self._set_state(LinkState.DOWN)
         return last
@@ -277,8 +280,6 @@ class SshLink:
         if client is not self._client:
             return
         self._lost_at = time.monotonic() - silent_for
-        self._loss = (f"it answered nothing for {silent_for:.0f} s (keepalives)" if silent_for
-                      else "its connection was lost")
         self.conn = None
         if self._jump is not None:
             self._jump.abort()
