@@ -125,7 +125,8 @@ def test_run_killed_leaves_nothing_running_on_ssh_hosts(sshd_hosts: list[SshdHos
     try:
         _first_sample(proc)
         runs = session_runs(_ssh_runs(), name)
-        assert fio_count(runs) >= 6
+        # (the first sample may be iostat's: fio may still be starting on a busy machine)
+        assert wait_until(lambda: fio_count(runs) >= 6, 20), session_processes(runs)
         time.sleep(1.0)
     finally:
         proc.kill()
@@ -149,10 +150,12 @@ def test_leftovers_are_refused_then_stopped(sshd_hosts: list[SshdHost],
     first = _run(plan, host, "--controller-grace", "30")
     try:
         _first_sample(first)
+        runs = session_runs(_ssh_runs(), name)
+        # (the first sample may be iostat's: fio may still be starting on a busy machine)
+        assert wait_until(lambda: fio_count(runs) >= 3, 20), session_processes(runs)
     finally:
         first.kill()
         first.wait()
-    runs = session_runs(_ssh_runs(), name)
     fio_pids = [pid for pid, name in session_processes(runs) if name == "fio"]
     assert len(fio_pids) >= 3
 

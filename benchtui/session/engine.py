@@ -61,7 +61,7 @@ SERVER_READY_TIMEOUT = 5.0
 #: Seconds an interrupted session (Ctrl-C, SIGTERM, SIGHUP, a quit) gives the hosts to stop
 #: its processes and its followers to read their end, whatever state the hosts are in;
 #: what is not done by then is said and left to the hosts' watchdogs.
-INTERRUPT_END = 3.5
+INTERRUPT_END = 3.0
 #: Seconds closing every link may take at the very end.
 CLOSE_TIMEOUT = 1.0
 #: The default reason of an interrupt that said none.

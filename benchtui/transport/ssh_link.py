@@ -326,15 +326,24 @@ async def connect(name: str, target: SshTarget, on_lost: LostCallback, *,
     if ciphers is not None:
         options["encryption_algs"] = list(ciphers)
     limit = target.connect_timeout + 2.0 if timeout is None else timeout
+    attempt = asyncio.ensure_future(
+        asyncssh.connect(target.host, client_factory=lambda: client, **options))
+    attempt.add_done_callback(_unwanted)
     try:
-        conn = await asyncio.wait_for(
-            asyncssh.connect(target.host, client_factory=lambda: client, **options), limit)
+        conn = await asyncio.wait_for(attempt, limit)
     except (*LINK_ERRORS, ValueError) as exc:
         raise map_error(name, target, exc, client.verdict, limit) from exc
     if client.verdict.accepted:
         append_known_host(path, host_pattern(client.verdict.host, client.verdict.port),
                           client.verdict.accepted)
     return conn, client
+
+
+def _unwanted(attempt: asyncio.Future[Connection]) -> None:
+    """An attempt whose waiter gave up (timed out, cancelled as the session ended) may still
+    fail after: its error is taken here, never logged as one nobody retrieved."""
+    if not attempt.cancelled():
+        attempt.exception()
 
 
 def _check_identity(name: str, target: SshTarget) -> None:

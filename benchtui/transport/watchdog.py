@@ -118,7 +118,9 @@ sweep() {
 #: The keeper of an SSH controller: ``env BENCHTUI_RUN=SESSION/.keeper-NAME sh -c KEEPER sh
 #: BASE SESSION NAME``, its standard input fed one line per beat through the controller's
 #: connection. It first ends older keepers of the same session and host (a cut link leaves
-#: them waiting on a connection the host has not noticed is dead).
+#: them waiting on a connection the host has not noticed is dead). Each beat replaces the
+#: file whole (written aside, then renamed): a keeper killed as it writes never leaves an
+#: empty beat file, which would read as a controller still there.
 KEEPER = UPTIME + TAGGED + r"""
 base=$1 session=$2 name=$3
 case $base in /*) ;; *) base="$HOME/$base";; esac
@@ -126,7 +128,7 @@ unset $TAGVAR
 f=$base/$session/.beat-$name
 me=$$
 for k in $(tagged "$session/.keeper-$name"); do [ "$k" = "$me" ] || kill "$k" 2>/dev/null; done
-beat() { uptime_cs; printf '%s %s %s\n' "$now" "$1" "$me" > "$f"; }
+beat() { uptime_cs; printf '%s %s %s\n' "$now" "$1" "$me" > "$f.$me" && mv -f "$f.$me" "$f"; }
 [ -d "$base/$session" ] || exit 0
 beat open
 while read -r _; do beat open; done
