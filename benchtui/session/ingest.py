@@ -121,12 +121,13 @@ class RunIngest:
         """The tool's own last lines of text (at most ``WORDS_LINES``, each at most
         ``WORDS_LINE_CHARS`` characters, control characters shown escaped): from the newest
         output, else from its start; lines of JSON structure or without a letter are passed
-        over (fio's report after the error it printed first)."""
+        over (fio's report after the error it printed first); a line repeated is said
+        once."""
         tail = b"".join(self._tail)
         words = _sentences(tail, from_start=len(tail) < self.bytes)
         if not words and self.bytes > len(tail):
             words = _sentences(bytes(self._head), from_start=False, cut_end=True)
-        return words[-WORDS_LINES:]
+        return list(dict.fromkeys(words))[-WORDS_LINES:]  # (a line said twice, once)
 
     def _keep(self, data: bytes) -> None:
         if len(self._head) < HEAD_BYTES:
