@@ -119,7 +119,7 @@ class RunIngest:
 
     def last_words(self) -> list[str]:
         """The tool's own last lines of text (at most ``WORDS_LINES``, each at most
-        ``WORDS_LINE_CHARS`` characters, control characters shown escaped): from the newest
+        ``WORDS_LINE_CHARS`` characters): from the newest
         output, else from its start; lines of JSON structure or without a letter are passed
         over (fio's report after the error it printed first); a line repeated is said
         once."""
@@ -140,8 +140,9 @@ class RunIngest:
 
 
 def _sentences(data: bytes, *, from_start: bool, cut_end: bool = False) -> list[str]:
-    """The lines of ``data`` that read as words; ``from_start``: its first line may be the
-    end of a cut one (dropped); ``cut_end``: so may its last."""
+    """The lines of ``data`` that read as words: a letter, and nothing but printable
+    characters (bytes that are not UTF-8 are not); ``from_start``: its first line may be
+    the end of a cut one (dropped); ``cut_end``: so may its last."""
     lines = data.decode("utf-8", errors="replace").replace("\r", "\n").split("\n")
     if from_start:
         lines = lines[1:]
@@ -149,13 +150,12 @@ def _sentences(data: bytes, *, from_start: bool, cut_end: bool = False) -> list[
         lines = lines[:-1]
     out = []
     for line in lines:
-        text = line.strip()
-        if not text or text.startswith(_STRUCTURE) or not any(c.isalpha() for c in text):
+        text = line.strip().replace("\t", " ")
+        if not text or text.startswith(_STRUCTURE) or not any(c.isalpha() for c in text) \
+                or not text.isprintable() or "\ufffd" in text:  # (garbage: not UTF-8)
             continue
-        shown = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
-        if len(shown) > WORDS_LINE_CHARS:
-            shown = shown[:WORDS_LINE_CHARS - 1] + "…"
-        out.append(shown)
+        out.append(text if len(text) <= WORDS_LINE_CHARS
+                   else text[:WORDS_LINE_CHARS - 1] + "…")
     return out
 
 
