@@ -212,3 +212,34 @@ def test_a_lost_host_is_given_up_and_the_session_ends(sshd_fleet: SshdFleet,
         time.sleep(0.2)
     assert tagged_with(sessions) == []
     shutil.rmtree(data, ignore_errors=True)
+
+
+def test_sigterm_ends_a_session_whose_local_tool_hangs(tmp_path: Path) -> None:
+    """A tool on this machine that ignores SIGTERM (hung, or busy in a loop): SIGTERM ends
+    the session within 5 s, the tool killed after the grace, the recording closed."""
+    home = tmp_path / "home"
+    home.mkdir()
+    marker = f"benchtui-hang-{uuid.uuid4().hex[:8]}"
+    plan = tmp_path / "hang.toml"
+    plan.write_text('[session]\nname = "hang"\n\n[hosts.here]\nlocal = true\n\n'
+                    '[[step]]\nname = "hang"\ntool = "command"\nparser = "mbw"\n'
+                    f"command = \"sh -c 'trap \\\"\\\" TERM; echo {marker}; "
+                    "while :; do sleep 1; done'\"\n")
+    file = tmp_path / "hang.btr"
+    run = Benchtui(home, "record", str(plan), "-o", str(file))
+    try:
+        run.wait_for("here: command started", 30)
+        time.sleep(1.0)
+        run.proc.send_signal(signal.SIGTERM)
+        termed = time.monotonic()
+        code = run.finish(30)
+        assert time.monotonic() - termed < 5.0, run.stderr()
+    finally:
+        if run.proc.poll() is None:
+            run.proc.kill()
+    assert code == 130, run.stderr()
+    assert "every process benchtui started was stopped" in run.stderr()
+    found = events(file)
+    assert ev.outcome_of(the(found, ev.STEP_END, "hang")[0]) == ev.INTERRUPTED
+    assert not [p for p in psutil.process_iter(["cmdline"])
+                if marker in " ".join(p.info["cmdline"] or [])]

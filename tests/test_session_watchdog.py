@@ -100,6 +100,43 @@ async def test_a_cut_longer_than_the_grace_stops_the_host_and_fails_it(
     assert not any("exited with status" in f for f in failures), failures
 
 
+@pytest.mark.slow
+async def test_a_cut_longer_than_the_reconnect_window_gives_the_host_up(
+        netns_lab: NetnsLab, tmp_path: Path) -> None:
+    """The link stays down (packets dropped, nothing closed): noticed by keepalives (20 s
+    of silence), the host is given up once the window (10 s, counted from its last word) is
+    over, its fio failed with why; the session ends by itself, and the host's watchdog has
+    stopped fio there meanwhile."""
+    require_tool("fio")
+    host = netns_lab.hosts[0]
+    d = scratch_dir()
+    plan_file = tmp_path / "lost.toml"
+    plan_file.write_text('[session]\nname = "lost"\nreconnect_window = 10\n\n'
+                         + host_tables([host]) + fio_step(d, 60))
+    got = Collector()
+    session = Session(load_plan(plan_file), options=_options(host, 2.0), on_samples=got.add,
+                      on_event=got.event)
+    task = asyncio.create_task(session.run())
+    give_up = time.monotonic() + 15
+    while not any(s.tool == "fio" for s in got.samples) and time.monotonic() < give_up:
+        await asyncio.sleep(0.2)
+    netns_lab.cut(host)
+    cut_at = time.monotonic()
+    try:
+        result = await asyncio.wait_for(task, 60)
+        ended_after = time.monotonic() - cut_at
+        assert checks.processes_with(str(d)) == [], "fio outlived the grace on the host"
+    finally:
+        netns_lab.restore(host)
+    assert not result.ok and session.host_state[host.name] == "failed"
+    # keepalives: 5 s x (3 + 1) of silence; then one last attempt of at most 2 s
+    assert ended_after < 20 + 2 + 5, ended_after
+    ends = [e for e in got.events if e.kind == "run_end" and e.host == host.name]
+    assert [e.data.get("outcome") for e in ends] == ["failed", None], ends
+    assert "given up after" in str(ends[0].data["reason"]), ends[0]
+    assert "could not stop fio: the host was given up" in ends[1].message, ends[1]
+
+
 @pytest.mark.parametrize(("option", "plan_says", "watched"), [
     (None, "", 60.0), (None, 'controller_grace = "5m"\n', 300.0),
     (7.0, 'controller_grace = "5m"\n', 7.0),
