@@ -310,7 +310,7 @@ class Session:
         reason = "" if ok else f"{len(failures)} failure(s): {failures[0]}"
         self.emit(ev.SESSION_END, "done" if ok else f"done with {len(failures)} failure(s)",
                   level=ev.INFO if ok else ev.ERROR, outcome=outcome, reason=reason)
-        return SessionResult(ok, failures, self.facts, findings, outcome, reason)
+        return SessionResult(ok, list(failures), self.facts, findings, outcome, reason)
 
     def _emit_interrupted(self) -> None:
         """Ctrl-C, SIGTERM, a quit or a broken output: the running step and the session end

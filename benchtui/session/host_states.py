@@ -50,7 +50,8 @@ class HostStates:
         self._emit = emit
         self._step = step
         self.state: dict[str, str] = dict.fromkeys(transports, CONNECTING)
-        #: One sentence per failure ("HOST: why"), in order; a host fails once.
+        #: The session's failures, one sentence each, in order: a host's ("HOST: why", once
+        #: per host, here) and its steps' (added by the engine as they end).
         self.failures: list[str] = []
 
     def set(self, host: str, state: str, reason: str = "") -> None:

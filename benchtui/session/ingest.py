@@ -55,9 +55,8 @@ class RunIngest:
         self.parser = parser
         self.lines_wanted = lines_wanted
         self.splitter = LineSplitter()
-        #: Bytes read, and samples made.
+        #: Bytes read.
         self.bytes = 0
-        self.samples = 0
         #: Parse warnings given by ``new_warnings``, and those counted only.
         self.warnings_shown = 0
         self.warnings_hidden = 0
@@ -78,7 +77,6 @@ class RunIngest:
         if text is not None:
             out.text = True
             out.samples = self.parser.feed_text(text, t)
-            self.samples += len(out.samples)
         return out
 
     def finish(self, t: float) -> Ingested:
@@ -91,7 +89,6 @@ class RunIngest:
                 out.lines = rest
             out.samples = self.parser.feed_text("\n".join(rest), t)
         out.samples += self.parser.finish()
-        self.samples += len(out.samples)
         return out
 
     def new_warnings(self) -> list[ParseWarning]:

@@ -72,7 +72,7 @@ class Run:
     quiet: Quiet = field(default_factory=Quiet)
     #: Its output on its way to samples (once it started).
     ingest: RunIngest | None = None
-    #: Its host could not be reached to follow it to its end.
+    #: Its end could not be read: its host was lost, or did not answer in time.
     lost: bool = False
     #: How it ended (``events.OUTCOMES``), why, and its exit status; None while it runs.
     outcome: str | None = None
@@ -118,7 +118,6 @@ class Runner:
         #: Hosts where a stop could not be done (said as it happened).
         self.unstopped: set[str] = set()
         self._numbers = itertools.count(1)
-        self._watchdog_hosts: set[str] = set()
 
     # --- starting and following --------------------------------------------------------
 
@@ -151,7 +150,7 @@ class Runner:
     async def _follow(self, transport: Transport, run: Run, ingest: RunIngest) -> int:
         """Output -> ingestion -> the session, until the process ends; its exit status."""
         assert run.handle is not None
-        cut = 0
+        said_cut = False
         try:
             async for chunk in transport.follow(run.handle):
                 run.quiet.heard()
@@ -160,8 +159,12 @@ class Runner:
                 if got.text:
                     run.ready.set()
                 self._take(run, ingest, got, now)
-                if ingest.cut_lines > cut:
-                    cut = self._said_cut(run, cut)
+                if ingest.cut_lines and not said_cut:
+                    said_cut = True
+                    self._emit(ev.PARSE_WARNING, f"{run.host}: {run.tool} printed a line "
+                               f"longer than {MAX_LINE_BYTES >> 20} MiB: cut there, the rest "
+                               "of it dropped (its end counts every line cut)",
+                               level=ev.WARNING, host=run.host, step=run.step)
             self._take(run, ingest, ingest.finish(time.time()), time.time())
             outcome = await transport.outcome(run.handle)
         except HostError as exc:
@@ -187,31 +190,22 @@ class Runner:
             self._emit(ev.PARSE_WARNING, str(warning), level=ev.WARNING, host=run.host,
                        step=run.step)
 
-    def _said_cut(self, run: Run, before: int) -> int:
-        """The first line of a run cut at ``MAX_LINE_BYTES`` is said at once."""
-        if before == 0:
-            self._emit(ev.PARSE_WARNING, f"{run.host}: {run.tool} printed a line longer than "
-                       f"{MAX_LINE_BYTES >> 20} MiB: cut there, the rest of it dropped (its "
-                       "end counts every line cut)", level=ev.WARNING, host=run.host,
-                       step=run.step)
-        return before + 1
-
     def _lost(self, run: Run, error: HostError) -> None:
         """The run's host could not be reached to follow it to its end."""
         why = without_host(error)
         run.lost = True
         run.outcome, run.reason = ev.FAILED, f"was lost: {why}"
         self.hosts.fail(run.host, f"lost {run.tool}: {why}")
-        self._ended(run, lost=True)
+        self._ended(run)
 
-    def _ended(self, run: Run, *, lost: bool = False) -> None:
+    def _ended(self, run: Run) -> None:
         """The run's end event (not a monitor's), with the tool's last words when it
         failed, was cut by its deadline, or printed nothing the parser could use."""
         cmd = run.command
         ingest = run.ingest
         if cmd.role == MONITOR or ingest is None:
             return
-        silent = run.samples == 0 and not run.stopped and not lost \
+        silent = run.samples == 0 and not run.stopped and not run.lost \
             and run.outcome in (ev.COMPLETED, ev.FAILED, ev.DEADLINE)
         words = ingest.last_words() \
             if silent or run.outcome in (ev.FAILED, ev.DEADLINE) else []
@@ -245,10 +239,7 @@ class Runner:
 
     def _watchdog_stopped(self, run: Run, stop: WatchdogStop) -> None:
         """The host stopped ``run`` itself: this controller was gone (its link down) for
-        longer than the grace. The host is failed, once."""
-        if run.host in self._watchdog_hosts:
-            return
-        self._watchdog_hosts.add(run.host)
+        longer than the grace. The host fails (once: its other runs say the same)."""
         self.hosts.fail(run.host, f"the host's watchdog stopped {run.tool} and every other "
                         "process of this session there: it had not heard from this "
                         f"controller for {stop.gone_for:.0f} s (controller_grace "
@@ -317,7 +308,8 @@ class Runner:
             run.outcome = ev.INTERRUPTED if interrupt else ev.FAILED
             run.reason = (f"was stopped: {interrupt}" if interrupt else "was stopped") + \
                 " (its end could not be read from the host)"
-            self._ended(run, lost=True)
+            run.lost = True
+            self._ended(run)
 
 
 async def _put(transport: Transport, upload: Upload) -> None:

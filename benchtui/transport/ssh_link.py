@@ -110,8 +110,6 @@ class Client(asyncssh.SSHClient):
         self._on_lost(self, self._silence if silent else 0.0)
 
 
-
-
 class SshLink:
     """The connection to host ``name`` (``target``), kept up within ``window`` seconds of a
     loss; ``on_state`` hears every change of its ``LinkState``."""
@@ -195,7 +193,7 @@ class SshLink:
                     and self.conn is not None):
                 return
             if self.given_up is not None:
-                raise self.given_up
+                raise self.given_up.with_traceback(None)
             if self._lost_at is None:
                 self._lost_at = time.monotonic()
             self._drop()
@@ -294,7 +292,6 @@ class SshLink:
     async def _relink_quietly(self, generation: int) -> None:
         with contextlib.suppress(HostError):  # (kept in given_up; its users raise it)
             await self.relink(generation)
-
 
 
 async def connect(name: str, target: SshTarget, on_lost: LostCallback, *,
