@@ -11,6 +11,7 @@ The scripts need ``sh``, coreutils (``timeout``, ``tail``, ``sleep`` with fracti
 
 from __future__ import annotations
 
+import secrets
 import shlex
 from collections.abc import Sequence
 
@@ -156,11 +157,12 @@ DRAIN = r"""
 exec tail -c "+$(($2 + 1))" "$1/out"
 """
 
-#: Writes standard input to PATH atomically (through PATH.benchtui-tmp), parents created.
+#: Writes standard input to PATH atomically (through PATH.TOKEN.benchtui-tmp: two plan hosts
+#: on one machine or one shared file system may copy the same file at once), parents created.
 PUT = r"""
-p=$1
+p=$1 t=$p.$2.benchtui-tmp
 dir=$(dirname -- "$p")
-mkdir -p -- "$dir" && cat > "$p.benchtui-tmp" && mv -f -- "$p.benchtui-tmp" "$p"
+mkdir -p -- "$dir" && cat > "$t" && mv -f -- "$t" "$p"
 """
 
 
@@ -251,7 +253,7 @@ def drain_argv(handle: RunHandle, offset: int) -> list[str]:
 
 
 def put_argv(remote_path: str) -> list[str]:
-    return script_argv(PUT, remote_path)
+    return script_argv(PUT, remote_path, secrets.token_hex(4))
 
 
 def _seconds(value: float) -> str:
