@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from benchtui.errors import PlanError
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session, SessionOptions
 from benchtui.session.hosts import SshOptions
@@ -158,3 +159,34 @@ def test_the_option_wins_over_the_plan(tmp_path: Path, option: float | None, pla
     assert (far.watch.grace, far.watch.mode, far.watch.name, far.watch.label) == \
         (watched, "beat", "far", "p")
     assert far.reconnect_timeout == (330.0 if watched == 300 else 120.0)
+
+
+@pytest.mark.parametrize(("option", "plan_says", "window"), [
+    (None, "", 120.0), (None, 'controller_grace = "5m"\n', 330.0),
+    (None, 'reconnect_window = "20s"\n', 20.0), (45.0, "reconnect_window = 20\n", 45.0),
+    (None, 'controller_grace = "5m"\nreconnect_window = 20\n', 20.0)])
+def test_the_reconnect_window_from_the_option_the_plan_or_the_grace(
+        tmp_path: Path, option: float | None, plan_says: str, window: float) -> None:
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text(f'[session]\nname = "p"\n{plan_says}\n'
+                         '[hosts.far]\naddress = "192.0.2.1"\n\n'
+                         '[[step]]\ntool = "mbw"\nhosts = "all"\nargs = "8"\n')
+    session = Session(load_plan(plan_file), options=SessionOptions(reconnect_window=option))
+    far = session.transports["far"]
+    assert isinstance(far, SshTransport)
+    assert session.reconnect_window == far.reconnect_timeout == window
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ('"off"', "cannot be off"), ("0", "must be more than zero seconds"),
+    ('"soon"', "is not a duration")])
+def test_a_bad_reconnect_window_is_a_plan_error(tmp_path: Path, value: str, says: str) -> None:
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text(f'[session]\nname = "p"\nreconnect_window = {value}\n\n'
+                         '[hosts.here]\nlocal = true\n\n[[step]]\ntool = "mbw"\nargs = "8"\n')
+    with pytest.raises(PlanError) as caught:
+        load_plan(plan_file)
+    text = str(caught.value)
+    assert text.startswith(f"{plan_file}:3: reconnect_window {value} of [session] {says}")
+    assert text.endswith('; write reconnect_window = "2m" (how long a host may stay '
+                         'unreachable before it is given up)'), text
