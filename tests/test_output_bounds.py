@@ -1,13 +1,17 @@
 """A tool's garbage or endless output costs the controller bounded memory, over SSH as on
 this machine (issue 27: 100 MB of garbage over SSH took 1.25 GB, 73 MB locally): 60 MB of
 random bytes then a 40 MB line without an end, read by fio's parser, through ``run
---jsonl``. The line is cut at ``MAX_LINE_BYTES``, the rest dropped, and both are said."""
+--jsonl`` (the same bytes both times). The line is cut at ``MAX_LINE_BYTES``, the rest
+dropped, and both are said."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,7 +27,9 @@ PEAK = ("import resource, subprocess, sys\n"
         "code = subprocess.run(sys.argv[1:]).returncode\n"
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
         "sys.exit(code)\n")
-GARBAGE = "sh -c 'head -c 60000000 /dev/urandom; head -c 40000000 /dev/zero'"
+#: The same garbage both times (the parser's memory varies with what it reads): random bytes
+#: from a file, then a line without an end.
+GARBAGE = "sh -c 'cat {file}; head -c 40000000 /dev/zero'"
 
 
 def peak_kib(plan: Path, *options: str) -> tuple[int, str]:
@@ -39,14 +45,20 @@ def peak_kib(plan: Path, *options: str) -> tuple[int, str]:
 def test_garbage_costs_as_little_over_ssh_as_here(sshd_hosts: list[SshdHost],
                                                   tmp_path: Path) -> None:
     host = sshd_hosts[0]
+    garbage = Path(tempfile.mkdtemp(prefix="benchtui-garbage-")) / "random.bin"
+    garbage.parent.chmod(0o755)  # (the SSH host's user reads it too: it is this machine)
+    garbage.write_bytes(os.urandom(60_000_000))
     step = (f'[[step]]\nname = "garbage"\ntool = "command"\nparser = "fio-json"\n'
-            f'command = "{GARBAGE}"\n')
+            f'command = "{GARBAGE.format(file=garbage)}"\n')
     here = tmp_path / "here.toml"
     here.write_text('[session]\nname = "here"\n\n[hosts.h]\nlocal = true\n\n' + step)
     far = tmp_path / "far.toml"
     far.write_text('[session]\nname = "far"\n\n' + host_table("h", host) + step)
-    local, local_err = peak_kib(here)
-    remote, remote_err = peak_kib(far, "--known-hosts", host.known_hosts)
+    try:
+        local, local_err = peak_kib(here)
+        remote, remote_err = peak_kib(far, "--known-hosts", host.known_hosts)
+    finally:
+        shutil.rmtree(garbage.parent)
     assert remote < 2 * local, (remote, local)
     for err in (local_err, remote_err):
         end = next(line for line in err.splitlines() if "h: command exited with status 0" in line)
