@@ -1,11 +1,11 @@
 """What a tool's garbage output costs the controller, on this machine and over SSH.
 
 A step prints SIZE MB of random bytes (garbage lines: a line end every ~128 bytes; the same
-bytes, from a file, every time) through ``benchtui run PLAN --jsonl``, once on the local host
-and once on a real OpenSSH sshd on 127.0.0.1 (tests/sshd.py, as root), read by the parsers
-given (``mbw``: a parser that keeps nothing, so the figure is the transport's and the
-engine's; ``fio-json``: fio's, the usual one). For each, the controller's peak resident memory (its own, as the only
-child of a fresh process: RUSAGE_CHILDREN) and its wall time.
+bytes, from a file, every time) through ``benchtui run PLAN --jsonl``, once on the local
+host and once on a real OpenSSH sshd on 127.0.0.1 (tests/sshd.py, as root), read by the
+parsers given (``mbw``: a parser that keeps nothing, so the figure is the transport's and
+the engine's; ``fio-json``: fio's, the usual one). For each, the controller's peak resident
+memory (its own, as the only child of a fresh process: RUSAGE_CHILDREN) and its wall time.
 
 ``--tree DIR`` runs another checkout's benchtui beside this one (``git worktree add
 /tmp/old-main main``), in the same run, so that before and after are measured together:
@@ -99,9 +99,9 @@ def main() -> int:
         "",
         f"`{args.size}` MB of random bytes (the same every time) printed by a step, read "
         "through `benchtui run --jsonl` on this machine and over SSH (one real sshd on "
-        "127.0.0.1): the peak resident memory of the controller and its wall time. Issue 27 measured 1.25 GB over "
-        "SSH against 73 MB here for 100 MB of garbage: the final read of a run over SSH took "
-        "whatever the follower had not read yet in one piece.",
+        "127.0.0.1): the peak resident memory of the controller and its wall time. Issue 27 "
+        "measured 1.25 GB over SSH against 73 MB here for 100 MB of garbage: the final read "
+        "of a run over SSH took whatever the follower had not read yet in one piece.",
         "",
         "```",
         "sudo .venv/bin/python benchmarks/output_memory.py " + " ".join(sys.argv[1:]),
