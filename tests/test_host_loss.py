@@ -119,8 +119,8 @@ def tagged_with(session_ids: list[str]) -> list[tuple[int, str]]:
 
 
 @pytest.mark.slow
-def test_a_lost_host_is_given_up_and_the_session_ends(sshd_fleet: SshdFleet,
-                                                      tmp_path: Path) -> None:
+def test_a_lost_host_is_given_up_and_the_session_ends(sshd_fleet: SshdFleet, tmp_path: Path,
+                                                      request: pytest.FixtureRequest) -> None:
     require_tool("fio")
     require_tool("iostat")
     up = sshd_fleet.hosts[0]
@@ -129,6 +129,7 @@ def test_a_lost_host_is_given_up_and_the_session_ends(sshd_fleet: SshdFleet,
     data = Path("/tmp") / f"benchtui-loss-{uuid.uuid4().hex[:8]}"
     data.mkdir(mode=0o777)
     data.chmod(0o777)
+    request.addfinalizer(lambda: shutil.rmtree(data, ignore_errors=True))
     cases = [("killed", "kill", False, f"reconnect_window = {WINDOW}", []),
              ("killed-term", "kill", True, "", []),
              ("frozen", "freeze", False, "", ["--reconnect-window", f"{WINDOW}s"]),
@@ -211,7 +212,6 @@ def test_a_lost_host_is_given_up_and_the_session_ends(sshd_fleet: SshdFleet,
     while tagged_with(sessions) and time.monotonic() < give_up:
         time.sleep(0.2)
     assert tagged_with(sessions) == []
-    shutil.rmtree(data, ignore_errors=True)
 
 
 def test_sigterm_ends_a_session_whose_local_tool_hangs(tmp_path: Path) -> None:
