@@ -1,0 +1,117 @@
+"""Damaged and forged recordings read every way (issue 29): ``info``, ``info --verify``,
+``dump``, ``report``, ``history import`` and replay's player (``recording_readers.py``), on
+copies of a real recording cut anywhere, with a bit flipped in every kind of frame and in
+the trailer, with JSON of the wrong types (valid CRCs), zstd bombs in every kind of
+compressed frame, indexes that do not describe the file's frames, and files appended to one
+another (``recording_forgery.py``).
+
+Every copy: no traceback (each command exits with its documented status, one sentence for
+what it refuses), ``info --verify`` exits 1 and names what is wrong, and where the frames
+are intact but something else claims otherwise (a spliced index, an appended file) the
+frames win: the file's own session, every one of its samples. The commands run in this
+process; the zstd bombs run again in a child process under an address-space limit (a bomb
+that went off could not take the machine's memory), whose peak memory must stay under
+500 MB."""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import pytest
+
+from tests.recording_forgery import Copy, damaged_copies, resegment
+from tests.recording_readers import read_every_way
+from tests.replay_recording import RecordedRun
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The peak memory (VmHWM) of a child that read every bomb every way.
+MEMORY_LIMIT_MB = 500
+#: Its address space (a bomb that went off fails there, at once).
+ADDRESS_SPACE = 3 * 2**30
+
+
+@pytest.fixture(scope="module")
+def sessions(recorded: RecordedRun, tmp_path_factory: pytest.TempPathFactory
+             ) -> tuple[bytes, bytes]:
+    """The real recording written again in 2-s segments (a.btr: each segment with its data,
+    stats, figure-track and summary frames), and as another session (b.btr)."""
+    d = tmp_path_factory.mktemp("fuzz")
+    resegment(recorded.path, d / "a.btr")
+    resegment(recorded.path, d / "b.btr", session_id="0ther5e55i0n", name="other-night")
+    return (d / "a.btr").read_bytes(), (d / "b.btr").read_bytes()
+
+
+def _read(copy: Copy, work: Path) -> tuple[dict[str, object] | None, str]:
+    path = work / "copy.btr"
+    path.write_bytes(copy.data)
+    try:
+        return read_every_way(path), ""
+    except Exception:  # noqa: BLE001 (a traceback is what the test looks for)
+        return None, traceback.format_exc()
+
+
+def _judge(copy: Copy, got: dict[str, object] | str, whole: dict[str, object]) -> str | None:
+    """What is wrong with how ``copy`` was read (None: nothing)."""
+    if isinstance(got, str):
+        return f"a traceback:\n{got}"
+    if got["verify"] != 1:
+        return f"info --verify exited {got['verify']}: {got['verify_err']}"
+    doc = got["doc"]
+    if copy.frames_win and not (isinstance(doc, dict)
+                                and doc["session_id"] == whole["session_id"]
+                                and doc["sample_count"] == whole["sample_count"]
+                                and doc["readable_samples"] == whole["sample_count"]):
+        return f"the frames did not win: {doc}"
+    return None
+
+
+def test_every_damaged_copy_is_read_every_way_and_verify_names_it(
+        sessions: tuple[bytes, bytes], tmp_path: Path) -> None:
+    a, b = sessions
+    intact, trace = _read(Copy("intact", a), tmp_path)
+    assert intact is not None, trace
+    assert intact["verify"] == 0, intact["verify_err"]
+    whole = intact["doc"]
+    assert isinstance(whole, dict) and whole["sample_count"] > 500
+    copies = list(damaged_copies(a, b))
+    failures = []
+    for copy in copies:
+        got, trace = _read(copy, tmp_path)
+        why = _judge(copy, got if got is not None else trace, whole)
+        if why is not None:
+            failures.append(f"{copy.name}: {why}")
+    assert not failures, f"{len(failures)} of {len(copies)} copies:\n" + "\n".join(failures)
+
+
+def _limit_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+
+def test_zstd_bombs_cost_little_memory(sessions: tuple[bytes, bytes], tmp_path: Path) -> None:
+    """Every bomb copy read every way in one child process: each is refused before it is
+    decompressed, so the child's peak stays that of reading a small file."""
+    a, b = sessions
+    bombs = {}
+    for i, copy in enumerate(c for c in damaged_copies(a, b)
+                             if "bomb" in c.name or "nested" in c.name):
+        path = tmp_path / f"bomb-{i}.btr"
+        path.write_bytes(copy.data)
+        bombs[str(path)] = copy
+    assert len(bombs) >= 20
+    done = subprocess.run([sys.executable, "-m", "tests.recording_readers", *bombs],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+                          preexec_fn=_limit_address_space)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    results = found["results"]
+    assert isinstance(results, dict)
+    whole = {"session_id": None, "sample_count": None}
+    failures = [f"{copy.name}: {why}" for p, copy in bombs.items()
+                if (why := _judge(copy, results[p], whole)) is not None]
+    assert not failures, "\n".join(failures)
+    assert found["peak_mb"] < MEMORY_LIMIT_MB, found["peak_mb"]
