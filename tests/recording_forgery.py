@@ -225,10 +225,50 @@ def _summary_forgeries(h: fmt.FrameHeader) -> Iterator[tuple[str, object]]:
                                               "stats": [[1, 5], "x"]}
 
 
+#: Events whose data have the wrong types, for each kind a reader of events looks into.
+STRANGE_EVENTS = [
+    {"kind": "step_start", "step": "x", "data": {"hosts": 5, "index": "a", "repeat": [],
+                                                 "repeats": {}, "matrix": 3, "sweep": 7,
+                                                 "tool": 9, "expected_seconds": "x"}},
+    {"kind": "run_start", "host": "here", "step": "x", "data": {"command": 5}},
+    {"kind": "run_end", "host": "here", "step": "x", "data": {"status": "x", "outcome": 5}},
+    {"kind": "host_state", "host": "here", "data": {"state": 5}},
+    {"kind": "facts", "host": "here", "data": {"facts": 5}},
+    {"kind": "step_end", "step": "x", "data": {"seconds": "x", "silences": 5,
+                                               "outcome": [], "ok": "yes"}},
+    {"kind": "mark", "data": {"note": []}},
+    {"kind": "session_end", "data": {"outcome": 5, "interrupted": "x"}},
+    {"kind": 5, "level": [], "message": {}, "host": 3, "step": 4, "data": []},
+]
+
+
+def _strange_events(a: bytes, index: fmt.FrameHeader, summary: fmt.FrameHeader
+                    ) -> Iterator[Copy]:
+    """A summary (in the frames, read when there is no index; in the index) whose events'
+    data have the wrong types: JSON that is valid, of an event's shape, with nonsense in it."""
+    real = orjson.loads(zstandard.ZstdDecompressor().decompress(
+        a[summary.payload_offset:summary.end]))
+    t = real["t0"]
+    events = [{"t": t + i / 10, "message": "m", "level": "info", **e}
+              for i, e in enumerate(STRANGE_EVENTS)]
+    forged = {**real, "events": real["events"] + events}
+    plain = reframed(summary, orjson.dumps(forged), flags=0, raw_len=0)
+    yield Copy("summary events of strange types, no index",
+               replaced(a, summary, plain)[:index.offset + len(plain) - summary.end
+                                           + summary.offset])
+    doc = index_json(a)
+    segments = doc["segments"]
+    assert isinstance(segments, list)
+    segments[summary.segment] = forged
+    yield Copy("index events of strange types", with_index(
+        a, zstandard.ZstdCompressor().compress(orjson.dumps(doc))))
+
+
 def _forged_json(a: bytes) -> Iterator[Copy]:
     fs = frames(a)
     index = [h for h in fs if h.type == fmt.INDEX][-1]
     summary = [h for h in fs if h.type == fmt.SEGMENT_END][1]
+    yield from _strange_events(a, index, summary)
     for what, value in _summary_forgeries(summary):
         plain = reframed(summary, padded_json(value, summary.payload_len), flags=0,
                          raw_len=summary.payload_len)

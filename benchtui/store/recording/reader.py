@@ -12,7 +12,6 @@ binary search (``bisect``) over the segments' time ranges.
 from __future__ import annotations
 
 import contextlib
-import math
 import mmap
 import os
 import stat
@@ -40,6 +39,7 @@ from benchtui.store.recording.series_stats import SeriesStats
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
 from benchtui.store.recording.statsread import StatsReader
 from benchtui.store.recording.varint import CodecError
+from benchtui.store.recording.verify import verify_frames
 from benchtui.store.recording.walk import Walk, clock, walk_frames
 
 _CACHED_SEGMENTS = 3
@@ -344,26 +344,10 @@ class SessionReader:
             yield from self._decode(seg, t0, t1)
 
     def verify(self) -> int:
-        """Read every frame of the file: all their headers and CRCs, every metadata frame,
-        summary, stats and figure-track frame decompressed and checked, and every data frame
-        of every segment read as replay and dump do (decompression, decoding). The damage
-        that opening cannot see is added to ``warnings``. The number of samples that could
-        be read (``sample_count`` is what the index or the walk counted)."""
-        walk = walk_frames(self._mm, self.size_bytes, self._schema, thorough=True)
-        found = walk.warnings + self._appended(walk)
-        if self._index_frame is not None:  # read by its index: now every list of it too
-            at, end = self._index_frame
-            try:
-                read_index(self._mm, end, self._schema, strict=True, at=at)
-            except UnusableIndex as exc:
-                found.append(exc.sentence)
-        self.warnings += [w for w in found if w not in self.warnings]
-        readable = 0
-        for seg in self._segments:
-            for _t, r in self._decode(seg, -math.inf, math.inf, to_end=True):
-                if isinstance(r, list):
-                    readable += len(r)
-        return readable
+        """Read every frame of the file (``verify.py``): what opening it could not see is
+        added to ``warnings``. The number of samples that could be read (``sample_count`` is
+        what the index or the walk counted)."""
+        return verify_frames(self)
 
     def newest_records(self, t0: float, t1: float) -> list[TimedRecord]:
         """As ``timed_records``, but each batch of samples keeps only the samples that are the
