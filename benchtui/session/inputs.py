@@ -52,8 +52,8 @@ def is_stream(path: str) -> bool:
     return path == "-" or stat.S_ISFIFO(_stat(path).st_mode)
 
 
-def read_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of the regular file ``path``; ``InputError`` for anything else or anything
+def check_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> int:
+    """The size of the regular file ``path``; ``InputError`` for anything else or anything
     bigger than ``limit``. ``hint`` says what to do with a bigger file (it differs per
     command)."""
     st = _stat(path)
@@ -67,11 +67,23 @@ def read_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> bytes:
     if st.st_size > limit:
         raise InputError(path, f"is {_size(st.st_size)}, more than the {_size(limit)} "
                          "benchtui reads whole", hint)
+    return st.st_size
+
+
+def grew(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> InputError:
+    """The sentence for a file that grew past ``limit`` while it was read."""
+    return InputError(path, f"grew past {_size(limit)} while it was read", hint)
+
+
+def read_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``; ``InputError`` for anything else or anything
+    bigger than ``limit`` (``check_input``)."""
+    check_input(path, hint=hint, limit=limit)
     try:
         with open(path, "rb") as f:
             data = f.read(limit + 1)
     except OSError as exc:
         raise input_error(path, exc) from None
     if len(data) > limit:
-        raise InputError(path, f"grew past {_size(limit)} while it was read", hint)
+        raise grew(path, hint=hint, limit=limit)
     return data
