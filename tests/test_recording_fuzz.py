@@ -16,6 +16,7 @@ that went off could not take the machine's memory), whose peak memory must stay 
 from __future__ import annotations
 
 import json
+import re
 import resource
 import subprocess
 import sys
@@ -24,8 +25,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.recording_forgery import Copy, damaged_copies, resegment
-from tests.recording_readers import read_every_way
+from benchtui.store.recording import format as fmt
+from tests.recording_forgery import Copy, damaged_copies, frames, resegment
+from tests.recording_readers import command, read_every_way
 from tests.replay_recording import RecordedRun
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -115,3 +117,56 @@ def test_zstd_bombs_cost_little_memory(sessions: tuple[bytes, bytes], tmp_path: 
                 if (why := _judge(copy, results[p], whole)) is not None]
     assert not failures, "\n".join(failures)
     assert found["peak_mb"] < MEMORY_LIMIT_MB, found["peak_mb"]
+
+
+def _info(path: Path, *args: str) -> tuple[int, str, str]:
+    code, out, err = command(["info", str(path), *args])
+    return code, out, err
+
+
+def test_what_the_user_is_told(sessions: tuple[bytes, bytes], tmp_path: Path) -> None:
+    """The sentences of the issue's cases: where, and what is wrong; and the frames win."""
+    a, b = sessions
+    by_name = {c.name: c for c in damaged_copies(a, b)}
+    path = tmp_path / "c.btr"
+
+    def told(name: str, *args: str) -> tuple[int, str, str]:
+        path.write_bytes(by_name[name].data)
+        return _info(path, *args)
+
+    code, out, err = told("summary JSON is a list, no index")
+    assert code == 0 and "Traceback" not in err
+    assert re.search(r"warning   the summary of segment 1 at byte \d+ is not what it must be: its "
+                     r"JSON is a list, not an object; it was rebuilt from the segment's data",
+                     out), out
+    code, out, _ = told("zstd bomb as the index, declared")
+    assert re.search(r"the file's index \(at byte \d+, where its trailer points\) is not what "
+                     r"it must be: it declares 4.2 GB once decompressed, more than such a "
+                     r"frame may hold \(1.1 GB\); the file was read frame by frame instead", out)
+    code, out, _ = told("an index listing no segments")
+    assert "does not describe this file's frames: the data frame of segment 0 at byte" in out
+    counted = re.search(r"size .*, (\d+) samples", out)
+    path.write_bytes(a)
+    assert counted is not None and int(counted.group(1)) == \
+        json.loads(_info(path, "--json")[1])["sample_count"]  # (the frames', not the index's)
+    code, out, _ = told("cat a.btr b.btr")
+    assert code == 0 and out.startswith("session   replay-test ")
+    assert f"starts another session file (other-night, id 0ther5e55i0n) appended to this one: " \
+           f"it was not read (tail -c +{len(a) + 1} {path} > other.btr cuts it out)" in out
+    assert "damaged" not in out.replace("DAMAGED", "")
+    code, out, _ = told("another recording's index spliced on")
+    assert "it is another session's (other-night, id 0ther5e55i0n), not this file's " \
+           "(replay-test, id " in out
+    code, out, _ = told("bit flipped in the trailer's CRC", "--verify")
+    assert code == 1 and re.search(r"the file's trailer \(the 24 bytes at byte \d+\) is damaged",
+                                   out)
+    code, out, _ = told("index events of strange types", "--verify")
+    assert code == 1 and re.search(r"the summary of segment 1 in the index does not hold what "
+                                   r"its data frames \(bytes \d+ to \d+\) hold: it counts \d+ "
+                                   r"samples and 16 events, they hold \d+ and 7", out), out
+    # a recording killed before its first segment was sealed: no track written, and why
+    first = next(h for h in frames(a) if h.type == fmt.FIGS)
+    path.write_bytes(a[:first.offset])
+    code, out, _ = _info(path)
+    assert "figures   figure track (ghost/2) not in the file: the recording stopped before its " \
+           "first segment (a minute) was sealed" in out

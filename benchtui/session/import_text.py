@@ -61,10 +61,11 @@ class TextFile:
         number = 1
         rest = ""
         decoder: codecs.IncrementalDecoder | None = None
+        bom = False
         try:
             with open(self.path, "rb") as f:
                 while True:
-                    data = f.read(BLOCK_BYTES)
+                    data = f.read(BLOCK_BYTES if decoder else max(BLOCK_BYTES, 2))
                     end = not data
                     total += len(data)
                     if total > MAX_INPUT_BYTES:
@@ -74,10 +75,10 @@ class TextFile:
                         utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
                         decoder = codecs.getincrementaldecoder("utf-16" if utf16 else "utf-8")(
                             errors="replace")
-                        text = decoder.decode(data, final=end)
-                        text = text if utf16 else text.removeprefix("\ufeff")
-                    else:
-                        text = decoder.decode(data, final=end)
+                        bom = not utf16  # (UTF-8's is dropped; UTF-16's codec drops its own)
+                    text = decoder.decode(data, final=end)
+                    if bom and text:
+                        text, bom = text.removeprefix("\ufeff"), False
                     lines = (rest + text).split("\n")
                     rest = "" if end else lines.pop()
                     if lines:

@@ -193,10 +193,13 @@ class _Placed:
                 at_end.append((t, batch))
                 break
             yield t, batch
-        for lines in run.text.chunks():
+        dropped = json_lines.dropped
+        for k, lines in enumerate(run.text.chunks()):
             out = json_lines(OutputLines(end, host, step, tools, STEP, tuple(lines)))
-            if out is not None:
-                yield out.t, out
+            if out is None or (k and json_lines.dropped > dropped
+                               and not any(line.strip() for line in out.lines)):
+                continue  # (blank lines between a JSON tool's documents, as in one chunk)
+            yield out.t, out
         yield from at_end
         yield from batches
         yield end, _event(end, ev.RUN_END, f"{host}: {tools} imported, {run.samples.count} "

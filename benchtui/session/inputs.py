@@ -1,13 +1,14 @@
-"""Saved tool output read whole (``import``, ``parse FILE``), within bounds.
+"""Saved tool output read within bounds (``import``, ``parse FILE``).
 
-Both commands hold a file in memory while they parse it, so what they take is bounded: a
-regular file of at most ``MAX_INPUT_BYTES`` (512 MiB: a day of ``iostat -x 1`` on a hundred
-devices is about half that). A device (``/dev/zero``, ``/dev/urandom``), a socket or anything
+What either command takes is bounded: a regular file of at most ``MAX_INPUT_BYTES`` (512
+MiB: a day of ``iostat -x 1`` on a hundred devices is about half that). ``parse`` reads a
+file whole (``read_input``); ``import`` reads it a block at a time (``import_text``) but
+takes no bigger file. A device (``/dev/zero``, ``/dev/urandom``), a socket or anything
 else that is not a file is refused before a byte is read, and so is a bigger file: one
 sentence each (``InputError``, exit 2), never a ``MemoryError`` after minutes of reading. A
 pipe (``<(fio ...)``) is for ``parse``, which reads it as the live stream it is
-(``is_stream``); ``import`` refuses it. A file that grows while it is read is cut at the limit
-and refused too.
+(``is_stream``); ``import`` refuses it. A file that grows while it is read is cut at the
+limit and refused too.
 """
 
 from __future__ import annotations
