@@ -94,9 +94,21 @@ def main() -> int:
             lines.append(row)
             log.unlink()
     if args.doc is not None:
-        args.doc.write_text("# `import` memory against input size (issue 29)\n\n"
-                            + "\n".join(lines) + "\n")
+        _write_doc(args.doc, lines)
     return 0
+
+
+def _write_doc(path: Path, lines: list[str]) -> None:
+    """The results between the doc's ``<!-- results -->`` markers (the rest of it kept), or
+    a new doc of them."""
+    table = "<!-- results -->\n" + "\n".join(lines) + "\n<!-- /results -->"
+    text = path.read_text() if path.exists() else ""
+    start, end = text.find("<!-- results -->"), text.find("<!-- /results -->")
+    if start < 0 or end < start:
+        text = f"# `import` memory against input size (issue 29)\n\n{table}\n"
+    else:
+        text = text[:start] + table + text[end + len("<!-- /results -->"):]
+    path.write_text(text)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ class Copy:
     name: str
     data: bytes
     frames_win: bool = False
+    #: a zstd bomb (or JSON nested without end): read in a child under a memory limit
+    bomb: bool = False
 
 
 def resegment(src: Path, dst: Path, *, session_id: str | None = None, name: str | None = None,
@@ -211,15 +213,9 @@ def _flips(a: bytes) -> Iterator[Copy]:
 def _summary_forgeries(h: fmt.FrameHeader) -> Iterator[tuple[str, object]]:
     base = {"segment": h.segment, "offset": 16, "end": 16, "frames": 1, "samples": 1}
     yield "a list", [1, 2, 3]
-    yield "a string", "summary"
     yield "null", None
-    yield "hosts that are a list", {**base, "hosts": [1, 2]}
     yield "a negative count", {**base, "samples": -5}
-    yield "a count that is text", {**base, "frames": "many"}
-    yield "a time that is text", {**base, "t0": "nan"}
     yield "an event in the year 10^292", {**base, "events": [{"t": 1e300, "kind": "mark"}]}
-    yield "an event that is a list", {**base, "events": [[1, 2]]}
-    yield "gaps of the wrong shape", {**base, "gaps": [[1], "ab"]}
     yield "figure frames with text times", {**base, "figures": [[100, "nan", "inf"]]}
     yield "stats blocks of the wrong shape", {**base, "blocks": [5, ["h", "x"]],
                                               "stats": [[1, 5], "x"]}
@@ -294,7 +290,7 @@ def _forged_json(a: bytes) -> Iterator[Copy]:
                         ("a start that is text", {"meta": {"started": "x"}, "segments": []})):
         yield Copy(f"index JSON is {what}", with_index(a, compress(orjson.dumps(value))))
     deep = b"[" * 200_000 + b"]" * 200_000
-    yield Copy("index JSON nested 200,000 deep", with_index(a, compress(deep)))
+    yield Copy("index JSON nested 200,000 deep", with_index(a, compress(deep)), bomb=True)
 
 
 def _bombs(a: bytes) -> Iterator[Copy]:
@@ -306,20 +302,20 @@ def _bombs(a: bytes) -> Iterator[Copy]:
         for raw_len, how in ((0, "declared in its zstd frame"), (BOMB, "declared twice"),
                              (h.raw_len, "its header declaring the real size")):
             forged = replaced(a, h, reframed(h, payload, raw_len=raw_len))
-            yield Copy(f"zstd bomb in frame type {h.type}, {how}", forged)
+            yield Copy(f"zstd bomb in frame type {h.type}, {how}", forged, bomb=True)
             yield Copy(f"zstd bomb in frame type {h.type}, {how}, no index",
-                       forged[:index.offset])
+                       forged[:index.offset], bomb=True)
         # a real one, of no declared size: 4.2 GB of '[' in 128 KB of blocks (the file grows)
         real = zstd_frame(bomb_blocks(BOMB, last=True), None)
         yield Copy(f"undeclared zstd bomb in frame type {h.type}, no index",
                    replaced(a, h, reframed(h, real, raw_len=0))[
-                       :index.offset + len(real) - h.payload_len])
+                       :index.offset + len(real) - h.payload_len], bomb=True)
     real = zstd_frame(bomb_blocks(BOMB, last=True), None)
-    yield Copy("undeclared zstd bomb as the index", with_index(a, real))
+    yield Copy("undeclared zstd bomb as the index", with_index(a, real), bomb=True)
     yield Copy("zstd bomb as the index, declared", with_index(
-        a, zstd_frame(bomb_blocks(4 * _BLOCK, last=True), BOMB)))
+        a, zstd_frame(bomb_blocks(4 * _BLOCK, last=True), BOMB)), bomb=True)
     yield Copy("zstd bomb as the index, declared in its header too", with_index(
-        a, zstd_frame(bomb_blocks(4 * _BLOCK, last=True), BOMB), raw_len=BOMB))
+        a, zstd_frame(bomb_blocks(4 * _BLOCK, last=True), BOMB), raw_len=BOMB), bomb=True)
     yield from _data_bombs(a, fs)
 
 
@@ -336,7 +332,7 @@ def _data_bombs(a: bytes, fs: list[fmt.FrameHeader]) -> Iterator[Copy]:
                          (BOMB, "its header declaring 4.2 GB"),
                          (900_000_000, "its header declaring 900 MB")):
         forged = replaced(a, h, reframed(h, blocks, raw_len=raw_len))
-        yield Copy(f"zstd bomb in a data frame, {how}", forged)
+        yield Copy(f"zstd bomb in a data frame, {how}", forged, bomb=True)
 
 
 def _spliced(a: bytes, b: bytes) -> Iterator[Copy]:

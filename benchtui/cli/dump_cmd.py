@@ -279,8 +279,9 @@ def _figures(info: SessionInfo) -> str:
                 "session computes its figures from the samples")
     if info.figures_until is None:
         return f"figure track ({info.figures}), empty: no step had interval samples"
-    cut = "" if info.complete or info.figures_until >= info.end - 1.0 else \
-        f" up to +{_span(info.figures_until - info.start)} (computed past it)"
+    cut = "" if info.complete or info.figures_until >= info.end - 1.0 else (
+        f" up to +{_span(info.figures_until - info.start)} (the recording was not closed: the "
+        "track ends with its last whole segment, past it a ghost computes them)")
     return (f"the console's figures per second ({info.figures}){cut}: a --baseline ghost of "
             "this session reads them")
 

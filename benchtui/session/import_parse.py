@@ -110,10 +110,11 @@ def parse_file(text: TextFile, pieces: Sequence[Piece], runs: dict[tuple[str, st
     end) into ``runs`` (made for pieces that have none yet; several pieces of the same host
     and step make one run, over files too). ``InputError`` when no known tool's output is in
     them, or a piece gives no sample."""
-    by_piece = [runs[(p.host, p.step)] if (p.host, p.step) in runs else
-                runs.setdefault((p.host, p.step), ImportedRun(
-                    p.host, p.step, text.path, p.line, SampleStore(streams.series)))
-                for p in pieces]
+    for p in pieces:
+        if (p.host, p.step) not in runs:
+            runs[(p.host, p.step)] = ImportedRun(p.host, p.step, text.path, p.line,
+                                                 SampleStore(streams.series))
+    by_piece = [runs[(p.host, p.step)] for p in pieces]
     feeder = _Feeder(text.path, pieces, by_piece, streams=streams, among=among,
                      check_labels=check_labels)
     starts = [p.line for p in pieces]

@@ -40,7 +40,7 @@ from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
 from benchtui.store.recording.statsread import StatsReader
 from benchtui.store.recording.varint import CodecError
 from benchtui.store.recording.verify import verify_frames
-from benchtui.store.recording.walk import Walk, clock, walk_frames
+from benchtui.store.recording.walk import clock, walk_frames
 
 _CACHED_SEGMENTS = 3
 Body = tuple[fmt.FrameHeader, bytes]
@@ -143,15 +143,15 @@ class SessionReader:
                                  f"{fmt.SCHEMA_VERSION}): upgrade benchtui to read it")
         else:
             self._schema = header.schema
+        refused = None
         try:
             indexed = read_index(mm, size, self._schema)
-            refused = None
         except UnusableIndex as exc:
             indexed, refused = None, exc.sentence
-        if indexed is not None:
-            self._use(indexed)
-        else:
+        if indexed is None:
             self._scan(size, refused)
+        else:
+            self._use(indexed)
         self._ends = list(accumulate((s.t1 or 0.0 for s in self._segments), max))
         known = [s for s in self._segments if s.t0 is not None]
         self.start = min((s.t0 for s in known if s.t0 is not None), default=self.meta.started)
@@ -170,7 +170,7 @@ class SessionReader:
         walk = walk_frames(self._mm, size, self._schema)
         if refused is not None and walk.appended is None:  # (else the appended file's)
             self.warnings.append(f"{refused}; the file was read frame by frame instead")
-        self.warnings += walk.warnings + self._appended(walk)
+        self.warnings += walk.warnings + walk.appended_sentences(self.path)
         if walk.index_at is not None and walk.closed_at is not None \
                 and (refused is None or walk.appended is not None):
             # a closed file whose trailer is damaged, or with another file after it: its
@@ -210,17 +210,6 @@ class SessionReader:
             self.warnings.append(f"the recording was not closed (the recorder was stopped or "
                                  f"the file was cut short): it ends at {clock(last)}; "
                                  "replaying what is before")
-
-    def _appended(self, walk: Walk) -> list[str]:
-        """The sentence for another session appended to this file (none: none)."""
-        if walk.appended is None:
-            return []
-        at, which = walk.appended, f" ({walk.appended_session})" if walk.appended_session else ""
-        if walk.appended_frames:
-            return [f"byte {at} starts another session's frames{which}, appended to this "
-                    "file's: they were not read"]
-        return [f"byte {at} starts another session file{which} appended to this one: it was "
-                f"not read (tail -c +{at + 1} {self.path} > other.btr cuts it out)"]
 
     def _rebuild(self, seg: SegmentStats, previous: SegmentStats | None) -> SegmentStats:
         """A segment's summary, from its data (it has no valid SEGMENT_END)."""

@@ -27,13 +27,14 @@ from benchtui.model.events import Event
 from benchtui.store.recording.codec import TimedRecord
 from benchtui.store.recording.index import UnusableIndex, read_index
 from benchtui.store.recording.stats import SegmentStats
-from benchtui.store.recording.walk import Walk, walk_frames
+from benchtui.store.recording.walk import walk_frames
 
 
 class Verified(Protocol):
     """What is verified of an open file (``SessionReader``'s, which calls ``verify_frames``;
     named here so that this module does not import the reader that imports it)."""
 
+    path: str
     warnings: list[str]
     size_bytes: int
     _mm: mmap.mmap
@@ -41,8 +42,6 @@ class Verified(Protocol):
     _segments: list[SegmentStats]
     _damaged: set[int]
     _index_frame: tuple[int, int] | None
-
-    def _appended(self, walk: Walk) -> list[str]: ...
 
     def _decode(self, seg: SegmentStats, t0: float, t1: float, *, samples: bool = True,
                 events: bool = True, output: bool = True,
@@ -53,7 +52,7 @@ def verify_frames(reader: Verified) -> int:
     """Check every frame of ``reader``'s file (the module's doc), adding to its warnings;
     the number of samples that could be read."""
     walk = walk_frames(reader._mm, reader.size_bytes, reader._schema, thorough=True)
-    found = walk.warnings + reader._appended(walk)
+    found = walk.warnings + walk.appended_sentences(reader.path)
     if reader._index_frame is not None:  # read by its index: now every list of it too
         at, end = reader._index_frame
         try:

@@ -96,7 +96,7 @@ class Walk:
     summaries: dict[int, SegmentStats] = field(default_factory=dict)
     #: segments with damage: their frames after it are not readable
     cut: set[int] = field(default_factory=set)
-    #: the file ends with a trailer (it was closed; its index must have been damaged)
+    #: the recording ends with a trailer: it was closed
     closed: bool = False
     #: where another session file appended to this one starts (``cat a.btr b.btr``), and
     #: that session in words ("night-2, id 4f3a..."; "" when its metadata cannot be read)
@@ -109,6 +109,19 @@ class Walk:
     index_at: int | None = None
     closed_at: int | None = None
     warnings: list[str] = field(default_factory=list)
+
+    def appended_sentences(self, path: str) -> list[str]:
+        """The sentence for another session appended to the file at ``path`` (none:
+        none)."""
+        if self.appended is None:
+            return []
+        at = self.appended
+        which = f" ({self.appended_session})" if self.appended_session else ""
+        if self.appended_frames:
+            return [f"byte {at} starts another session's frames{which}, appended to this "
+                    "file's: they were not read"]
+        return [f"byte {at} starts another session file{which} appended to this one: it was "
+                f"not read (tail -c +{at + 1} {path} > other.btr cuts it out)"]
 
 
 def walk_frames(mm: mmap.mmap, size: int, schema: int, *, thorough: bool = False) -> Walk:
