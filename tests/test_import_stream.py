@@ -79,20 +79,25 @@ def _session(path: Path) -> tuple[list[tuple[object, ...]], list[object], list[s
 def test_tiny_blocks_and_chunks_make_the_same_session(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Seed 000 cut by its map (54 runs, fio's disk statistics pasted under the next step),
-    and fio json+ output with histograms, imported with the usual sizes and with tiny ones."""
+    fio json+ output with histograms, and pdsh's output of four hosts in two files (iostat,
+    fio: each host's lines a stream of its own, a host's runs merged over the files),
+    imported with the usual sizes and with tiny ones."""
     json_plus = FIXTURES / "fio_json" / "randread_randwrite.jsonplus.txt"
+    pdsh = [str(FIXTURES / "prefixed" / f) for f in ("pdsh_iostat_x.txt", "pdsh_fio_text.txt")]
     got = []
     for name in ("usual", "tiny"):
         if name == "tiny":
             monkeypatch.setattr(import_text, "BLOCK_BYTES", 97)
             monkeypatch.setattr(import_store, "CHUNK", 5)
             monkeypatch.setattr(import_store, "TEXT_CHUNK", 200)
-        a, b = tmp_path / f"{name}-000.btr", tmp_path / f"{name}-json.btr"
+        a, b, c = (tmp_path / f"{name}-{x}.btr" for x in ("000", "json", "pdsh"))
         import_outputs([str(SEED000)], str(a), import_map=load_map(str(MAP000)), start=T0)
         import_outputs([str(json_plus)], str(b), hosts=["h"], steps=["s"], start=T0)
-        got.append((_session(a), _session(b)))
-    (seed_usual, json_usual), (seed_tiny, json_tiny) = got
-    assert seed_tiny == seed_usual and json_tiny == json_usual
+        import_outputs(pdsh, str(c), steps=["s"], start=T0)
+        got.append((_session(a), _session(b), _session(c)))
+    (seed_usual, json_usual, pdsh_usual), (seed_tiny, json_tiny, pdsh_tiny) = got
+    assert seed_tiny == seed_usual and json_tiny == json_usual and pdsh_tiny == pdsh_usual
+    assert {s[1] for s in pdsh_usual[0]} == {"n1", "n2", "n3", "n4"}
     assert len(seed_usual[0]) > 1000
     assert any(s[-1] for s in json_usual[0])  # histograms came back
 

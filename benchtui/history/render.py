@@ -20,7 +20,7 @@ from benchtui.history.analysis import (
     Point,
 )
 from benchtui.history.gate import GateResult, Group
-from benchtui.model.format import format_metric
+from benchtui.model.format import format_metric, markdown_cell
 
 _BARS = "▁▂▃▄▅▆▇█"
 
@@ -204,8 +204,8 @@ def to_markdown(plan: str, series: Sequence[Analysed]) -> str:
             change, run, p = f"{f.percent:+.1f}%", str(f.run_id), _p(f.change.pvalue)
         else:
             change = run = p = "-"
-        lines.append(f"| {a.series.name} | {a.analysed_count} | {now} | {change} | {run} | "
-                     f"{p} | {verdict(a)} |")
+        cells = (a.series.name, str(a.analysed_count), now, change, run, p, verdict(a))
+        lines.append("| " + " | ".join(markdown_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -66,8 +66,8 @@ def load_plan(path: str | Path, *, parser_names: Collection[str] | None = None) 
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        raise PlanError(file, "no such file", hint="give the path of a TOML plan "
-                        "(examples/ has some; docs/plans.md describes the format)") from None
+        raise PlanError(file, "no such file", hint="give the path of a TOML plan (benchtui "
+                        "examples lists some; docs/plans.md describes the format)") from None
     except IsADirectoryError:
         raise PlanError(file, "is a directory, not a plan file",
                         hint="give the path of a .toml plan") from None

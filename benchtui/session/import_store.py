@@ -107,6 +107,13 @@ class SampleStore:
         self._chunks.append((self._stream, len(samples), _compress(marshal.dumps(columns))))
         self._open = []
 
+    def extend_store(self, other: SampleStore) -> None:
+        """Take ``other``'s samples after these (its streams are its own)."""
+        self.seal()
+        other.seal()
+        self._chunks += other._chunks
+        self.count += other.count
+
     def stream_count(self, stream: int) -> int:
         """How many samples ``stream`` gave."""
         return sum(n for s, n, _ in self._chunks if s == stream) \
@@ -163,6 +170,13 @@ class TextStore:
         self._size += sum(map(len, lines))
         if self._size >= TEXT_CHUNK:
             self.seal()
+
+    def extend_store(self, other: TextStore) -> None:
+        """Take ``other``'s lines after these."""
+        self.seal()
+        other.seal()
+        self._chunks += other._chunks
+        self.lines += other.lines
 
     def seal(self) -> None:
         if self._open:

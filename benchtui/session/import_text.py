@@ -17,7 +17,9 @@ line).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import hashlib
+import os
 import re
 from collections.abc import Iterator
 from typing import Final
@@ -42,6 +44,10 @@ class TextFile:
         self.path = path
         self.hint = hint
         self.size = check_input(path, hint=hint)
+        #: When the file was last written (the year of syslog stamps, which print none).
+        self.mtime: float | None = None
+        with contextlib.suppress(OSError):
+            self.mtime = os.stat(path).st_mtime
         #: After a whole reading: the SHA-256 of the file's bytes, and how many there were.
         self.sha256 = ""
         self.read_bytes = 0

@@ -30,6 +30,7 @@ from typing import Final
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
+from benchtui.model.format import plural
 from benchtui.model.sample import Sample
 from benchtui.plan.commands import STEP
 from benchtui.session.import_parse import ImportedRun, Streams
@@ -202,8 +203,9 @@ class _Placed:
             yield out.t, out
         yield from at_end
         yield from batches
-        yield end, _event(end, ev.RUN_END, f"{host}: {tools} imported, {run.samples.count} "
-                          "samples", host=host, step=step, status=0)
+        yield end, _event(end, ev.RUN_END, f"{host}: {tools} imported, "
+                          f"{plural(run.samples.count, 'sample')}", host=host, step=step,
+                          status=0)
         yield end, _event(end, ev.HOST_STATE, f"{host}: done", host=host, state="done")
 
     def _batches(self, t0: float) -> Iterator[tuple[float, list[Sample]]]:

@@ -26,7 +26,7 @@ import secrets
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -38,6 +38,7 @@ from benchtui.model.fio_buckets import FIO_PLAT_BITS
 from benchtui.model.format import CONTROL, escape_control
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
+from benchtui.session.compare import FLEET
 from benchtui.session.figure_track import Digest, FigureRecorder
 from benchtui.session.import_map import (
     MATCH_SECONDS,
@@ -98,8 +99,16 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
     streams = Streams()
     for i, text in enumerate(texts):
         pieces = [Piece(*named[i], 0)] if import_map is None else _split(text, import_map)
-        parse_file(text, pieces, runs, streams=streams, among=among,
-                   check_labels=_label_check(text))
+        for run in parse_file(text, pieces, streams=streams, among=among,
+                              check_labels=_label_check(text)):
+            if not run.host:
+                raise UsageError(_NEED_HOST)
+            have = runs.get((run.host, run.step))
+            if have is None:
+                runs[(run.host, run.step)] = run
+            else:  # the same host and step in another file: one run
+                have.merge(run)
+    _refuse_reserved_hosts(runs.values())
     t0 = float(int(time.time() if start is None else start))
     timeline = Timeline(t0, list(runs.values()), streams)
     del runs  # (the timeline's now: it drops each step's once its records are made)
@@ -145,13 +154,20 @@ def _label_check(text: TextFile) -> Callable[[Sample], None]:
     return check
 
 
+_NEED_HOST = ("give --host and --step for plain tool output (or --map for a report that holds "
+              "many hosts and steps); --host may be left out where every line names its host "
+              "(pdsh's and clush's 'host: ' prefixes)")
+
+
 def _plain_names(paths: Sequence[str], hosts: Sequence[str],
                  steps: Sequence[str]) -> list[tuple[str, str]]:
-    """(host, step) of each file of plain output."""
-    if not hosts or not steps:
-        raise UsageError("give --host and --step for plain tool output (or --map for a "
-                         "report that holds many hosts and steps)")
+    """(host, step) of each file of plain output; the host is "" without --host (the lines
+    must then name theirs: pdsh's prefixes)."""
+    if not steps:
+        raise UsageError(_NEED_HOST)
     for option, values in (("--host", hosts), ("--step", steps)):
+        if not values:
+            continue
         if len(values) not in (1, len(paths)):
             raise UsageError(f"give {option} once for all files or once per file "
                              f"({len(paths)}), not {len(values)} times")
@@ -161,8 +177,8 @@ def _plain_names(paths: Sequence[str], hosts: Sequence[str],
             if CONTROL.search(v):
                 raise UsageError(f"{option} '{escape_control(v)}' holds "
                                  "control characters; give a name without them")
-    return [(hosts[i if len(hosts) > 1 else 0].strip(), steps[i if len(steps) > 1 else 0].strip())
-            for i in range(len(paths))]
+    return [(hosts[i if len(hosts) > 1 else 0].strip() if hosts else "",
+             steps[i if len(steps) > 1 else 0].strip()) for i in range(len(paths))]
 
 
 @contextlib.contextmanager
@@ -190,7 +206,19 @@ def time_bound(seconds: float) -> Iterator[None]:
                              max(outer - (time.monotonic() - started), 0.001))
 
 
+def _refuse_reserved_hosts(runs: Iterable[ImportedRun]) -> None:
+    """``(fleet)`` names the fleet's figures in the report and the history: a host by that
+    name would be merged with them."""
+    if any(r.host == FLEET for r in runs):
+        raise UsageError(f"{FLEET!r} cannot be a host name: benchtui keeps it for the "
+                         "fleet's figures; give the host another name (--host, or the map's "
+                         "host rule)")
+
+
 def _refuse_existing(path: str) -> None:
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory; give a file name for the session, e.g. "
+                         f"{os.path.join(path, 'imported.btr')}")
     if os.path.lexists(path):
         raise InputError(path, "already exists; give another file name (a session file is "
                          "never overwritten)")
