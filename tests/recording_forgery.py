@@ -180,8 +180,19 @@ def _chosen(a: bytes) -> list[fmt.FrameHeader]:
     for kind in sorted({h.type for h in fs}):
         of_kind = [h for h in fs if h.type == kind]
         out.append(of_kind[min(1, len(of_kind) - 1)])
-    seg = out[1].segment
-    out.append([h for h in fs if h.type == fmt.DATA and h.segment == seg][-2])
+    out.append(_continuing(fs)[0])
+    return out
+
+
+def _continuing(fs: list[fmt.FrameHeader]) -> list[fmt.FrameHeader]:
+    """The data frames that do not start their segment (a piece of its zstd stream)."""
+    started: set[int] = set()
+    out = []
+    for h in fs:
+        if h.type == fmt.DATA:
+            if h.segment in started:
+                out.append(h)
+            started.add(h.segment)
     return out
 
 
@@ -322,8 +333,7 @@ def _bombs(a: bytes) -> Iterator[Copy]:
 def _data_bombs(a: bytes, fs: list[fmt.FrameHeader]) -> Iterator[Copy]:
     """A data frame (not its segment's first: blocks only) holding RLE blocks of far more
     than its raw length, filled up to its length."""
-    seg = fs[2].segment  # fs[1] is the first data frame of segment 0
-    h = next(h for h in fs[2:] if h.type == fmt.DATA and h.segment == seg and h.payload_len > 64)
+    h = max(_continuing(fs), key=lambda h: h.payload_len)
     room = h.payload_len - 3
     rle = (room // 4 - 1) * _BLOCK
     blocks = bomb_blocks(rle, last=False, fill=h.payload_len - (rle // _BLOCK) * 4)

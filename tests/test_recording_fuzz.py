@@ -27,7 +27,7 @@ import pytest
 
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording.stats import SegmentStats
-from tests.recording_forgery import Copy, damaged_copies, frames, resegment
+from tests.recording_forgery import STRANGE_EVENTS, Copy, damaged_copies, frames, resegment
 from tests.recording_readers import command, read_every_way
 from tests.replay_recording import RecordedRun
 
@@ -80,7 +80,7 @@ def test_every_damaged_copy_is_read_every_way_and_verify_names_it(
     assert intact is not None, trace
     assert intact["verify"] == 0, intact["verify_err"]
     whole = intact["doc"]
-    assert isinstance(whole, dict) and whole["sample_count"] > 500
+    assert isinstance(whole, dict) and whole["sample_count"] > 100
     copies = [c for c in damaged_copies(a, b) if not c.bomb]  # (bombs: in a child, below)
     failures = []
     for copy in copies:
@@ -179,9 +179,12 @@ def test_what_the_user_is_told(sessions: tuple[bytes, bytes], tmp_path: Path) ->
     assert code == 1 and re.search(r"the file's trailer \(the 24 bytes at byte \d+\) is damaged",
                                    out)
     code, out, _ = told("index events of strange types", "--verify")
-    assert code == 1 and re.search(r"the summary of segment 1 in the index does not hold what "
-                                   r"its data frames \(bytes \d+ to \d+\) hold: it counts \d+ "
-                                   r"samples and 16 events, they hold \d+ and 7", out), out
+    lie = re.search(r"the summary of segment 1 in the index does not hold what its data frames "
+                    r"\(bytes \d+ to \d+\) hold: it counts (\d+) samples and (\d+) events, "
+                    r"they hold (\d+) and (\d+)", out)
+    assert code == 1 and lie is not None, out
+    said, held = [int(x) for x in lie.groups()[:2]], [int(x) for x in lie.groups()[2:]]
+    assert said == [held[0], held[1] + len(STRANGE_EVENTS)]
     # a recording killed before its first segment was sealed: no track written, and why
     first = next(h for h in frames(a) if h.type == fmt.FIGS)
     path.write_bytes(a[:first.offset])

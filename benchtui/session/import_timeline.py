@@ -119,14 +119,14 @@ class _Placed:
         self.span = max(ends, default=0.0) or DEFAULT_SPAN
         self._labels: dict[tuple[int, str | None], str | None] = {}
         self._stretches: list[int] = []  # where each stretch of ordered samples starts
-        self._survey()
+        self._from_parsing()
 
     def _offset(self, s: Sample) -> float:
         if s.elapsed is not None:
             return max(s.elapsed, 0.0)
         return self.span if s.t is None else s.t - self.first
 
-    def _survey(self) -> None:
+    def _from_parsing(self) -> None:
         """What the run's parsing noted: the run label each (stream, label) gets (runs
         numbered again within the run: the first keeps its stream's first label, fio's
         none; the k-th ``run="k"``), and where its stretches of samples in time order start
