@@ -62,8 +62,10 @@ def read_every_way(path: Path) -> dict[str, object]:
     out["doc"] = json.loads(doc) if doc else None
     out["dump"], _, _ = command(["dump", p, "--histograms"])
     out["report"], _, _ = command(["report", p, "--format", "csv"])
-    # (a catalog in memory: the reading is the file's, whatever holds the catalog)
-    out["history"], _, _ = command(["history", "import", p, "--catalog", ":memory:"])
+    catalog = path.with_name(f"{path.name}.catalog")  # (a new one each time: a new session)
+    out["history"], _, _ = command(["history", "import", p, "--catalog", str(catalog)])
+    for made in catalog.parent.glob(f"{catalog.name}*"):
+        made.unlink()
     replay(p)
     return out
 
