@@ -37,6 +37,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.notifications import SeverityLevel
@@ -460,8 +461,10 @@ class ConsoleApp(App[int]):
     def on_host_pane_open(self, message: HostPane.Open) -> None:
         self.open_host(message.host)
 
-    def on_descendant_focus(self, event: object) -> None:
-        focused = self.focused
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        # the event's own widget: ``self.focused`` asks the screen stack, which is already
+        # empty when a focus event is still delivered while the app shuts down
+        focused = event.widget
         if isinstance(focused, HostPane):
             self.grid.show_host(focused.host)
 
