@@ -55,7 +55,7 @@ _NOMINAL_TOLERANCE = 0.05
 _RUN_GAP_SLACK_MS = 2500
 
 _DETECT_VERSION = re.compile(r'"fio version"\s*:\s*"[^"\n]*",')
-_DETECT_JOBS = re.compile(r'\n\s*"jobs"\s*:\s*\[')
+_DETECT_JOBS = re.compile(r'[\n{,]\s*"jobs"\s*:\s*\[')
 
 
 _NUMBER = (int, float)
@@ -171,8 +171,9 @@ class FioJsonParser(JsonStreamParser):
         return 0
 
     def flush(self) -> list[Sample] | None:
-        self.flush_pending()
-        return self._run_summary() or None
+        out = self.flush_pending()
+        out += self._run_summary()
+        return out or None
 
     def _run_summary(self) -> list[Sample]:
         """fio's own whole-run figures: the last document of the run."""

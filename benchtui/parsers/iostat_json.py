@@ -30,6 +30,11 @@ skipped. The older extended JSON of sysstat 11.0-11.4 used ``r``, ``w``, ``rkB``
 ``rrqm``, ``wrqm`` (per second), ``avgrq-sz`` (sectors), ``avgqu-sz``, ``await``, ``svctm``:
 an object with an ``r`` key and no ``r/s`` key is read that way (assuming kB, iostat's default).
 
+Another program's layout of the same document (``jq .``, ``python -m json.tool``: every object
+spread over lines; ``jq -c``: the whole document on one line) is read whole when it ends: a
+first line that is ``{`` alone, or a whole document on one line, says so (sysstat's own first
+line is ``{"sysstat": {``). Tabs or spaces, LF or CRLF: the line-by-line path strips them.
+
 Time: the entry's ``timestamp`` (``ReportClock``: ISO with ``S_TIME_FORMAT=ISO``, else the
 locale's date; no zone = UTC), else the ``t`` the line came with. ``elapsed`` = report number x
 ``interval`` as for the text parser (``skip_first_report`` likewise).
@@ -39,7 +44,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from benchtui.model.sample import INTERVAL, Sample
 from benchtui.parsers._disk_common import (
@@ -59,6 +64,7 @@ from benchtui.parsers._disk_common import (
     Column,
     ReportClock,
 )
+from benchtui.parsers._json_documents import BROKEN, JsonDocuments
 from benchtui.parsers.base import Parser
 
 #: sysstat 12 JSON keys that differ from the text headers.
@@ -105,6 +111,10 @@ class IostatJsonParser(Parser):
         self._elapsed = 0.0
         self._skip = False
         self._devices: set[str] = set()
+        #: sysstat's own layout was seen (its first line, ``{"sysstat": {``)
+        self._own_layout = False
+        #: another program's layout: the documents, read whole
+        self._docs: JsonDocuments | None = None
 
     def _new_report(self) -> None:
         self._report += 1
@@ -115,11 +125,19 @@ class IostatJsonParser(Parser):
         self._devices.clear()
 
     def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
+        if self._docs is not None:
+            return self._documents(line, t)
         text = line.strip()
         if not text:
             return None
         if text.startswith('{"disk_device"'):
             return self._disk(text, line, t)
+        if text.startswith('{"sysstat"'):
+            if text.endswith("}"):  # the whole document on one line
+                self._docs = JsonDocuments()
+                return self._documents(line, t)
+            self._own_layout = True
+            return None
         if text.startswith('"avg-cpu"'):
             if self._report == 0:
                 self._new_report()
@@ -127,6 +145,9 @@ class IostatJsonParser(Parser):
         if text == "{":
             if self._in_stats and not self._in_disk:
                 self._new_report()
+            elif not self._own_layout:  # a document laid out by another program
+                self._docs = JsonDocuments()
+                return self._documents(line, t)
             return None
         if text.startswith('"timestamp"'):
             m = _TIMESTAMP.match(text)
@@ -171,10 +192,58 @@ class IostatJsonParser(Parser):
             return None
         return obj
 
+    # --- whole documents (another program's layout) ------------------------------------------
+
+    def _documents(self, line: str, t: float | None) -> list[Sample] | None:
+        assert self._docs is not None
+        out: list[Sample] = []
+        for found in self._docs.feed(line.encode("utf-8", errors="replace") + b"\n"):
+            if found.value is BROKEN:
+                self.warn("not a valid JSON document (ignored)", line)
+                continue
+            sysstat = found.value.get("sysstat") if isinstance(found.value, dict) else None
+            hosts = sysstat.get("hosts") if isinstance(sysstat, dict) else None
+            if not isinstance(hosts, list):
+                self.unknown()  # another tool's JSON
+                continue
+            for host in hosts:
+                if isinstance(host, dict):
+                    out.extend(self._host(host, line, t))
+        return out
+
+    def _host(self, host: dict[str, Any], line: str, t: float | None) -> list[Sample]:
+        date = host.get("date")
+        if isinstance(date, str):
+            self._clock.learn_date(date)
+        stats = host.get("statistics")
+        out: list[Sample] = []
+        for entry in stats if isinstance(stats, list) else ():
+            if not isinstance(entry, dict):
+                continue
+            self._new_report()
+            stamp = entry.get("timestamp")
+            if isinstance(stamp, str):
+                self._report_t = self._clock.parse(stamp)
+                if self._report_t is None:
+                    self.warn("unreadable report timestamp", stamp)
+            cpu = entry.get("avg-cpu")
+            if isinstance(cpu, dict):
+                out.extend(self._cpu_obj(cpu, t))
+            disks = entry.get("disk")
+            for disk in disks if isinstance(disks, list) else ():
+                if isinstance(disk, dict):
+                    out.extend(self._disk_obj(disk, line, t) or ())
+        return out
+
+    # --- sysstat's layout, line by line ----------------------------------------------------------
+
     def _disk(self, text: str, line: str, t: float | None) -> list[Sample] | None:
         obj = self._decode(text, line)
         if obj is None:
             return None
+        return self._disk_obj(obj, line, t)
+
+    def _disk_obj(self, obj: dict[str, Any], line: str, t: float | None) -> list[Sample] | None:
         device = obj.get("disk_device")
         if not isinstance(device, str):
             self.warn("disk object without a device name", line)
@@ -203,8 +272,13 @@ class IostatJsonParser(Parser):
 
     def _cpu(self, text: str, line: str, t: float | None) -> list[Sample] | None:
         obj = self._decode(text, line)
-        if obj is None or self._skip:
+        if obj is None:
             return None
+        return self._cpu_obj(obj, t)
+
+    def _cpu_obj(self, obj: dict[str, Any], t: float | None) -> list[Sample]:
+        if self._skip:
+            return []
         when = self._report_t if self._report_t is not None else t
         out: list[Sample] = []
         for key, value in obj.items():
