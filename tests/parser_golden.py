@@ -56,9 +56,12 @@ def sample_row(s: Sample) -> list[Any]:
             s.elapsed, s.duration, hist]
 
 
-def run_parser(cls: type[Parser], data: bytes, text: str) -> dict[str, Any]:
-    """``cls`` forced on a file, as ``benchtui parse --tool`` runs it."""
+def run_parser(cls: type[Parser], data: bytes, text: str, *, histograms: bool = True
+               ) -> dict[str, Any]:
+    """``cls`` forced on a file, as ``benchtui parse --tool`` runs it (``histograms``: as with
+    --histograms; without, a parser may skip the work of the histograms it would not make)."""
     p = cls(host="-", source="golden")
+    p.histograms = histograms
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
     if p.takes_bytes and not utf16:
         samples = p.feed_bytes(data)

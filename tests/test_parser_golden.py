@@ -1,7 +1,8 @@
 """Every parser gives, on every tool output the project keeps, what it gave when the stored
 outputs were made (tests/parser_golden.py says how, and how to regenerate them), sample for
-sample: by the path ``benchtui parse FILE`` takes (raw bytes or the whole text) and line by
-line (the live path). Detection picks the same parsers.
+sample: by the path ``benchtui parse FILE`` takes (raw bytes or the whole text), with and without
+--histograms (the samples other than histograms are the same), and line by line (the live
+path). Detection picks the same parsers.
 
 Two changes of issue 30 are let through, and only those: a table of another program read as
 iostat device lines (devices named like ``528000000:``) may stop being read, and iperf 2 may
@@ -80,6 +81,9 @@ def test_same_outputs_as_stored(relpath: str) -> None:
         want = want_file["parsers"].get(name, {"samples": [], "warnings": []})
         bulk = golden.run_parser(cls, data, text)
         _compare(f"{relpath} read by {name}", want["samples"], bulk["samples"])
+        plain = golden.run_parser(cls, data, text, histograms=False)
+        _compare(f"{relpath} read by {name} without histograms",
+                 [r for r in want["samples"] if r[9] is None], plain["samples"])
         if name in want_file["detected"] or want["samples"] or bulk["samples"]:
             assert bulk["warnings"] == want["warnings"], (relpath, name)
         p = cls(host="-", source="golden")
