@@ -22,6 +22,8 @@ MAX_WARNINGS_SHOWN = 20
 STDIN_DETECT_BYTES = 256 * 1024
 #: Characters of a saved capture given to a text parser at a time.
 TEXT_BLOCK_CHARS = 1 << 20
+#: Bytes of a stream read at a time for a parser that takes bytes.
+STREAM_CHUNK_BYTES = 1 << 20
 
 
 @dataclass
@@ -107,14 +109,18 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
             if path != "-":
                 stream.close()
     data = read_input(path, hint="benchtui parse - < FILE reads it as a stream, at any size")
-    # Only the head is decoded for detection; a parser with feed_bytes (fio-json) takes the
-    # bytes as read, so a 250 MB capture is not copied into a str it does not need. A report
+    # Only the head is decoded, for detection; a parser that takes bytes (fio-json) gets them
+    # as read, so a 250 MB capture is not copied into a str it does not need. A report
     # flattened onto one line (seed 001) is put back on its lines for the text parsers.
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
     text = restore_line_breaks(decode_output(data)) if utf16 else None
-    head = restore_line_breaks(text[: registry.DETECT_HEAD_BYTES] if text is not None
-                               else decode_output(data[: registry.DETECT_HEAD_BYTES]))
-    parsers = _make(registry.choose(head, among), host, path, histograms)
+    if among is not None and len(among) == 1:
+        classes = among  # named with --tool: nothing to detect
+    else:
+        head = restore_line_breaks(text[: registry.DETECT_HEAD_BYTES] if text is not None
+                                   else decode_output(data[: registry.DETECT_HEAD_BYTES]))
+        classes = registry.choose(head, among)
+    parsers = _make(classes, host, path, histograms)
     outcome = _Outcome()
     # A one-hour capture makes about a million objects and no reference cycles: the cyclic
     # collector would only walk the samples already made, again and again.
@@ -143,8 +149,9 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
 
 def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
                   writer: SampleWriter, *, histograms: bool, source: str) -> _Outcome:
-    """stdin (or a pipe): buffer until the tool is recognised, then parse and print line by
-    line, so that ``fio ... | benchtui parse -`` shows samples as fio prints them."""
+    """stdin (or a pipe): buffer until the tool is recognised, then parse and print as it
+    comes (line by line, or chunk by chunk for a parser that takes bytes), so that
+    ``fio ... | benchtui parse -`` shows samples as fio prints them."""
     buffered: list[bytes] = []
     size = 0
     flattened = False  # a line long enough to be a flattened report was read
@@ -182,16 +189,31 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
         for p in parsers:
             outcome.samples += writer.write(p.feed(text))
 
-    for raw in buffered:
-        feed(raw)
-    if parsers:
-        for raw in iter(stream.readline, b""):
-            feed(raw)
+    if parsers and all(p.takes_bytes for p in parsers):
+        # (fio-json) raw chunks as they come: documents are found on the bytes, not line by line
+        chunk = b"".join(buffered) or _read_some(stream)
+        while chunk:
+            for p in parsers:
+                outcome.samples += writer.write(p.feed_bytes(chunk))
             sys.stdout.flush()
+            chunk = _read_some(stream)
+    else:
+        for raw in buffered:
+            feed(raw)
+        if parsers:
+            for raw in iter(stream.readline, b""):
+                feed(raw)
+                sys.stdout.flush()
     for p in parsers:
         outcome.samples += writer.write(p.finish())
     _collect(outcome, parsers, lines)
     return outcome
+
+
+def _read_some(stream: BinaryIO) -> bytes:
+    """What the stream has now (at least a byte, at most STREAM_CHUNK_BYTES), b"" at its end."""
+    read1 = getattr(stream, "read1", None)
+    return read1(STREAM_CHUNK_BYTES) if read1 is not None else stream.read(STREAM_CHUNK_BYTES)
 
 
 def _collect(outcome: _Outcome, parsers: list[Parser], lines: int) -> None:
