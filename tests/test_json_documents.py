@@ -16,39 +16,39 @@ from benchtui.parsers._json_documents import BROKEN, Found, JsonDocuments
 from benchtui.parsers.fio_json import FioJsonParser
 
 STREAM = (
-    "fio: a note on a merged stderr\n"
-    "{\n"
-    '  "a" : 1,\n'
-    '  "b" : {\n'
-    '    "c" : [1, 2]\n'
-    "  }\n"
-    "}\n"
-    "    {\n"
-    '        "shifted": true\n'
-    "    }\n"
-    '{"compact": [1, {"x": 2}]}\n'
-    '{"sysstat": {\n'
-    '\t"hosts": [{"n": 1}]\n'
-    "}}\n"
-    "[\n"
-    " {\n"
-    '  "element": 1\n'
-    " },\n"
-    " {\n"
-    '  "element": 2\n'
-    " }\n"
-    "]\n"
-    "{\r\n"
-    '  "crlf": 1\r\n'
-    "}\r\n"
-    "Jobs: 1 (f=1): [R(1)][50.0%]\r{\n"
-    '  "after_eta": 1\n'
-    "}\n"
-    "{foo} is not JSON\n"
-    "{\n"
-    '  "short": 1\n'
-    "}\n"
-).encode()
+    b"fio: a note on a merged stderr\n"
+    b"{\n"
+    b'  "a" : 1,\n'
+    b'  "b" : {\n'
+    b'    "c" : [1, 2]\n'
+    b"  }\n"
+    b"}\n"
+    b"    {\n"
+    b'        "shifted": true\n'
+    b"    }\n"
+    b'{"compact": [1, {"x": 2}]}\n'
+    b'{"sysstat": {\n'
+    b'\t"hosts": [{"n": 1}]\n'
+    b"}}\n"
+    b"[\n"
+    b" {\n"
+    b'  "element": 1\n'
+    b" },\n"
+    b" {\n"
+    b'  "element": 2\n'
+    b" }\n"
+    b"]\n"
+    b"{\r\n"
+    b'  "crlf": 1\r\n'
+    b"}\r\n"
+    b"Jobs: 1 (f=1): [R(1)][50.0%]\r{\n"
+    b'  "after_eta": 1\n'
+    b"}\n"
+    b"{foo} is not JSON\n"
+    b"{\n"
+    b'  "short": 1\n'
+    b"}\n"
+)
 WANT = [{"a": 1, "b": {"c": [1, 2]}}, {"shifted": True}, {"compact": [1, {"x": 2}]},
         {"sysstat": {"hosts": [{"n": 1}]}}, {"element": 1}, {"element": 2}, {"crlf": 1},
         {"after_eta": 1}, {"short": 1}]

@@ -71,7 +71,7 @@ def test_detected_and_read_as_the_original(name: str) -> None:
 
 @pytest.mark.parametrize("name", VARIANTS)
 def test_read_with_tool_line_by_line_and_in_chunks(name: str) -> None:
-    names, want, reasons = original(name)
+    _, want, reasons = original(name)
     cls = registry.candidates(ORIGINALS[_tool(name)])[0]
     assert read(DIR / name, cls)[1:] == (want, reasons)
     data = (DIR / name).read_bytes()
