@@ -120,7 +120,11 @@ class JsonStreamParser(Parser):
         if not self.wanted(value):
             self._unwanted += bytes(f.raw).count(b"\n") + 1
             return None
-        return self.document(value, t)
+        try:
+            return self.document(value, t)
+        except Exception as exc:  # noqa: BLE001 - as Parser.feed: never kill a live session
+            self.warn(f"internal parser error ({type(exc).__name__}: {exc})")
+            return None
 
     def _repair(self, text: str, indent: bytes) -> object:
         """A document whose bytes do not decode: not UTF-8; numbers orjson refuses (NaN,

@@ -231,9 +231,7 @@ class FioJsonParser(JsonStreamParser):
         cur, prev, deltas, span = step.cur, step.prev, step.deltas, step.span_ms / 1000
         active, dur, ts = step.active, step.duration, step.ts
         assert ts is not None
-        t = ts / 1000
-        anchor = self._anchor_ms
-        elapsed = 0.0 if anchor is None else max(0.0, (ts - anchor) / 1000)
+        t, elapsed = ts / 1000, self._elapsed(ts)
         host, tool = self.host, self.tool
         add = out.append
         qs: list[tuple[float, str]] | None = None

@@ -30,10 +30,12 @@ skipped. The older extended JSON of sysstat 11.0-11.4 used ``r``, ``w``, ``rkB``
 ``rrqm``, ``wrqm`` (per second), ``avgrq-sz`` (sectors), ``avgqu-sz``, ``await``, ``svctm``:
 an object with an ``r`` key and no ``r/s`` key is read that way (assuming kB, iostat's default).
 
-Another program's layout of the same document (``jq .``, ``python -m json.tool``: every object
-spread over lines; ``jq -c``: the whole document on one line) is read whole when it ends: a
-first line that is ``{`` alone, or a whole document on one line, says so (sysstat's own first
-line is ``{"sysstat": {``). Tabs or spaces, LF or CRLF: the line-by-line path strips them.
+Another program's layout of the same document is read too. ``jq .`` and ``python -m
+json.tool`` spread every object over lines (a first line ``{`` alone says so; sysstat's own is
+``{"sysstat": {``): each element of ``statistics`` is then found as a JSON document of its own
+and read as it ends, so such output streams as sysstat's does. ``jq -c`` puts the whole
+document on one line: it is read whole. Tabs or spaces, LF or CRLF: the line-by-line path
+strips them.
 
 Time: the entry's ``timestamp`` (``ReportClock``: ISO with ``S_TIME_FORMAT=ISO``, else the
 locale's date; no zone = UTC), else the ``t`` the line came with. ``elapsed`` = report number x
@@ -45,6 +47,8 @@ from __future__ import annotations
 import json
 import re
 from typing import Any, ClassVar
+
+import orjson
 
 from benchtui.model.sample import INTERVAL, Sample
 from benchtui.parsers._disk_common import (
@@ -113,8 +117,10 @@ class IostatJsonParser(Parser):
         self._devices: set[str] = set()
         #: sysstat's own layout was seen (its first line, ``{"sysstat": {``)
         self._own_layout = False
-        #: another program's layout: the documents, read whole
-        self._docs: JsonDocuments | None = None
+        #: another program's layout (a first line ``{`` alone)
+        self._relaid = False
+        #: ... and its ``statistics`` array: its entries, found as documents
+        self._entries: JsonDocuments | None = None
 
     def _new_report(self) -> None:
         self._report += 1
@@ -125,8 +131,8 @@ class IostatJsonParser(Parser):
         self._devices.clear()
 
     def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
-        if self._docs is not None:
-            return self._documents(line, t)
+        if self._entries is not None:
+            return self._from_entries(line, t)
         text = line.strip()
         if not text:
             return None
@@ -134,8 +140,7 @@ class IostatJsonParser(Parser):
             return self._disk(text, line, t)
         if text.startswith('{"sysstat"'):
             if text.endswith("}"):  # the whole document on one line
-                self._docs = JsonDocuments()
-                return self._documents(line, t)
+                return self._whole(text, line, t)
             self._own_layout = True
             return None
         if text.startswith('"avg-cpu"'):
@@ -146,8 +151,7 @@ class IostatJsonParser(Parser):
             if self._in_stats and not self._in_disk:
                 self._new_report()
             elif not self._own_layout:  # a document laid out by another program
-                self._docs = JsonDocuments()
-                return self._documents(line, t)
+                self._relaid = True
             return None
         if text.startswith('"timestamp"'):
             m = _TIMESTAMP.match(text)
@@ -158,6 +162,8 @@ class IostatJsonParser(Parser):
             return None
         if text.startswith('"statistics"'):
             self._in_stats = True
+            if self._relaid:  # each statistics entry: a JSON document of its own
+                self._entries = JsonDocuments()
             return None
         if text.startswith('"disk"'):
             self._in_disk = True
@@ -192,47 +198,59 @@ class IostatJsonParser(Parser):
             return None
         return obj
 
-    # --- whole documents (another program's layout) ------------------------------------------
+    # --- another program's layout -----------------------------------------------------------
 
-    def _documents(self, line: str, t: float | None) -> list[Sample] | None:
-        assert self._docs is not None
+    def _from_entries(self, line: str, t: float | None) -> list[Sample] | None:
+        """A line of the ``statistics`` array laid out by another program: its entries are
+        found as JSON documents (each ``{`` ... ``}``), read as each ends."""
+        entries = self._entries
+        assert entries is not None
         out: list[Sample] = []
-        for found in self._docs.feed(line.encode("utf-8", errors="replace") + b"\n"):
-            if found.value is BROKEN:
-                self.warn("not a valid JSON document (ignored)", line)
-                continue
-            sysstat = found.value.get("sysstat") if isinstance(found.value, dict) else None
-            hosts = sysstat.get("hosts") if isinstance(sysstat, dict) else None
-            if not isinstance(hosts, list):
-                self.unknown()  # another tool's JSON
-                continue
-            for host in hosts:
-                if isinstance(host, dict):
-                    out.extend(self._host(host, line, t))
+        for found in entries.feed(line.encode("utf-8", errors="replace") + b"\n"):
+            if isinstance(found.value, dict):
+                out.extend(self._entry(found.value, line, t))
+            elif found.value is BROKEN:
+                self.warn("truncated or invalid JSON object", line)
         return out
 
-    def _host(self, host: dict[str, Any], line: str, t: float | None) -> list[Sample]:
-        date = host.get("date")
-        if isinstance(date, str):
-            self._clock.learn_date(date)
-        stats = host.get("statistics")
+    def _whole(self, text: str, line: str, t: float | None) -> list[Sample] | None:
+        """The whole document on one line (``jq -c``)."""
+        try:
+            doc = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            self.warn("truncated or invalid JSON document", line[:80])
+            return None
+        sysstat = doc.get("sysstat") if isinstance(doc, dict) else None
+        hosts = sysstat.get("hosts") if isinstance(sysstat, dict) else None
         out: list[Sample] = []
-        for entry in stats if isinstance(stats, list) else ():
-            if not isinstance(entry, dict):
+        for host in hosts if isinstance(hosts, list) else ():
+            if not isinstance(host, dict):
                 continue
-            self._new_report()
-            stamp = entry.get("timestamp")
-            if isinstance(stamp, str):
-                self._report_t = self._clock.parse(stamp)
-                if self._report_t is None:
-                    self.warn("unreadable report timestamp", stamp)
-            cpu = entry.get("avg-cpu")
-            if isinstance(cpu, dict):
-                out.extend(self._cpu_obj(cpu, t))
-            disks = entry.get("disk")
-            for disk in disks if isinstance(disks, list) else ():
-                if isinstance(disk, dict):
-                    out.extend(self._disk_obj(disk, line, t) or ())
+            date = host.get("date")
+            if isinstance(date, str):
+                self._clock.learn_date(date)
+            stats = host.get("statistics")
+            for entry in stats if isinstance(stats, list) else ():
+                if isinstance(entry, dict):
+                    out.extend(self._entry(entry, line, t))
+        return out
+
+    def _entry(self, entry: dict[str, Any], line: str, t: float | None) -> list[Sample]:
+        """One element of ``statistics``: a report."""
+        self._new_report()
+        stamp = entry.get("timestamp")
+        if isinstance(stamp, str):
+            self._report_t = self._clock.parse(stamp)
+            if self._report_t is None:
+                self.warn("unreadable report timestamp", stamp)
+        out: list[Sample] = []
+        cpu = entry.get("avg-cpu")
+        if isinstance(cpu, dict):
+            out.extend(self._cpu_obj(cpu, t))
+        disks = entry.get("disk")
+        for disk in disks if isinstance(disks, list) else ():
+            if isinstance(disk, dict):
+                out.extend(self._disk_obj(disk, line, t) or ())
         return out
 
     # --- sysstat's layout, line by line ----------------------------------------------------------
