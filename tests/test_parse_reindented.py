@@ -137,3 +137,14 @@ def test_the_variants_are_what_the_programs_make() -> None:
                 assert path.read_bytes() == content, path.name
     assert {p.name for p in DIR.iterdir()} >= {f"{t}.json" for t in ORIGINALS}
     assert os.path.getsize(DIR / "fio.json") > 10_000
+
+
+def test_iostat_laid_out_by_jq_streams_report_by_report() -> None:
+    """Each report's samples come when its entry ends, not at the end of the document."""
+    cls = registry.candidates("iostat-json")[0]
+    for name in ("iostat.jq.json", "iostat.json-tool-indent4.json"):
+        lines = (DIR / name).read_text().split("\n")
+        p = cls()
+        seen = [len(p.feed(line)) for line in lines]
+        firsts = [i for i, n in enumerate(seen) if n]
+        assert len(firsts) == 3 and firsts[-1] < len(lines) - 5, (name, firsts)
