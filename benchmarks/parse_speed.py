@@ -25,7 +25,10 @@ Then, in one run, best of N repetitions each, interleaved:
 The result is printed as Markdown and written to docs/benchmarks/parse_speed.md.
 
     .venv/bin/python benchmarks/parse_speed.py [--reps 3] [--old REF] [--two-seconds 900]
-        [--wide-seconds 300] [--capture-wide]
+        [--wide-seconds 300] [--capture-wide] [--instructions]
+
+``--instructions`` adds the instructions each executes (valgrind's callgrind), a count that
+the load of a shared machine does not change.
 """
 
 from __future__ import annotations
@@ -75,7 +78,9 @@ for _ in range(reps):
     gc.collect()
     gc.disable()  # (as the CLI does while it parses)
     w0, c0 = time.perf_counter(), time.process_time()
-    if mode == "orjson":
+    if mode == "none":
+        pass
+    elif mode == "orjson":
         for d in docs:
             orjson.loads(d)
     else:
@@ -243,6 +248,49 @@ def in_process(mode: str, path: Path, env: dict[str, str]) -> tuple[float, float
     return wall, cpu, out["docs"], out["samples"]
 
 
+def instructions(argv: list[str], env: dict[str, str]) -> int:
+    """Instructions a command executes (valgrind's callgrind): a count that load does not
+    change, where timings on a shared machine vary."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                           *argv], env={**env, "PYTHONHASHSEED": "0"}, capture_output=True,
+                          text=True, check=True)
+    for line in done.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.rsplit(":", 1)[1])
+    raise SystemExit(f"no count from valgrind: {done.stderr[-300:]}")
+
+
+def instruction_table(inputs: list[tuple[str, Path]], envs: dict[str, dict[str, str]]
+                      ) -> list[str]:
+    """Millions of instructions: jq, the CLI, and in-process decoding and parsing."""
+    lines = ["### Instructions executed (valgrind, independent of load)", "",
+             "Millions of instructions. In-process rows: the driver's count less its count "
+             "when it only reads and splits the file (Python's start-up, reading).", "",
+             "| input | jq | CLI before | CLI now | orjson decoding | parse before "
+             "| parse now | with histograms before | now | parse now / orjson |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for title, path in inputs:
+        cli = [sys.executable, "-m", "benchtui", "parse", "--tool", "fio-json", str(path)]
+
+        def driver(mode: str, code: str, path: Path = path) -> int:
+            return instructions([sys.executable, "-c", DRIVER, mode, str(path), "1"],
+                                envs[code])
+
+        base = {code: driver("none", code) for code in ("old", "new")}
+        row = {"jq": instructions(["jq", "-c", JQ_FILTER, str(path)], envs["new"]),
+               "cli_old": instructions(cli, envs["old"]),
+               "cli_new": instructions(cli, envs["new"]),
+               "orjson": driver("orjson", "new") - base["new"]}
+        for code in ("old", "new"):
+            row[f"parse_{code}"] = driver("plain", code) - base[code]
+            row[f"hist_{code}"] = driver("histograms", code) - base[code]
+        keys = ("jq", "cli_old", "cli_new", "orjson", "parse_old", "parse_new", "hist_old",
+                "hist_new")
+        lines.append(f"| {title} | " + " | ".join(f"{row[k] / 1e6:.0f}" for k in keys)
+                     + f" | {row['parse_new'] / row['orjson']:.2f} |")
+    return [*lines, ""]
+
+
 def machine() -> dict[str, str]:
     cpu = "?"
     try:
@@ -334,6 +382,9 @@ def main() -> int:
     ap.add_argument("--capture-wide", action="store_true",
                     help="capture the 32-job stream again with fio (20 s) instead of the "
                          "stored one, and store it")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count the instructions executed (valgrind; slow: the 32-job "
+                         "capture and a 60 s 2-job stream only)")
     ap.add_argument("--out", type=Path, default=OUT_MD)
     args = ap.parse_args()
     if shutil.which("jq") is None:
@@ -383,6 +434,13 @@ def main() -> int:
                            "above: after the first 20 dumps, no bucket is added.", wide_ext))
         measured = [(title, what, measure(path, args.reps, envs))
                     for title, what, path in inputs]
+        counted: list[str] = []
+        if args.instructions:
+            for code in ("old", "new"):  # (bytecode written beforehand)
+                in_process("none", wide, envs[code])
+            short = work / "fio-2jobs-60s.json"
+            extend(two_text, 60, short)
+            counted = instruction_table([("2 jobs, 60 s", short), (inputs[1][0], wide)], envs)
     load_after = loadavg()
     info = machine()
     lines = [
@@ -403,12 +461,14 @@ def main() -> int:
     ]
     for title, what, m in measured:
         lines += table(title, what, m)
+    lines += counted
     lines += [
         "Reproduce from the project's root (fio and jq installed; a few minutes):",
         "",
         "```sh",
         f".venv/bin/python benchmarks/parse_speed.py --reps {args.reps} --old {args.old} "
-        f"--two-seconds {args.two_seconds} --wide-seconds {args.wide_seconds}",
+        f"--two-seconds {args.two_seconds} --wide-seconds {args.wide_seconds}"
+        + (" --instructions" if args.instructions else ""),
         "```",
         "",
     ]
