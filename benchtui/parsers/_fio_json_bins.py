@@ -15,9 +15,9 @@ decoding them cost, so each bucket is touched as little as possible, in C-level 
   histograms;
 * when only the percentiles are (``benchtui parse`` without --histograms) and the buckets are
   many (``_BLOCKED_MIN``), the counts are summed in blocks of about the square root of their
-  number (``sum`` of list slices: C, no
-  object per bucket); each percentile is found in the block sums first, then in the one block
-  that holds it, the only buckets subtracted one by one (``Blocked``).
+  number (``sum`` of list slices: C, no object per bucket); each percentile is found in the
+  block sums first, then in the one block that holds it, the only buckets subtracted one by
+  one (``Blocked``).
 
 Quantiles are taken as ``LatencyHistogram.quantiles`` takes them (the first bucket whose
 cumulative count reaches ``q * total``); the tests check both agree.
