@@ -229,11 +229,13 @@ def extend(text: str, seconds: int, out: Path) -> tuple[int, int]:
 
 
 def timed_command(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds: user + system of the child) of a command, output dropped."""
+    """(wall seconds, CPU seconds: user + system of the child) of a command, output dropped.
+    Run from the temporary directory: Python puts the working directory before PYTHONPATH,
+    and the project's root would shadow the code before."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(os.devnull, "w") as null:
-        subprocess.run(argv, stdout=null, check=True, env=env)
+        subprocess.run(argv, stdout=null, check=True, env=env, cwd=env["BENCH_CWD"])
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -242,7 +244,7 @@ def timed_command(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 def in_process(mode: str, path: Path, env: dict[str, str]) -> tuple[float, float, int, int]:
     """(wall s, CPU s, documents, samples) of one in-process run (a fresh process)."""
     done = subprocess.run([sys.executable, "-c", DRIVER, mode, str(path), "1"], env=env,
-                          capture_output=True, text=True, check=True)
+                          capture_output=True, text=True, check=True, cwd=env["BENCH_CWD"])
     out = json.loads(done.stdout)
     wall, cpu = out["runs"][0]
     return wall, cpu, out["docs"], out["samples"]
@@ -253,7 +255,7 @@ def instructions(argv: list[str], env: dict[str, str]) -> int:
     change, where timings on a shared machine vary."""
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
                            *argv], env={**env, "PYTHONHASHSEED": "0"}, capture_output=True,
-                          text=True, check=True)
+                          text=True, check=True, cwd=env["BENCH_CWD"])
     for line in done.stderr.splitlines():
         if "Collected :" in line:
             return int(line.rsplit(":", 1)[1])
@@ -398,9 +400,15 @@ def main() -> int:
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(old_root)], input=archive, check=True)
         base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        envs = {code: {**base_env, "PYTHONPATH": str(root),
+        envs = {code: {**base_env, "PYTHONPATH": str(root), "BENCH_CWD": tmp,
                        "PYTHONPYCACHEPREFIX": str(work / f"pyc-{code}")}
                 for code, root in (("old", old_root), ("new", ROOT))}
+        for code, root in (("old", old_root), ("new", ROOT)):  # each runs its own code
+            where = subprocess.run(
+                [sys.executable, "-c", "import benchtui; print(benchtui.__file__)"],
+                env=envs[code], cwd=tmp, capture_output=True, text=True, check=True).stdout
+            if not where.startswith(str(root)):
+                raise SystemExit(f"the {code} code is not the one run: {where.strip()}")
 
         two_text, two_cmd = capture_two(work, 6)
         for name in ("a.dat", "b.dat"):
