@@ -56,6 +56,7 @@ from benchtui.ui.notices import NoticeBar
 from benchtui.ui.pane import HostPane
 from benchtui.ui.reused_lines import ReusingFooter, ReusingScreen
 from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
+from benchtui.ui.scrollbars import use_whole_cell_scrollbars
 from benchtui.ui.source import EXIT_INTERRUPTED, EXIT_OK, ConsoleSource
 from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_theme
 
@@ -124,6 +125,7 @@ class ConsoleApp(App[int]):
                  ghost: Ghost | None = None, notices: Sequence[str] = (),
                  screenshot_dir: str | None = None) -> None:
         super().__init__()
+        use_whole_cell_scrollbars()  # no thumb end drawn like a chart's bar (scrollbars.py)
         self.source = source
         #: Where Screenshot (the palette, Ctrl-S) writes its SVG files: here by default.
         self.screenshot_dir = screenshot_dir
@@ -492,6 +494,8 @@ class ConsoleApp(App[int]):
 
     def refresh_display(self) -> None:
         """One tick: adopt a new state, notify new warnings, redraw what changed."""
+        if not self.screen_stack:  # closing: a redraw asked for after the last screen went
+            return
         self.before_refresh()
         state = self.source.state
         if state is not self._state:
