@@ -50,11 +50,12 @@ from benchtui.model.format import format_duration
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
 from benchtui.store.fleet import FleetState
 from benchtui.ui.detail import HostDetailScreen
+from benchtui.ui.footer import ConsoleFooter
 from benchtui.ui.grid import HostGrid
 from benchtui.ui.header import FleetHeader
 from benchtui.ui.notices import NoticeBar
 from benchtui.ui.pane import HostPane
-from benchtui.ui.reused_lines import ReusingFooter, ReusingScreen
+from benchtui.ui.reused_lines import ReusingScreen
 from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
 from benchtui.ui.scrollbars import use_whole_cell_scrollbars
 from benchtui.ui.source import EXIT_INTERRUPTED, EXIT_OK, ConsoleSource
@@ -74,17 +75,23 @@ MAX_NOTIFICATIONS = 3
 #: timeouts are shorter: TERM, then KILL after a grace period).
 STOP_TIMEOUT = 60.0
 _THEME_SOURCE = ("benchtui-theme", "")
+#: + and - side by side in the footer: "+ - Window".
+WINDOW_KEYS = Binding.Group("Window")
 _NOTIFY_LEVEL = {ev.WARNING: "warning", ev.ERROR: "error"}
 
-HELP_NOTES = """\
-Header: session, current step with progress and ETA, elapsed time, hosts up/total, fleet
-IOPS and bandwidth (summed over hosts), fleet latency p50/p99/p99.9 (quantiles of the merged
-histograms of every host, never an average of percentiles).
-Panes: r = read, w = write; charts end now and cover the time window; a gap at the right of
-a chart means the host stopped reporting. Numbers are current values (the last 5 s).
-Baseline (--baseline OLD.btr): dotted lines are the baseline's figures at the same second
-of the step; a percentage after a number is its share of the baseline's, coloured outside
-the tolerance (latency: p99, higher is worse)."""
+#: The help's notes: paragraphs, each wrapped by the help box to its width.
+HELP_NOTES = "\n".join([
+    "Header: session, current step with progress and ETA, elapsed time, hosts up/total, "
+    "fleet IOPS and bandwidth (summed over hosts), fleet latency p50/p99/p99.9 (quantiles "
+    "of the merged histograms of every host, never an average of percentiles).",
+    "Panes: r = read, w = write; charts end now and cover the chart window (the header's "
+    "badge: the running step's length by default, + and - change it); a gap at the right "
+    "of a chart means the host stopped reporting. Numbers are current values (the last "
+    "5 s).",
+    "Baseline (--baseline OLD.btr): dotted lines are the baseline's figures at the same "
+    "second of the step; a percentage after a number is its share of the baseline's, "
+    "coloured outside the tolerance (latency: p99, higher is worse).",
+])
 
 
 def screenshot_name(session: str) -> str:
@@ -101,8 +108,9 @@ class ConsoleApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("question_mark", "help", "Help"),
         Binding("p", "pause", "Pause"),
-        Binding("plus,equals_sign", "window(1)", "Window+", key_display="+"),
-        Binding("minus", "window(-1)", "Window-", key_display="-"),
+        Binding("plus,equals_sign", "window(1)", "Window+", key_display="+",
+                group=WINDOW_KEYS),
+        Binding("minus", "window(-1)", "Window-", key_display="-", group=WINDOW_KEYS),
         Binding("t", "cycle_theme", "Theme"),
         Binding("l", "log", "Log"),
         Binding("m", "mark", "Mark", show=False),
@@ -187,7 +195,7 @@ class ConsoleApp(App[int]):
             ("?", "this help"),
             ("p", "pause the display (data keeps flowing); p again resumes"),
             ("+ / -", "longer / shorter chart time window"),
-            ("t", "next theme (themes/*.tcss)"),
+            ("t", "next theme: the built-in ones, then yours (benchtui themes lists them)"),
             ("l", "session log: events, warnings and errors (a: routine ones too)"),
             ("m", "mark this moment with a note: in the log, the recording (replay's timeline "
                   "shows it) and the exporter's events"),
@@ -215,7 +223,7 @@ class ConsoleApp(App[int]):
         yield self.grid
         yield from self.compose_bottom()
         yield self.notices
-        yield ReusingFooter()
+        yield ConsoleFooter()
 
     def get_default_screen(self) -> ReusingScreen:
         return ReusingScreen()
