@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -116,18 +117,28 @@ async def test_g_goes_to_a_time_or_a_fraction(app: ReplayApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("g")
         assert isinstance(app.screen, GotoScreen)
+        # its examples of a clock time and an ISO 8601 time are a moment of this session
+        example = app.screen.question.rsplit(" · ", 1)[1]
+        assert player.start <= datetime.fromisoformat(example).timestamp() <= player.end
         await pilot.press(*"50%", "enter")
         assert not isinstance(app.screen, GotoScreen)
-        assert player.fraction == pytest.approx(0.5)
+        # times into the session count from its start, as the header's elapsed does
+        origin = app.origin
+        assert player.start < origin < player.end
+        assert player.position == pytest.approx((origin + player.end) / 2)
         await pilot.press("g", *"3s", "enter")
-        assert player.position == pytest.approx(player.start + 3)
+        assert player.position == pytest.approx(origin + 3)
+        await pilot.pause()
+        app.refresh_display()
+        assert "elapsed 3s" in header_text(app)
+        assert "⏸ x1  3s / " in app.timeline_bar.render().plain
         await pilot.press("g", *"later", "enter")
         await pilot.pause()
-        assert player.position == pytest.approx(player.start + 3)
+        assert player.position == pytest.approx(origin + 3)
         assert any("is not a time" in n.message for n in app.notices.notices)
         await pilot.press("g", "escape")
         assert not isinstance(app.screen, GotoScreen)
-        assert player.position == pytest.approx(player.start + 3)
+        assert player.position == pytest.approx(origin + 3)
 
 
 async def test_n_and_shift_n_jump_between_events(app: ReplayApp, reader: SessionReader
@@ -233,8 +244,12 @@ async def test_the_chart_window_keys_set_what_replay_keeps(app: ReplayApp) -> No
     async with app.run_test(size=SIZE) as pilot:
         assert player.window == app.window
         await pilot.press("end")
-        await pilot.press("plus")
+        await pilot.pause()
+        fitted = app.window  # the last step's planned length and its start/stop, 5 s steps
+        assert app.chart_window.fitted and fitted < 30 and player.window == fitted
+        await pilot.press(*["plus"] * 4)  # 30 s, 1 m, 2 m, 5 m
         assert app.window > 120 and player.window == app.window
+        assert not app.chart_window.fitted and "= step" not in header_text(app)
         assert player.history >= app.window
         await pilot.press("minus", "minus")
         assert player.window == app.window < 120

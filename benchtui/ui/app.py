@@ -49,6 +49,7 @@ from benchtui.model.events import Event
 from benchtui.model.format import format_duration
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
 from benchtui.store.fleet import FleetState
+from benchtui.ui.chart_window import ChartWindow
 from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.footer import ConsoleFooter
 from benchtui.ui.grid import HostGrid
@@ -65,10 +66,6 @@ if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
 REFRESH_HZ = 8.0
-#: Chart time windows (seconds) that + and - step through.
-WINDOWS = (30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0,
-           24 * 3600.0)
-DEFAULT_WINDOW = 120.0
 #: Notifications per refresh tick at most; the rest are counted in one more.
 MAX_NOTIFICATIONS = 3
 #: How long quitting waits for the session to stop its processes (the engine's own
@@ -129,7 +126,7 @@ class ConsoleApp(App[int]):
     """
 
     def __init__(self, source: ConsoleSource, *, theme: str = DEFAULT_THEME,
-                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ,
+                 window: float | None = None, refresh_hz: float = REFRESH_HZ,
                  ghost: Ghost | None = None, notices: Sequence[str] = (),
                  screenshot_dir: str | None = None) -> None:
         super().__init__()
@@ -142,7 +139,8 @@ class ConsoleApp(App[int]):
         self._notices = list(notices)
         self._ghost_generation = -1
         self.title = f"benchtui · {source.name}" if source.name else "benchtui"
-        self.window = window
+        #: The charts' time window: fitted to the step unless given (or + or - pressed).
+        self.chart_window = ChartWindow(window)
         self.refresh_hz = refresh_hz
         self.paused = False
         #: The signals handled as an interrupt while mounted (session/stop_signals.py).
@@ -178,7 +176,7 @@ class ConsoleApp(App[int]):
 
     def header_badges(self) -> tuple[str, ...]:
         """Words shown on the header's first line."""
-        badges = [f"window {format_duration(self.window)}"]
+        badges = [self.chart_window.badge()]
         if self.ghost is not None:
             badges.insert(0, f"vs {self.ghost.name}")
         if self.paused:
@@ -388,15 +386,31 @@ class ConsoleApp(App[int]):
         self.generation += 1
         self.header.badges = self.header_badges()
         if self.paused:
-            self.header.update_from(self.source.state, self.source.now(), self.generation)
+            self.header.update_from(self.source.state, self.source.now(), self.generation,
+                                    runs=self.source.planned_runs())
         self.refresh_display()
 
+    @property
+    def window(self) -> float:
+        """The seconds every chart covers (``chart_window``)."""
+        return self.chart_window.seconds
+
     def action_window(self, step: int) -> None:
-        index = min(range(len(WINDOWS)), key=lambda i: abs(WINDOWS[i] - self.window))
-        self.window = WINDOWS[min(max(index + step, 0), len(WINDOWS) - 1)]
-        self.generation += 1
+        self.chart_window.step(step)
+        self.window_changed()
         self.notify(f"chart window: {format_duration(self.window)}", timeout=2)
         self.refresh_display()
+
+    def action_fit_window(self) -> None:
+        self.chart_window.fit(self.source.state)
+        self.window_changed()
+        self.notify(f"chart window: {format_duration(self.window)}, fitted to the step",
+                    timeout=2)
+        self.refresh_display()
+
+    def window_changed(self) -> None:
+        """The charts' window changed: every view draws anew (replay keeps that much)."""
+        self.generation += 1
 
     def action_cycle_theme(self) -> None:
         self.set_console_theme(next_theme(self.console_theme.name))
@@ -487,6 +501,8 @@ class ConsoleApp(App[int]):
                             lambda: self.action_window(1))
         yield SystemCommand("Shorter window", "Charts cover less time (-)",
                             lambda: self.action_window(-1))
+        yield SystemCommand("Window fits the step", "Charts cover the running step's planned "
+                            "length (as at the start)", self.action_fit_window)
         yield SystemCommand("Compact rows", "One line per host on/off (c)", self.action_compact)
         from benchtui.ui.themes import available_themes
 
@@ -509,6 +525,8 @@ class ConsoleApp(App[int]):
         if state is not self._state:
             self._adopt(state)
         self._notify_events(state)
+        if self.chart_window.follow(state):
+            self.window_changed()
         self.header.badges = self.header_badges()
         if self.paused:
             return
@@ -523,7 +541,8 @@ class ConsoleApp(App[int]):
         if isinstance(screen, SessionLogScreen):
             screen.update_from(state)
             return
-        self.header.update_from(state, now, self.generation, ghost=ghost)
+        self.header.update_from(state, now, self.generation, ghost=ghost,
+                                runs=self.source.planned_runs())
         self.grid.show_versus(ghost is not None)
         self.grid.sync_hosts(state)
         visible = self.grid.visible_panes()

@@ -206,6 +206,8 @@ class PromptScreen(ModalScreen[str | None]):
 
     HELP: ClassVar[str] = ""
     PLACEHOLDER: ClassVar[str] = ""
+    #: What is asked (``HELP`` unless an instance says otherwise).
+    question = ""
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
@@ -215,7 +217,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.HELP, classes="prompt-help")
+            yield Static(self.question or self.HELP, classes="prompt-help")
             yield Input(placeholder=self.PLACEHOLDER, classes="prompt-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
