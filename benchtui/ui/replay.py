@@ -129,8 +129,9 @@ class GotoScreen(PromptScreen):
     def __init__(self, example: float) -> None:
         super().__init__()
         clock = time.localtime(example)
-        self.question = (f"Go to: 90 · 5m · 1h30m (into the session) · 50% · "
-                     f"{time.strftime('%H:%M', clock)} · {time.strftime('%Y-%m-%dT%H:%M:%S', clock)}")
+        self.question = ("Go to: 90 · 5m · 1h30m (into the session) · 50% · "
+                         f"{time.strftime('%H:%M', clock)} · "
+                         f"{time.strftime('%Y-%m-%dT%H:%M:%S', clock)}")
 
 
 class ReplayApp(ConsoleApp):
