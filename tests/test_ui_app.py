@@ -174,16 +174,20 @@ async def test_plus_and_minus_change_the_chart_window() -> None:
     app, _ = make_app(1)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        assert app.window == 120.0 and "window 2m00s" in screen_text(app)
+        # fitted to the 120 s step and its start and stop
+        assert app.window == 125.0 and "window 2m05s = step" in screen_text(app)
         await pilot.press("plus")
         await settle(pilot, app)
-        assert app.window == 300.0 and "window 5m00s" in screen_text(app)
-        for _ in range(3):
+        assert app.window == 300.0 and "window 5m00s " in screen_text(app)
+        for _ in range(4):
             await pilot.press("minus")
         await settle(pilot, app)
         assert app.window == WINDOWS[0]
         await pilot.press("minus")
         assert app.window == WINDOWS[0]
+        app.action_fit_window()
+        await settle(pilot, app)
+        assert app.window == 125.0 and "window 2m05s = step" in screen_text(app)
 
 
 async def test_t_cycles_the_themes() -> None:

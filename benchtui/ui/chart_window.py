@@ -62,13 +62,14 @@ class ChartWindow:
 
     def step(self, delta: int) -> None:
         """The next window of ``WINDOWS`` longer (``delta`` > 0) or shorter than this one
-        (the longest or shortest at most); the window is the user's from then on."""
+        (none past the longest or the shortest: this one stays); the window is the user's
+        from then on."""
         if delta > 0:
             longer = [w for w in WINDOWS if w > self.seconds]
-            self.seconds = longer[0] if longer else WINDOWS[-1]
+            self.seconds = longer[0] if longer else self.seconds
         else:
             shorter = [w for w in WINDOWS if w < self.seconds]
-            self.seconds = shorter[-1] if shorter else WINDOWS[0]
+            self.seconds = shorter[-1] if shorter else self.seconds
         self.fitted = False
 
     def fit(self, state: FleetState) -> None:
