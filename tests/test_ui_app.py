@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.format import format_count, format_latency
+from benchtui.session.estimate import PlannedRun
 from benchtui.ui import figures as fig
 from benchtui.ui.app import ConsoleApp
 from benchtui.ui.chart_window import WINDOWS
@@ -168,6 +169,30 @@ async def test_pause_freezes_the_display_while_data_keeps_flowing() -> None:
         await settle(pilot, app)
         assert not app.paused
         assert "✔ host01 · done" in screen_text(app) and "PAUSED" not in screen_text(app)
+
+
+async def test_the_header_says_the_sessions_time_left() -> None:
+    runs = [PlannedRun("randrw-4k", 120.0), PlannedRun("seqread", 60.0),
+            PlannedRun("layout", None)]
+    app = ConsoleApp(StaticSource(fleet_state(1), NOW, runs=runs))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(pilot, app)
+        # 59.5 s of this step, 60 s of the next, and 3 s each to start and stop them
+        assert "hosts 1/1 up  session ~2m06s left (+1 run of unknown length)" \
+            in app.header.render().plain
+
+
+async def test_a_step_past_its_length_says_what_it_waits_for() -> None:
+    source = StaticSource(fleet_state(2), START + 121)
+    app = ConsoleApp(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        assert "100% waiting for fio on host01, host02" in app.header.render().plain
+        source.state.on_event(Event(START + 121.5, ev.RUN_END, "host01: fio exited", ev.INFO,
+                                    "host01", "randrw-4k", {}))
+        source.set_now(START + 122)
+        await settle(pilot, app)
+        assert "waiting for fio on host02 " in app.header.render().plain
 
 
 async def test_plus_and_minus_change_the_chart_window() -> None:

@@ -144,17 +144,17 @@ class FleetHeader(ReusedLines):
             line.append("connecting…", muted)
         line.append("  elapsed ", muted)
         line.append(format_duration(f.elapsed), label)
+        line.append("  hosts ", muted)
+        up_style = self._style("ok") if f.hosts_up == f.hosts_total else self._style("bad")
+        line.append(f"{f.hosts_up}/{f.hosts_total}", up_style)
+        line.append(" up", muted)
         session_left = self.estimate.session_left
         if session_left is not None and not f.ended:
             line.append("  session ", muted)
             line.append(f"~{format_duration(session_left)}", label)
             line.append(" left" if not self.estimate.unknown else
-                        f" left + {plural(self.estimate.unknown, 'run')} of unknown length",
+                        f" left (+{plural(self.estimate.unknown, 'run')} of unknown length)",
                         muted)
-        line.append("  hosts ", muted)
-        up_style = self._style("ok") if f.hosts_up == f.hosts_total else self._style("bad")
-        line.append(f"{f.hosts_up}/{f.hosts_total}", up_style)
-        line.append(" up", muted)
         return line
 
     def _counts(self, f: fig.FleetFigures) -> Text:
