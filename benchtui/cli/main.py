@@ -11,7 +11,13 @@ import os
 import sys
 from collections.abc import Sequence
 
-from benchtui.cli.output import failure_sentence, guard_stdout, silence_stdout
+from benchtui.cli.output import (
+    failure_sentence,
+    guard_stderr,
+    guard_stdout,
+    reserve_closed_descriptors,
+    silence_stdout,
+)
 from benchtui.cli.version import VersionAction
 from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
@@ -367,7 +373,15 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status. Standard output that cannot be written (a full disk,
-    a reader gone, a closed descriptor) ends any command the same way: one sentence, exit 1."""
+    a reader gone, a closed descriptor) ends any command the same way: one sentence, exit 1.
+    Standard error that cannot be written stops nothing, but the exit status is then 1."""
+    reserve_closed_descriptors()
+    with guard_stderr() as stderr:
+        code = _guarded(argv)
+    return EXIT_FAILED if code == EXIT_OK and stderr.error is not None else code
+
+
+def _guarded(argv: Sequence[str] | None) -> int:
     with guard_stdout() as guard:
         try:
             try:
@@ -414,6 +428,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
                 and not args.record:
             raise UsageError("--history-catalog adds the recorded session: give --record "
                              "SESSION too")
+        if args.command in ("run", "demo", "record") and args.history_catalog is not None:
+            from benchtui.cli.history_add import check_catalog_for_recording
+
+            check_catalog_for_recording(args.history_catalog)  # before the run, not after
         if args.command == "run":
             if args.jsonl and args.baseline:
                 raise UsageError("--baseline goes with the console, not with --jsonl")

@@ -11,8 +11,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from benchtui.errors import UsageError
+from benchtui.errors import InputError, UsageError
 from benchtui.export.formats import SampleWriter, writer_for
+from benchtui.model.format import plural
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import MIN_CHARS, restore_line, restore_line_breaks
 from benchtui.parsers._host_streams import HostStreams
@@ -68,9 +69,11 @@ def run_parse(args: argparse.Namespace) -> int:
             _report_warnings(path, outcome.warnings)
         if outcome.samples == 0:
             named = f"as {args.tool} output" if args.tool else "as any known tool's output"
+            hint = "check that the file holds that tool's output (see --list)" if args.tool \
+                else "check the file, or name the tool with --tool (see --list)"
             print(f"benchtui: nothing in {path} could be read {named}"
-                  f" ({outcome.unknown_lines} lines skipped); "
-                  "check the file, or name the tool with --tool (see --list)", file=sys.stderr)
+                  f" ({plural(outcome.unknown_lines, 'line')} skipped); {hint}",
+                  file=sys.stderr)
     sys.stdout.flush()
     return 0 if total > 0 else 1
 
@@ -85,6 +88,9 @@ def _report_warnings(path: str, warnings: list[ParseWarning]) -> None:
 
 def _open(path: str) -> BinaryIO:
     if path == "-":
+        if sys.stdin is None:  # (<&-: closed before benchtui started)
+            raise InputError("-", "standard input is closed", "give a file name, or pipe the "
+                             "tool's output in")
         return sys.stdin.buffer
     try:
         return open(path, "rb")

@@ -61,8 +61,7 @@ def parse_file_pieces(pieces: Sequence[Piece], source: str,
     them, or a piece gives no sample."""
     shape, classes = registry.choose_stream(_head(pieces, registry.DETECT_HEAD_BYTES), among)
     if not classes:
-        raise InputError(source, "no known tool's output found in it",
-                         "name the tool with --tool (benchtui parse --list shows them)")
+        raise _nothing_found(source, among)
     runs: dict[tuple[str, str], ImportedRun] = {}
 
     def run_of(host: str, p: Piece) -> ImportedRun:
@@ -91,12 +90,29 @@ def parse_file_pieces(pieces: Sequence[Piece], source: str,
         if given_by_piece[i] or (own is not None and own.samples):
             continue
         if not p.line:  # a whole file
-            raise InputError(source, "no tool output found in it",
-                             "name the tool with --tool (benchtui parse --list shows them)")
-        raise InputError(f"{source}:{p.line}", f"no tool output found for host {p.host!r}, "
-                         f"step {p.step!r}", "check the map's markers, or name the tool "
-                         "with --tool")
+            raise _nothing_found(source, among)
+        raise InputError(f"{source}:{p.line}", f"no {_named(among)} output found for host "
+                         f"{p.host!r}, step {p.step!r}", "check the map's markers" +
+                         ("" if among else ", or name the tool with --tool"))
     return [run for run in runs.values() if run.samples]
+
+
+def _named(among: list[type[Parser]] | None) -> str:
+    """What --tool named (``iostat``, the parser ``fio-json``), or ``tool``."""
+    if not among:
+        return "tool"
+    if len(among) == 1:
+        return among[0].name  # a parser named: fio-json
+    return " or ".join(dict.fromkeys(cls.tool for cls in among))
+
+
+def _nothing_found(source: str, among: list[type[Parser]] | None) -> InputError:
+    if among:  # --tool named it: the file is not its output
+        return InputError(source, f"no {_named(among)} output was found in it",
+                          "check that the file holds that tool's output (benchtui parse "
+                          "--list shows what each parser reads)")
+    return InputError(source, "no known tool's output found in it",
+                      "name the tool with --tool (benchtui parse --list shows them)")
 
 
 def _head(pieces: Sequence[Piece], size: int) -> str:

@@ -43,12 +43,13 @@ from benchtui.errors import InputError, RecordingError, UsageError
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.fio_buckets import FIO_PLAT_BITS
-from benchtui.model.format import CONTROL, escape_control
+from benchtui.model.format import CONTROL, escape_control, plural
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import restore_line_breaks
 from benchtui.parsers.base import decode_output
 from benchtui.plan.commands import STEP
+from benchtui.session.compare import FLEET
 from benchtui.session.figure_track import Digest, FigureRecorder
 from benchtui.session.import_map import (
     MATCH_SECONDS,
@@ -140,6 +141,7 @@ def import_outputs(paths: Sequence[str], output: str, *, import_map: ImportMap |
         runs.extend(found)
         del src, lines, pieces, found
     runs = merge_runs(runs)
+    _refuse_reserved_hosts(runs)
     for run in runs:
         finish_run(run)
     samples = sum(len(r.samples) for r in runs)
@@ -234,7 +236,19 @@ def _refuse_control_labels(runs: list[ImportedRun], src: _Source) -> None:
                     raise control_error(where, f"{key} name", value)
 
 
+def _refuse_reserved_hosts(runs: list[ImportedRun]) -> None:
+    """``(fleet)`` names the fleet's figures in the report and the history: a host by that
+    name would be merged with them."""
+    if any(r.host == FLEET for r in runs):
+        raise UsageError(f"{FLEET!r} cannot be a host name: benchtui keeps it for the "
+                         "fleet's figures; give the host another name (--host, or the map's "
+                         "host rule)")
+
+
 def _refuse_existing(path: str) -> None:
+    if os.path.isdir(path):
+        raise InputError(path, "is a directory; give a file name for the session, e.g. "
+                         f"{os.path.join(path, 'imported.btr')}")
     if os.path.lexists(path):
         raise InputError(path, "already exists; give another file name (a session file is "
                          "never overwritten)")
@@ -325,7 +339,8 @@ class _Timeline:
                 self._add(out.t, out)
             self._samples(run.samples, offsets, t0)
             self._event(t0 + span, ev.RUN_END, f"{host}: {tools} imported, "
-                        f"{len(run.samples)} samples", host=host, step=step, status=0)
+                        f"{plural(len(run.samples), 'sample')}", host=host, step=step,
+                        status=0)
             self._event(t0 + span, ev.HOST_STATE, f"{host}: done", host=host, state="done")
         self._event(t0 + seconds, ev.STEP_END, f"step {step} done in {seconds:.1f} s "
                     "(imported)", step=step, seconds=seconds)
