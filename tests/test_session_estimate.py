@@ -102,9 +102,9 @@ def test_a_step_past_its_length_says_what_it_waits_for() -> None:
     for h in ("h1", "h2", "h3"):
         state.on_event(event(T0 + 0.5, ev.RUN_START, step="rand", host=h))
     assert waiting_for(state, T0 + 14.9) is None  # within its planned length
-    assert waiting_for(state, T0 + 15.5) == "fio on h1, h2, h3"
+    assert waiting_for(state, T0 + 15.5) == "waiting for fio on h1, h2, h3"
     state.on_event(event(T0 + 15.6, ev.RUN_END, step="rand", host="h1"))
-    assert waiting_for(state, T0 + 16) == "fio on h2, h3"
+    assert waiting_for(state, T0 + 16) == "waiting for fio on h2, h3"
     for h in ("h2", "h3"):
         state.on_event(event(T0 + 16.5, ev.RUN_END, step="rand", host=h))
     assert waiting_for(state, T0 + 17) == "stopping"
@@ -114,7 +114,7 @@ def test_a_step_past_its_length_says_what_it_waits_for() -> None:
                          expected_seconds=5.0))
     for i in range(1, 6):
         state.on_event(event(T0 + 20.5, ev.RUN_START, step="big", host=f"h{i}"))
-    assert waiting_for(state, T0 + 26) == "fio on 5 hosts"
+    assert waiting_for(state, T0 + 26) == "waiting for fio on 5 hosts"
 
 
 def test_the_chart_window_fits_the_step() -> None:

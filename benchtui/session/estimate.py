@@ -12,7 +12,7 @@ counts the default too).
 ``runs_from_events`` a recording's (its step-start events); ``estimate`` gives the running
 step's time left and the session's; ``waiting_for`` says, for a step past its planned
 length, what it is waiting for: the hosts whose tool has not ended yet (its run-start and
-run-end events), or its stopping once they all have.
+run-end events), or that it is stopping once they all have.
 """
 
 from __future__ import annotations
@@ -112,8 +112,9 @@ def estimate(state: FleetState, runs: Sequence[PlannedRun], now: float) -> Estim
 
 
 def waiting_for(state: FleetState, now: float) -> str | None:
-    """For a running step past its planned length: what it waits for ("fio on db3", "fio
-    on 5 hosts", "stopping"); None for a step within its length (or of unknown length)."""
+    """For a running step past its planned length, what it waits for: "waiting for fio on
+    db3" ("… on 5 hosts"), or "stopping" once every tool has ended; None for a step within
+    its length (or of unknown length)."""
     step = state.current_step
     if step is None or not step.expected_seconds or now < step.started + step.expected_seconds:
         return None
@@ -130,8 +131,8 @@ def waiting_for(state: FleetState, now: float) -> str | None:
         return "stopping"
     tool = step.tool or "its tools"
     if len(hosts) <= NAMED_HOSTS:
-        return f"{tool} on {', '.join(hosts)}"
-    return f"{tool} on {len(hosts)} hosts"
+        return f"waiting for {tool} on {', '.join(hosts)}"
+    return f"waiting for {tool} on {len(hosts)} hosts"
 
 
 def _since_start(state: FleetState, step: StepView) -> list[Event]:

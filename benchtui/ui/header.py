@@ -124,13 +124,12 @@ class FleetHeader(ReusedLines):
                 line.append(" ")
                 line.append(progress_bar(f.progress), self._style("read"))
                 line.append(f" {f.progress * 100:3.0f}%", label)
-            left = self.estimate.step_left
+            left = self.estimate.step_left  # (None when the step's length is not known)
             if self.waiting is not None:
-                line.append(" waiting for ", muted)
-                line.append(self.waiting, label)
-            elif left is not None or f.eta is not None:
+                line.append(" " + self.waiting, label)
+            elif left is not None:
                 line.append(" ETA ", muted)
-                line.append(format_duration(f.eta if left is None else left), label)
+                line.append(format_duration(left), label)
         elif f.ended:
             if f.ok:
                 line.append("finished ✔", self._style("ok"))

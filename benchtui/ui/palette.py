@@ -5,17 +5,30 @@ its own with ``palette_commands``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textual.app import SystemCommand
 
+from benchtui.ui.source import ConsoleSource
 from benchtui.ui.themes import available_themes
 
-if TYPE_CHECKING:
-    from benchtui.ui.app import ConsoleApp
+
+class Console(Protocol):
+    """What the palette's entries call (``ConsoleApp``'s actions)."""
+
+    source: ConsoleSource
+
+    def action_screenshot(self) -> None: ...
+    def action_pause(self) -> None: ...
+    def action_log(self) -> None: ...
+    def action_window(self, step: int) -> None: ...
+    def action_fit_window(self) -> None: ...
+    def action_compact(self) -> None: ...
+    def set_console_theme(self, name: str) -> None: ...
+    def open_host(self, host: str) -> None: ...
 
 
-def console_commands(app: ConsoleApp) -> Iterator[SystemCommand]:
+def console_commands(app: Console) -> Iterator[SystemCommand]:
     yield SystemCommand("Screenshot", "Save an SVG of the screen here (or in "
                         "--screenshot-dir) and say where", app.action_screenshot)
     yield SystemCommand("Pause display", "Freeze or resume the display (p)",
