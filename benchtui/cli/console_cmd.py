@@ -42,6 +42,7 @@ def run_demo(args: argparse.Namespace) -> int:
     plan = demo_plan(args.seconds, parser_names=list(all_parsers()))
     session = Session(plan, options=SessionOptions(
         histogram_bits=args.histogram_bits, controller_grace=args.controller_grace,
+        reconnect_window=args.reconnect_window,
         stop_leftovers=args.stop_leftovers))
     return run_in_console(session, args)
 

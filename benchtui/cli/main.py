@@ -295,12 +295,26 @@ def _controller_grace(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _reconnect_window(text: str) -> float:
+    from benchtui.plan.grace import WINDOW_EXAMPLES, parse_window
+
+    try:
+        return parse_window(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} {exc}; write {WINDOW_EXAMPLES}") from None
+
+
 def _watchdog_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--controller-grace", type=_controller_grace, metavar="DURATION",
                    help="how long each host lets this session's processes run on once this "
                    "benchtui is gone (killed, or its connection down and not back), then "
                    "stops them: 60s, 5m, 0 (at once) or off (until their deadline); default: "
                    "the plan's [session] controller_grace, else 60s")
+    p.add_argument("--reconnect-window", type=_reconnect_window, metavar="DURATION",
+                   help="how long a host may stay unreachable (its link lost and not made "
+                   "again) before the session gives it up, fails its runs and goes on "
+                   "without it: 30s, 2m; default: the plan's [session] reconnect_window, "
+                   "else 120s (the grace + 30s when that is longer)")
     p.add_argument("--stop-leftovers", action="store_true",
                    help="stop the processes an earlier run of the same plan left running on "
                    "the hosts (preflight refuses to start while there are some)")
