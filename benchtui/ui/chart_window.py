@@ -49,11 +49,18 @@ class ChartWindow:
         #: Fitted to the step (no window given, no + or - pressed since).
         self.fitted = seconds is None
         self.seconds = DEFAULT_WINDOW if seconds is None else seconds
+        self._seen: tuple[object, ...] | None = None
 
     def follow(self, state: FleetState) -> bool:
-        """Fit the step shown (when fitting); True when the window changed."""
+        """Fit the step shown (when fitting); True when the window changed. Computed again
+        only when a step started or ended (the console asks on every refresh tick)."""
         if not self.fitted:
             return False
+        steps = state.steps
+        key = (id(state), len(steps), steps[-1].ended if steps else None)
+        if key == self._seen:
+            return False
+        self._seen = key
         seconds = fitted_seconds(state)
         if seconds is None or seconds == self.seconds:
             return False
@@ -75,6 +82,7 @@ class ChartWindow:
     def fit(self, state: FleetState) -> None:
         """Back to fitting the step."""
         self.fitted = True
+        self._seen = None
         self.follow(state)
 
     def badge(self) -> str:
