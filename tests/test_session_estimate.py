@@ -117,6 +117,24 @@ def test_a_step_past_its_length_says_what_it_waits_for() -> None:
     assert waiting_for(state, T0 + 26) == "waiting for fio on 5 hosts"
 
 
+def test_a_network_step_waits_for_its_clients_not_for_its_server() -> None:
+    """The engine's run events name the tool and role: an iperf3 server is stopped once its
+    clients end, so a late network step waits for its clients only, then is "stopping"."""
+    state = FleetState("s", ["srv", "c1", "c2"])
+    state.on_event(event(T0, ev.STEP_START, step="net", hosts=["srv", "c1", "c2"],
+                         tool="iperf3", expected_seconds=10.0))
+    state.on_event(event(T0 + 0.2, ev.RUN_START, step="net", host="srv", tool="iperf3",
+                         role="server"))
+    for h in ("c1", "c2"):
+        state.on_event(event(T0 + 0.5, ev.RUN_START, step="net", host=h, tool="iperf3",
+                             role="client"))
+    assert waiting_for(state, T0 + 11) == "waiting for iperf3 on c1, c2"
+    for h in ("c1", "c2"):
+        state.on_event(event(T0 + 11.5, ev.RUN_END, step="net", host=h, tool="iperf3",
+                             role="client"))
+    assert waiting_for(state, T0 + 12) == "stopping"  # the server is left: being stopped
+
+
 def test_the_chart_window_fits_the_step() -> None:
     state = FleetState("s", ["h1"])
     window = ChartWindow()

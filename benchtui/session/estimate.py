@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
-from benchtui.plan.commands import expected_step_seconds
+from benchtui.plan.commands import SERVER, expected_step_seconds
 from benchtui.plan.model import Plan
 from benchtui.store.fleet import FleetState, StepView
 
@@ -118,18 +118,22 @@ def waiting_for(state: FleetState, now: float) -> str | None:
     step = state.current_step
     if step is None or not step.expected_seconds or now < step.started + step.expected_seconds:
         return None
-    running: dict[str, int] = {}  # host -> its runs started and not ended
+    # (host, tool) -> its runs started and not ended; an iperf server is not waited for (it
+    # is stopped once its clients end). Older recordings' events name no tool or role.
+    running: dict[tuple[str, str], int] = {}
     for event in _since_start(state, step):
-        if event.host is None or event.step != step.name:
+        if event.host is None or event.step != step.name or event.data.get("role") == SERVER:
             continue
+        key = (event.host, str(event.data.get("tool") or step.tool or "its tools"))
         if event.kind == ev.RUN_START:
-            running[event.host] = running.get(event.host, 0) + 1
+            running[key] = running.get(key, 0) + 1
         elif event.kind == ev.RUN_END:
-            running[event.host] = running.get(event.host, 0) - 1
-    hosts = [host for host, count in running.items() if count > 0]
+            running[key] = running.get(key, 0) - 1
+    waited = [key for key, count in running.items() if count > 0]
+    hosts = list(dict.fromkeys(host for host, _ in waited))
     if not hosts:
         return "stopping"
-    tool = step.tool or "its tools"
+    tool = " and ".join(dict.fromkeys(tool for _, tool in waited))
     if len(hosts) <= NAMED_HOSTS:
         return f"waiting for {tool} on {', '.join(hosts)}"
     return f"waiting for {tool} on {len(hosts)} hosts"
