@@ -4,8 +4,15 @@ it (exit 3); improvements are told; suspected changes wait for more runs.
 The changes found are kept in the catalog (``change_points``), each matched with the one
 stored before it when it is of the same series and direction within ``_SLACK`` runs (a
 change point found a run earlier or later as points arrive is the same change). A change
-is gated once: the next gate does not report it again. The fleet's series gate; a host's
-series tell which hosts moved with it.
+is gated once: the next gate does not report it again. The fleet's series gate (or, with
+``scope``, the hosts' own); a host's series tell which hosts moved with the fleet, and by
+how much.
+
+The gate never calls stable what it could not test: a series with fewer points than a
+change needs to be confirmed (``confirm`` runs either side) is too short; and when the
+plan's newest runs did not complete, it says which, and fails when the newest
+``require_complete`` did not (a nightly job whose benchmark no longer completes must not
+pass).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from benchtui.history.analysis import (
     load,
 )
 from benchtui.history.catalog import Catalog
+from benchtui.history.ingest import COMPLETED
 from benchtui.history.series import FLEET
 
 EXIT_OK, EXIT_REGRESSED, EXIT_TOO_SHORT = 0, 3, 4
@@ -37,19 +45,38 @@ EXIT_OK, EXIT_REGRESSED, EXIT_TOO_SHORT = 0, 3, 4
 _SLACK = 2
 
 
+#: What ``--scope`` gates on: the fleet's series, the hosts' own, or both.
+SCOPES = ("fleet", "host", "all")
+
+
 @dataclass(slots=True)
 class Group:
-    """Changes of one step's fleet series at one run (metrics that moved together)."""
+    """Changes of one step's series of one scope at one run (metrics that moved
+    together)."""
 
     step: str
+    scope: str
     verdict: str
     status: str
     changes: list[Found]
-    hosts: list[str] = field(default_factory=list)
+    #: For a fleet's change: each host whose own series moved the same way at about the
+    #: same run, with its change (of the group's first metric).
+    hosts: list[tuple[str, Found]] = field(default_factory=list)
 
     @property
     def first(self) -> Found:
         return self.changes[0]
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    """A run as the gate names it."""
+
+    id: int
+    path: str
+    session: str
+    started: float
+    outcome: str
 
 
 @dataclass(slots=True)
@@ -62,15 +89,33 @@ class GateResult:
     too_short: list[Analysed]
     series: list[Analysed]
     require: int | None
+    #: Points a series needs to be gated at all: a change is confirmed after ``confirm``
+    #: runs at the old level and ``confirm`` at the new one (or ``require``, if more).
+    needed: int = 0
+    #: Gated series whose newest point is pending (far from the level before it: a
+    #: transient or the first run of a new level, which the next run tells).
+    pending: list[Analysed] = field(default_factory=list)
+    #: The newest runs of the plan that did not complete, oldest first.
+    incomplete: list[RunInfo] = field(default_factory=list)
+    require_complete: int = 1
     exit_code: int = EXIT_OK
 
     def summary(self) -> str:
         def n(count: int, word: str, plural: str | None = None) -> str:
             return f"{count} {word if count == 1 else plural or word + 's'}"
-        return (f"history: {n(len(self.regressions), 'regression')}, "
+        text = (f"history: {n(len(self.regressions), 'regression')}, "
                 f"{n(len(self.improvements), 'improvement')}, "
                 f"{len(self.suspected)} suspected, {self.stable} stable, "
                 f"{len(self.too_short)} too short")
+        if self.incomplete:
+            text += (f"; the newest {n(len(self.incomplete), 'run')} did not complete"
+                     if len(self.incomplete) > 1 else "; the newest run did not complete")
+        return text
+
+    @property
+    def failed_to_complete(self) -> bool:
+        """The newest ``require_complete`` runs all did not complete."""
+        return 0 < self.require_complete <= len(self.incomplete)
 
 
 def sync(catalog: Catalog, analysed: Sequence[Analysed]) -> None:
@@ -129,64 +174,94 @@ def _gated(catalog: Catalog, found: Sequence[Found]) -> set[int]:
 
 
 def _groups(found: Sequence[Found]) -> list[Group]:
-    groups: dict[tuple[str, int, str], Group] = {}
+    groups: dict[tuple[str, str, int, str], Group] = {}
     for f in found:
-        key = (f.series.step, f.run_id, f.verdict)
+        key = (f.series.step, f.series.scope, f.run_id, f.verdict)
         if key not in groups:
-            groups[key] = Group(f.series.step, f.verdict, f.status, [])
+            groups[key] = Group(f.series.step, f.series.scope, f.verdict, f.status, [])
         groups[key].changes.append(f)
     return list(groups.values())
 
 
-def _hosts(group: Group, hosts: Sequence[Analysed]) -> list[str]:
-    """Hosts of the group's step whose series moved the same way at about the same run."""
-    run = group.first.run_id
-    moved: list[str] = []
+def _hosts(group: Group, hosts: Sequence[Analysed]) -> list[tuple[str, Found]]:
+    """Hosts of the group's step whose series of its first metric moved the same way at
+    about the same run, each with its own change."""
+    first = group.first
+    run = first.run_id
+    moved: list[tuple[str, Found]] = []
     for a in hosts:
-        if a.series.step != group.step or a.series.scope in moved:
+        k = a.series
+        if (k.step, k.metric, k.op) != (group.step, first.series.metric, first.series.op):
             continue
         pos = {p.run_id: i for i, p in enumerate(a.points)}
         if run not in pos:
             continue
-        if any(f.verdict == group.verdict and f.status != TRANSIENT
-               and abs(f.at - pos[run]) <= _SLACK for f in a.changes):
-            moved.append(a.series.scope)
-    return sorted(moved)
+        near = [f for f in a.changes if f.verdict == group.verdict and f.status != TRANSIENT
+                and abs(f.at - pos[run]) <= _SLACK]
+        if near:
+            moved.append((k.scope, min(near, key=lambda f: abs(f.at - pos[run]))))
+    return sorted(moved, key=lambda hf: hf[0])
+
+
+def incomplete_runs(catalog: Catalog, plan: str) -> list[RunInfo]:
+    """The plan's newest runs that did not complete (since its newest completed run),
+    oldest first."""
+    last = catalog.one("SELECT MAX(started) FROM runs WHERE plan = ? AND outcome = ?",
+                       (plan, COMPLETED))
+    since = last[0] if last is not None and last[0] is not None else None
+    rows = catalog.rows(
+        "SELECT id, path, session_name, started, outcome FROM runs WHERE plan = ? "
+        + ("AND started > ? " if since is not None else "") + "ORDER BY started, id",
+        (plan, since) if since is not None else (plan,))
+    return [RunInfo(int(r[0]), str(r[1]), str(r[2]), float(r[3]), str(r[4])) for r in rows]
 
 
 def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None = None,
-         metrics: Collection[str] = ()) -> GateResult:
+         metrics: Collection[str] = (), scope: str = "fleet", require_complete: int = 1
+         ) -> GateResult:
     """Analyse ``plan``'s series, store the changes, mark the new confirmed ones gated and
     say what the gate found (``GateResult.exit_code``). ``metrics`` (report names) limits
-    the gate to those metrics; by default it gates every metric that gates."""
+    the gate to those metrics; by default it gates every metric that gates. ``scope``
+    (``SCOPES``): the fleet's series gate, or the hosts' own, or both. The gate fails too
+    when the newest ``require_complete`` runs (0: never) did not complete."""
     boundaries = env_changes(catalog)
     loaded = [(k, p) for k, p in current(load(catalog, plan))
-              if not metrics or k.metric in metrics]
-    fleet = [analyse(k, p, options, boundaries) for k, p in loaded
-             if k.scope == FLEET and k.info.gated]
-    sync(catalog, fleet)
-    confirmed = [f for a in fleet for f in a.changes if f.status == CONFIRMED and not f.acked]
+              if (not metrics or k.metric in metrics) and k.info.gated]
+    wanted = {"fleet": (True,), "host": (False,), "all": (True, False)}[scope]
+    gated = [analyse(k, p, options, boundaries) for k, p in loaded
+             if (k.scope == FLEET) in wanted]
+    sync(catalog, gated)
+    confirmed = [f for a in gated for f in a.changes if f.status == CONFIRMED and not f.acked]
     already = _gated(catalog, confirmed)
     new = [f for f in confirmed if f.id not in already]
-    suspected = [a.changes[-1] for a in fleet
+    suspected = [a.changes[-1] for a in gated
                  if a.changes and a.changes[-1].status == SUSPECTED]
-    threshold = require if require is not None else 2 * options.confirm
-    too_short = [a for a in fleet if a.analysed_count < threshold]
+    needed = max(2 * options.confirm, 3, require or 0)
+    too_short = [a for a in gated if a.analysed_count < needed]
     moved = {f.series.id for f in new} | {f.series.id for f in suspected}
-    stable = sum(1 for a in fleet if a.series.id not in moved and a not in too_short)
-    # the hosts' series, of the steps that moved only (a big fleet has many)
-    steps = {f.series.step for f in new}
-    hosts = [analyse(k, p, options, boundaries) for k, p in loaded
-             if k.scope != FLEET and k.step in steps]
-    sync(catalog, hosts)
-    result = GateResult(plan, [], [], _groups(suspected), stable, too_short, fleet + hosts,
-                        require)
+    stable = sum(1 for a in gated if a.series.id not in moved and a not in too_short)
+    # the hosts' series of the steps whose fleet moved, to say which hosts moved with it
+    # (only those: a big fleet has many)
+    steps = {f.series.step for f in (*new, *suspected) if f.series.scope == FLEET}
+    hosts = [a for a in gated if a.series.scope != FLEET] if scope != "fleet" else \
+        [analyse(k, p, options, boundaries) for k, p in loaded
+         if k.scope != FLEET and k.step in steps]
+    if scope == "fleet":
+        sync(catalog, hosts)
+    result = GateResult(plan, [], [], _groups(suspected), stable, too_short,
+                        gated + (hosts if scope == "fleet" else []), require, needed,
+                        [a for a in gated if a.pending is not None],
+                        incomplete_runs(catalog, plan), require_complete)
+    for g in result.suspected:
+        if g.scope == FLEET:
+            g.hosts = _hosts(g, hosts)
     for g in _groups(new):
-        g.hosts = _hosts(g, hosts)
+        if g.scope == FLEET:
+            g.hosts = _hosts(g, hosts)
         (result.regressions if g.verdict == REGRESSION else result.improvements).append(g)
-    if result.regressions:
+    if result.regressions or result.failed_to_complete:
         result.exit_code = EXIT_REGRESSED
-    elif require is not None and too_short:
+    elif require is not None and any(a.analysed_count < require for a in gated):
         result.exit_code = EXIT_TOO_SHORT
     now = time.time()
     ids = [f.id for f in new if f.id is not None]
@@ -199,4 +274,4 @@ def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None =
 
 
 __all__ = ["EXIT_OK", "EXIT_REGRESSED", "EXIT_TOO_SHORT", "IMPROVEMENT", "REGRESSION",
-           "GateResult", "Group", "gate", "sync"]
+           "SCOPES", "GateResult", "Group", "RunInfo", "gate", "incomplete_runs", "sync"]
