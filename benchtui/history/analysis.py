@@ -258,8 +258,10 @@ def _analyse_part(out: Analysed, part: list[int], options: Options, *, newest: b
 
     def back(c: Change) -> bool:
         """The pending newest run is at the level before ``c`` (within the noise)."""
-        return pending is not None and \
-            abs(scale(values[pending.index]) - scale(c.mean_before)) <= odd.limit
+        if pending is None:
+            return False
+        tolerance = max(odd.limit, RESOLUTION if log else RESOLUTION * abs(c.mean_before))
+        return abs(scale(values[pending.index]) - scale(c.mean_before)) <= tolerance
 
     for k, c in enumerate(changes):
         status, needs = _status(c, k, changes, shown, runs=runs, confirm=options.confirm,

@@ -7,23 +7,27 @@ change and inflates the variance, so the t-test needs many more runs at the new 
 pass (issue 28: a -7.5% change reported as -6.0%, and confirmed at the 9th run at the new
 level instead of the 5th).
 
-The test is a two-sided Hampel filter. For each point, the median of up to ``span`` points
-before it and of up to ``span`` points after it (the level it left and the level it came
-back to, or went on to); it is a transient when it lies on the same side of both, farther
-than ``threshold`` times the noise and than ``floor`` (relative) from each. The noise is
-the series' own, robust to level shifts and to the outliers themselves: the median
-absolute difference of consecutive points (a shift or an outlier moves one or two of
-them), scaled to a standard deviation (x 1.4826 / sqrt 2).
+The test is a two-sided Hampel filter. Each point is compared with the level before it and
+the level after it, each side taken over its 3 and its ``span`` nearest points (the median;
+of one or two points, the one nearest the point: the median of two is their mean, which one
+outlier moves halfway); it is a transient when, for one of these pairs, it lies on the same
+side of both levels, farther than ``threshold`` times the noise and than ``floor``
+(relative) from each. The noise is the series' own, robust to level shifts and to the
+outliers themselves: the median absolute difference of consecutive points (a shift or an
+outlier moves one or two of them), scaled to a standard deviation (x 1.4826 / sqrt 2), and
+estimated again without the transients found, which are nobody's neighbour either.
 
 So:
 
-- the newest point is never a transient (nothing after it tells whether it is the first
-  run of a new level); once one run follows it back at the old level, it is;
-- the first point of a real change is not one (the runs after it are at its level), nor a
-  point between two levels (a step of a staircase: above one side, below the other);
-- a burst of fewer than about ``span`` / 2 + 1 points is, point by point (the medians
-  either side are still at the level around it); a longer one is the change points'
-  business (a short segment between two changes is a transient *change*, ``analysis``).
+- the first point of a real change is not one (the points after it are at its level), nor
+  a point between two levels (a step of a staircase: above one side, below the other);
+- an outlier just before a change is (the 3 points after it are still at the old level);
+- a burst of two or three points is, point by point; a longer one is the change points'
+  business (a short segment between two changes is a transient *change*, ``analysis``);
+- the newest point is never a transient: nothing after it tells whether it is the first run
+  of a new level. When it is that far from the level before it (and from the point just
+  before it), it is *pending*; once one run follows it back at the old level, it is a
+  transient.
 """
 
 from __future__ import annotations
@@ -68,7 +72,8 @@ class Odd:
     #: The newest point when it is far from the level of the runs before it: a transient or
     #: the first run of a new level, which the next run tells apart. Else None.
     pending: Transient | None = None
-    #: How far a point must be from a level to be apart from it (in the values' units).
+    #: How far a point must be from a level to be apart from it, for the noise (in the
+    #: values' units; it must be farther than ``floor`` too).
     limit: float = 0.0
 
 
@@ -94,14 +99,24 @@ def transients(values: Sequence[float], *, span: int, floor: float, log: bool = 
         if [t.index for t in again] == [t.index for t in found]:
             break
         found = again
-    skip = {t.index for t in found}
+    limit = threshold * sd
+    return Odd(found, _pending(values, {t.index for t in found}, span=span, limit_sd=limit,
+                               floor=floor, log=log), limit)
+
+
+def _pending(values: Sequence[float], skip: set[int], *, span: int, limit_sd: float,
+             floor: float, log: bool) -> Transient | None:
+    """The newest point when it is apart from the level before it, over the point just
+    before it, the 3 and the ``span`` points before it (all on the same side)."""
     before = [v for i, v in enumerate(values[:-1]) if i not in skip][-span:]
-    newest = values[-1]
-    level = statistics.median(before)
-    limit = max(threshold * sd, floor if log else floor * abs(level))
+    if len(before) < 3:
+        return None
+    newest, level = values[-1], statistics.median(before)
+    limit = max(limit_sd, floor if log else floor * abs(level))
     offs = [newest - _level(newest, before[-b:]) for b in sorted({1, min(3, span), span})]
-    far = len(before) >= 3 and (all(d > limit for d in offs) or all(d < -limit for d in offs))
-    return Odd(found, _transient(len(values) - 1, newest, level, log) if far else None, limit)
+    if all(d > limit for d in offs) or all(d < -limit for d in offs):
+        return _transient(len(values) - 1, newest, level, log)
+    return None
 
 
 def _transient(i: int, v: float, level: float, log: bool) -> Transient | None:
@@ -127,8 +142,8 @@ def _outside(values: Sequence[float], skip: set[int], *, span: int, limit_sd: fl
         v = values[i]
         # a side's levels are within its points' range: a point less than ``limit_sd`` above
         # its lowest and below its highest is apart from none (most points: checked first)
-        if v - min(before) <= limit_sd and max(before) - v <= limit_sd or \
-                v - min(after) <= limit_sd and max(after) - v <= limit_sd:
+        if (v - min(before) <= limit_sd and max(before) - v <= limit_sd) or \
+                (v - min(after) <= limit_sd and max(after) - v <= limit_sd):
             continue
         level = statistics.median([*before, *after])
         limit = max(limit_sd, floor if log else floor * abs(level))
