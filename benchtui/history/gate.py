@@ -45,10 +45,6 @@ EXIT_OK, EXIT_REGRESSED, EXIT_TOO_SHORT = 0, 3, 4
 _SLACK = 2
 
 
-#: What ``--scope`` gates on: the fleet's series, the hosts' own, or both.
-SCOPES = ("fleet", "host", "all")
-
-
 @dataclass(slots=True)
 class Group:
     """Changes of one step's series of one scope at one run (metrics that moved
@@ -221,9 +217,10 @@ def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None =
          ) -> GateResult:
     """Analyse ``plan``'s series, store the changes, mark the new confirmed ones gated and
     say what the gate found (``GateResult.exit_code``). ``metrics`` (report names) limits
-    the gate to those metrics; by default it gates every metric that gates. ``scope``
-    (``SCOPES``): the fleet's series gate, or the hosts' own, or both. The gate fails too
-    when the newest ``require_complete`` runs (0: never) did not complete."""
+    the gate to those metrics; by default it gates every metric that gates. ``scope``:
+    the fleet's series gate (``fleet``), or the hosts' own (``host``), or both (``all``).
+    The gate fails too when the newest ``require_complete`` runs (0: never) did not
+    complete."""
     boundaries = env_changes(catalog)
     loaded = [(k, p) for k, p in current(load(catalog, plan))
               if (not metrics or k.metric in metrics) and k.info.gated]
@@ -240,17 +237,18 @@ def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None =
     too_short = [a for a in gated if a.analysed_count < needed]
     moved = {f.series.id for f in new} | {f.series.id for f in suspected}
     stable = sum(1 for a in gated if a.series.id not in moved and a not in too_short)
-    # the hosts' series of the steps whose fleet moved, to say which hosts moved with it
-    # (only those: a big fleet has many)
-    steps = {f.series.step for f in (*new, *suspected) if f.series.scope == FLEET}
-    hosts = [a for a in gated if a.series.scope != FLEET] if scope != "fleet" else \
-        [analyse(k, p, options, boundaries) for k, p in loaded
-         if k.scope != FLEET and k.step in steps]
     if scope == "fleet":
+        # the hosts' series of the steps whose fleet moved, to say which hosts moved with
+        # it (only those: a big fleet has many)
+        steps = {f.series.step for f in (*new, *suspected)}
+        hosts = [analyse(k, p, options, boundaries) for k, p in loaded
+                 if k.scope != FLEET and k.step in steps]
         sync(catalog, hosts)
-    result = GateResult(plan, [], [], _groups(suspected), stable, too_short,
-                        gated + (hosts if scope == "fleet" else []), require, needed,
-                        [a for a in gated if a.pending is not None],
+        analysed = gated + hosts
+    else:
+        hosts, analysed = [a for a in gated if a.series.scope != FLEET], gated
+    result = GateResult(plan, [], [], _groups(suspected), stable, too_short, analysed,
+                        require, needed, [a for a in gated if a.pending is not None],
                         incomplete_runs(catalog, plan), require_complete)
     for g in result.suspected:
         if g.scope == FLEET:
@@ -274,4 +272,4 @@ def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None =
 
 
 __all__ = ["EXIT_OK", "EXIT_REGRESSED", "EXIT_TOO_SHORT", "IMPROVEMENT", "REGRESSION",
-           "SCOPES", "GateResult", "Group", "RunInfo", "gate", "incomplete_runs", "sync"]
+           "GateResult", "Group", "RunInfo", "gate", "incomplete_runs", "sync"]
