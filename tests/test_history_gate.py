@@ -171,3 +171,14 @@ def test_attributes_either_side_of_a_change(tmp_path: Path) -> None:
         "commit c12 -> c13, build 40 -> 41 (change 1)" in line, line
     assert "branch" not in line  # the same either side
     assert a.points[12].attributes == {"commit": "c13", "build": "41", "branch": "main"}
+
+
+def test_a_long_streak_of_incomplete_runs_is_counted(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    url = str(tmp_path / "c.sqlite")
+    fill(url, {FLEET: [1000.0] * 19}, outcomes={n: "watchdog" for n in range(12, 20)}).close()
+    code, out = run(capsys, "history", "gate", PLAN, "--catalog", url)
+    assert code == 3 and "the newest 8 runs did not complete" in out, out
+    assert "incomplete: 8 runs, the newest 5: run 15 (night-015.btr, " in out, out
+    assert "run 19 (night-019.btr, " in out and "run 14 (" not in out, out

@@ -26,7 +26,7 @@ from benchtui.history.transients import Transient
 from benchtui.model.format import format_metric
 
 _BARS = "▁▂▃▄▅▆▇█"
-#: Incomplete runs listed by name on the gate's line (the oldest of a longer streak are
+#: Incomplete runs listed by name on the gate's line (the newest; a longer streak is
 #: counted).
 _LISTED = 5
 
@@ -120,7 +120,7 @@ def gate_lines(result: GateResult) -> list[str]:
         runs = result.incomplete
         shown = ", ".join(f"run {r.id} ({Path(r.path).name or r.session}, {when(r.started)}, "
                           f"{r.outcome})" for r in runs[-_LISTED:])
-        more = f"{len(runs) - _LISTED} before them, and " if len(runs) > _LISTED else ""
+        more = f"{len(runs)} runs, the newest {_LISTED}: " if len(runs) > _LISTED else ""
         verdict = "fails the gate" if result.failed_to_complete else "not yet a failure"
         lines.append(f"  incomplete: {more}{shown}: not analysed; {verdict} "
                      f"(--require-complete {result.require_complete})")
