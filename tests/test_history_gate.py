@@ -177,7 +177,7 @@ def test_a_long_streak_of_incomplete_runs_is_counted(tmp_path: Path,
                                                      capsys: pytest.CaptureFixture[str]
                                                      ) -> None:
     url = str(tmp_path / "c.sqlite")
-    fill(url, {FLEET: [1000.0] * 19}, outcomes={n: "watchdog" for n in range(12, 20)}).close()
+    fill(url, {FLEET: [1000.0] * 19}, outcomes=dict.fromkeys(range(12, 20), "watchdog")).close()
     code, out = run(capsys, "history", "gate", PLAN, "--catalog", url)
     assert code == 3 and "the newest 8 runs did not complete" in out, out
     assert "incomplete: 8 runs, the newest 5: run 15 (night-015.btr, " in out, out

@@ -192,24 +192,24 @@ def test_transients_one_off_runs_and_bursts_never_a_change() -> None:
     values[8] = 700.0
     values[15], values[16] = 800.0, 790.0
     values[22] = 1300.0
-    odd = transients(values, span=5, floor=0.001)
+    odd = transients(values, span=5)
     assert [t.index for t in odd.transients] == [8, 15, 16, 22] and odd.pending is None
     assert odd.transients[0].deviation == pytest.approx(700 / 1007.5 - 1)  # its neighbours
     # the first run of a new level is none, nor a step between two levels
     step = flat[:15] + [900.0 + v - 1000 for v in flat[15:]]
-    assert transients(step, span=5, floor=0.001).transients == []
+    assert transients(step, span=5).transients == []
     stairs = [100.0, 100.5, 200.0, 201.0, 400.0, 402.0, 800.0, 801.0]
-    assert transients(stairs, span=5, floor=0.001).transients == []
+    assert transients(stairs, span=5).transients == []
     # the newest run far from the level before it is pending, until the next run tells
-    assert transients([*flat, 700.0], span=5, floor=0.001).pending is not None
-    assert transients([*flat, 700.0, 700.5], span=5, floor=0.001).pending is None
-    assert [t.index for t in transients([*flat, 700.0, 1001.0], span=5,
-                                        floor=0.001).transients] == [30]
-    # with no noise at all, a run is apart when it differs by more than the floor
-    assert [t.index for t in transients([400.0] * 6 + [399.0] + [400.0] * 3, span=5,
-                                        floor=0.001).transients] == [6]
-    assert transients([400.0] * 6 + [399.9] + [400.0] * 3, span=5,
-                      floor=0.001).transients == []
+    assert transients([*flat, 700.0], span=5).pending is not None
+    assert transients([*flat, 700.0, 700.5], span=5).pending is None
+    assert [t.index for t in transients([*flat, 700.0, 1001.0],
+                                        span=5).transients] == [30]
+    # with no noise at all, a run is apart when it differs by more than the floor (1%)
+    assert [t.index for t in transients([400.0] * 6 + [395.0] + [400.0] * 3,
+                                        span=5).transients] == [6]
+    assert transients([400.0] * 6 + [398.0] + [400.0] * 3, span=5).transients == []
+    assert transients([400.0] * 6 + [398.0], span=5).pending is None
 
 
 def test_a_bad_first_night_at_the_new_level_still_counts_as_a_night() -> None:

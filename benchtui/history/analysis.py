@@ -30,7 +30,7 @@ from benchtui.history.catalog import Catalog
 from benchtui.history.edivisive import Change, change_points
 from benchtui.history.ingest import COMPLETED
 from benchtui.history.series import FLEET, METRICS, Metric, metric_named
-from benchtui.history.transients import Transient, transients
+from benchtui.history.transients import FLOOR, Transient, transients
 from benchtui.history.ttest import mean_std
 
 CONFIRMED, SUSPECTED = "confirmed", "suspected"
@@ -234,7 +234,7 @@ def _analyse_part(out: Analysed, part: list[int], options: Options, *, newest: b
     values = [points[i].value for i in part]
     log = info.log and all(v > 0 for v in values)
     odd = transients([math.log(v) for v in values] if log else values,
-                     span=max(options.confirm, 3), floor=RESOLUTION, log=log)
+                     span=max(options.confirm, 3), log=log)
     for t in odd.transients:
         out.transients[part[t.index]] = replace(t, index=part[t.index])
     skip = {t.index for t in odd.transients}
@@ -260,7 +260,7 @@ def _analyse_part(out: Analysed, part: list[int], options: Options, *, newest: b
         """The pending newest run is at the level before ``c`` (within the noise)."""
         if pending is None:
             return False
-        tolerance = max(odd.limit, RESOLUTION if log else RESOLUTION * abs(c.mean_before))
+        tolerance = max(odd.limit, math.log1p(FLOOR) if log else FLOOR * abs(c.mean_before))
         return abs(scale(values[pending.index]) - scale(c.mean_before)) <= tolerance
 
     for k, c in enumerate(changes):

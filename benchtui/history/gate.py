@@ -103,6 +103,8 @@ class GateResult:
                 f"{n(len(self.improvements), 'improvement')}, "
                 f"{len(self.suspected)} suspected, {self.stable} stable, "
                 f"{len(self.too_short)} too short")
+        if self.pending:
+            text += f", {len(self.pending)} pending"
         if self.incomplete:
             text += (f"; the newest {n(len(self.incomplete), 'run')} did not complete"
                      if len(self.incomplete) > 1 else "; the newest run did not complete")
@@ -236,7 +238,8 @@ def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None =
     needed = max(2 * options.confirm, 3, require or 0)
     too_short = [a for a in gated if a.analysed_count < needed]
     moved = {f.series.id for f in new} | {f.series.id for f in suspected}
-    stable = sum(1 for a in gated if a.series.id not in moved and a not in too_short)
+    stable = sum(1 for a in gated if a.series.id not in moved and a not in too_short
+                 and a.pending is None)
     if scope == "fleet":
         # the hosts' series of the steps whose fleet moved, to say which hosts moved with
         # it (only those: a big fleet has many)

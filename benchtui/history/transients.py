@@ -11,8 +11,8 @@ The test is a two-sided Hampel filter. Each point is compared with the level bef
 the level after it, each side taken over its 3 and its ``span`` nearest points (the median;
 of one or two points, the one nearest the point: the median of two is their mean, which one
 outlier moves halfway); it is a transient when, for one of these pairs, it lies on the same
-side of both levels, farther than ``threshold`` times the noise and than ``floor``
-(relative) from each. The noise is the series' own, robust to level shifts and to the
+side of both levels, farther than ``threshold`` times the noise and than ``floor`` (1%,
+relative) from each. The noise is the series' own, robust to level shifts and to the
 outliers themselves: the median absolute difference of consecutive points (a shift or an
 outlier moves one or two of them), scaled to a standard deviation (x 1.4826 / sqrt 2), and
 estimated again without the transients found, which are nobody's neighbour either.
@@ -43,6 +43,10 @@ from dataclasses import dataclass
 #: sides are transients: Gaussian noise gives one in many thousands, an outlier of 10% on
 #: 2% noise (5 sd) is found nearly always.
 THRESHOLD = 4.0
+#: Nor is a point a transient (or pending) unless it is this far from the level (relative):
+#: a rate-held run's noise is 0.05%, and a run 0.3% off it, 6 times its noise, is no bad
+#: night to tell anyone about (nor does it hide a change of a few percent).
+FLOOR = 0.01
 #: MAD of consecutive differences -> the noise's standard deviation (1.4826 / sqrt 2).
 _MAD_TO_SD = 1.4826 / 2 ** 0.5
 
@@ -77,12 +81,11 @@ class Odd:
     limit: float = 0.0
 
 
-def transients(values: Sequence[float], *, span: int, floor: float, log: bool = False,
+def transients(values: Sequence[float], *, span: int, floor: float = FLOOR, log: bool = False,
                threshold: float = THRESHOLD) -> Odd:
     """The one-off points of ``values`` (in order), and whether the newest one is pending.
-    ``log``: the values are logarithms (latency): ``floor`` is then a difference of
-    logarithms, and ``Transient.level`` and ``deviation`` are given for the values
-    themselves.
+    ``log``: the values are logarithms (latency): ``Transient.level`` and ``deviation``
+    are given for the values themselves.
 
     The noise is estimated again without the transients found (each outlier moves two
     consecutive differences: one night in twenty makes the estimate a third too large),
@@ -112,11 +115,17 @@ def _pending(values: Sequence[float], skip: set[int], *, span: int, limit_sd: fl
     if len(before) < 3:
         return None
     newest, level = values[-1], statistics.median(before)
-    limit = max(limit_sd, floor if log else floor * abs(level))
+    limit = _limit(limit_sd, floor, level, log)
     offs = [newest - _level(newest, before[-b:]) for b in sorted({1, min(3, span), span})]
     if all(d > limit for d in offs) or all(d < -limit for d in offs):
         return _transient(len(values) - 1, newest, level, log)
     return None
+
+
+def _limit(limit_sd: float, floor: float, level: float, log: bool) -> float:
+    """How far from ``level`` a point is apart from it: farther than the noise allows and
+    than ``floor`` (relative; of logarithms, the logarithm of 1 + ``floor``)."""
+    return max(limit_sd, math.log1p(floor) if log else floor * abs(level))
 
 
 def _transient(i: int, v: float, level: float, log: bool) -> Transient | None:
@@ -146,7 +155,7 @@ def _outside(values: Sequence[float], skip: set[int], *, span: int, limit_sd: fl
                 (v - min(after) <= limit_sd and max(after) - v <= limit_sd):
             continue
         level = statistics.median([*before, *after])
-        limit = max(limit_sd, floor if log else floor * abs(level))
+        limit = _limit(limit_sd, floor, level, log)
         offs_b = [v - _level(v, before[-b:]) for b in spans]
         offs_a = [v - _level(v, after[:a]) for a in spans]
         if not any((b > 0) == (a > 0) and min(abs(b), abs(a)) > limit
