@@ -182,3 +182,24 @@ def test_a_long_streak_of_incomplete_runs_is_counted(tmp_path: Path,
     assert code == 3 and "the newest 8 runs did not complete" in out, out
     assert "incomplete: 8 runs, the newest 5: run 15 (night-015.btr, " in out, out
     assert "run 19 (night-019.btr, " in out and "run 14 (" not in out, out
+
+
+def test_a_drop_reached_in_two_steps_is_gated_once(tmp_path: Path) -> None:
+    """Real nights of a rate-held fio on a loaded machine (docs/history.md): night 5 the
+    bad night, night 8 and 9 slowed by the load (266, then 360: between the levels), the
+    drop to 340 from night 10. The drop fails one gate (by the 5th run off the old level),
+    not one per step; once each step has held it is measured from the level that held."""
+    values = [399.9, 399.9, 399.6, 399.9, 299.9, 399.4, 399.9, 266.0, 360.1, 339.8, 339.6,
+              339.2, 339.7, 320.5, 339.9, 339.9]
+    cat = open_catalog(str(tmp_path / "c.sqlite"))
+    ids = series(cat, [FLEET])
+    codes = []
+    for n, v in enumerate(values, 1):
+        night(cat, n, {ids[FLEET]: v})
+        codes.append(gate(cat, PLAN, Options()).exit_code)
+    assert codes.count(3) == 1 and codes.index(3) + 1 <= 13, codes
+    (a,) = analyse_plan(cat, PLAN, Options())
+    last = a.changes[-1]
+    assert (last.status, last.prev_run_id, last.run_id) == ("confirmed", 7, 10)
+    assert -15.5 < last.percent < -14.5
+    assert sorted(a.points[i].run_id for i in a.transients) == [5, 8, 14]

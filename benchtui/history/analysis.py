@@ -5,16 +5,16 @@ Only points of completed steps, from runs not excluded, are analysed; the others
 and shown. An ``env-change`` annotation on a run is a boundary: the series is analysed
 apart before and after it (a new kernel or a re-imaged disk is not a regression).
 
-A change is **confirmed** when the new level has held for ``confirm`` runs: there are at
-least that many analysed points from the change on, and their median (the first
-``confirm``) is nearer the level after the change than the level before it. A younger one is
-**suspected**, and says how many runs it still needs. One whose next runs are back at the
-old level is **transient**: a single bad run among good ones is never confirmed, since the
-median of the runs from it on is at the old level.
-
 Before the change points are looked for, one-off runs (``transients.py``: a point far from
 the level on both sides of it) are set apart: never a change, they are left out of the
-levels, means and variances either side of the changes, and listed as transients.
+levels, means and variances either side of the changes, and listed as transients; so is
+the newest run when it is far from the level before it (*pending*: the next run tells).
+
+A change is **confirmed** when the new level has held for ``confirm`` runs (transients
+among them count: a bad night at the new level is a night it held) and the median of its
+first points is nearer the level after the change than the level before it. A younger one
+is **suspected**, and says how many runs it still needs. One whose next runs are back at
+the old level is **transient**: a single bad run among good ones is never confirmed.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from benchtui.history.catalog import Catalog
-from benchtui.history.edivisive import Change, change_points
+from benchtui.history.edivisive import Change, change_points, stats
 from benchtui.history.ingest import COMPLETED
 from benchtui.history.series import FLEET, METRICS, Metric, metric_named
 from benchtui.history.transients import FLOOR, Transient, transients
@@ -254,6 +254,7 @@ def _analyse_part(out: Analysed, part: list[int], options: Options, *, newest: b
         mean, sd = mean_std(shown[s:e])
         out.segments.append(Segment(kept[s], kept[e - 1] + 1, mean, sd, e - s))
     changes = [c for c in found if abs(c.forward) >= floor]
+    ends = _ends(changes, runs, options.confirm)
     scale = math.log if log else float
 
     def back(c: Change) -> bool:
@@ -264,17 +265,61 @@ def _analyse_part(out: Analysed, part: list[int], options: Options, *, newest: b
         return abs(scale(values[pending.index]) - scale(c.mean_before)) <= tolerance
 
     for k, c in enumerate(changes):
-        status, needs = _status(c, k, changes, shown, runs=runs, confirm=options.confirm,
-                                back=back(c))
-        worse = (c.forward < 0) == info.higher_is_better
-        at, before = kept[c.index], kept[c.index - 1]
+        ref = _reference(k, changes, runs, options.confirm)
+        status, needs = _status(c, k, changes, shown, end=ends[k], runs=runs,
+                                confirm=options.confirm, back=back(c), ref=ref)
+        change, before = c, kept[c.index - 1]
+        natural = changes[k + 1].index if k + 1 < len(changes) else len(kept)
+        if (ref is not None and ref[1] > ref[0]) or ends[k] != natural:
+            # measured from the last level that held (not from a short segment before it),
+            # or to the newest run (through a young step that goes on from it)
+            held = ref if ref is not None and ref[1] > ref[0] else \
+                (changes[k - 1].index if k else 0, c.index)
+            change, before = stats(tested, shown, held, (c.index, ends[k]), c.index), \
+                kept[held[1] - 1]
+        worse = (change.forward < 0) == info.higher_is_better
+        at = kept[c.index]
         out.changes.append(Found(
-            out.series, c, at, before, points[at].run_id, points[before].run_id, status,
+            out.series, change, at, before, points[at].run_id, points[before].run_id, status,
             REGRESSION if worse else IMPROVEMENT, needs))
 
 
+def _ends(changes: Sequence[Change], runs: Sequence[int], confirm: int) -> list[int]:
+    """Where each change's new level ends (indexes of points kept): at the next change; but
+    the newest change, while young (fewer than ``confirm`` runs) and close after the one
+    before it (fewer than ``confirm`` runs between them), does not end that one's level
+    unless it goes back towards the level before it: a level reached in two steps, or with
+    a run in between (a run the load slowed before the drop), is one change until each
+    step has held. (Both change points stay, as the method found them.)"""
+    ends = [c.index for c in changes[1:]] + [len(runs) - 1]
+    if len(changes) >= 2:
+        c1, c2 = changes[-2], changes[-1]
+        young = runs[-1] - runs[c2.index] < confirm
+        close = runs[c2.index] - runs[c1.index] < confirm
+        if young and close and \
+                abs(c2.mean_after - c1.mean_after) < abs(c2.mean_after - c1.mean_before):
+            ends[-2] = ends[-1]
+    return ends
+
+
+def _reference(k: int, changes: Sequence[Change], runs: Sequence[int], confirm: int
+               ) -> tuple[int, int] | None:
+    """When the segment just before the ``k``-th change is short (fewer than ``confirm``
+    runs: a run or a few between two levels, a step of a staircase still going), the
+    segment (indexes of points kept) of the last level that held before it, which the
+    change is measured from; ``(0, 0)`` when none held (the series' first runs were odd,
+    not a level); None when the segment before is a level that held."""
+    start = changes[k - 1].index if k else 0
+    if runs[changes[k].index] - runs[start] >= confirm:
+        return None
+    bounds = [0, *(x.index for x in changes[:k]), changes[k].index]
+    held = [(a, b) for a, b in itertools.pairwise(bounds) if runs[b] - runs[a] >= confirm]
+    return held[-1] if held else (0, 0)
+
+
 def _status(c: Change, k: int, changes: Sequence[Change], shown: Sequence[float], *,
-            runs: Sequence[int], confirm: int, back: bool) -> tuple[str, int]:
+            end: int, runs: Sequence[int], confirm: int, back: bool,
+            ref: tuple[int, int] | None) -> tuple[str, int]:
     """(status, runs still needed) of the ``k``-th change of a part of a series.
 
     ``runs[i]`` is the run (counted in the part, transients included) of ``shown[i]``, with
@@ -282,45 +327,33 @@ def _status(c: Change, k: int, changes: Sequence[Change], shown: Sequence[float]
     the runs after a change (a bad night at the new level) is a night the new level held,
     and so is the one just before its first point (the first night at the new level was a
     bad one), and the newest run when it is pending (far from the level before it) unless
-    it is ``back`` at the old level.
+    it is ``back`` at the old level. ``end``: where its level ends (``_ends``); ``ref``:
+    ``_reference``.
 
     The new level must hold: the segment after the change (to the next change) spans at
     least ``confirm`` runs and the median of its first ``confirm`` points is nearer the new
     level than the old. A short last segment is suspected; a short segment between two
-    changes is a transient (a bad run or a few among good ones), and so is the change that
-    ends it when it comes back to the level before it (the last segment that held), or that
-    follows fewer than ``confirm`` first runs of a series (no level had held yet)."""
-    end = changes[k + 1].index if k + 1 < len(changes) else len(shown)
-    if k + 2 == len(changes) and runs[-1] - runs[end] < confirm:
-        # the next change is the newest and not yet held: unless it goes back towards the
-        # old level, this one's level still holds through it
-        nxt = changes[k + 1]
-        if abs(nxt.mean_after - c.mean_after) < abs(nxt.mean_after - c.mean_before):
-            end = len(shown)
+    changes is a transient (a bad run or a few among good ones, or a step of a staircase),
+    and so is the change that ends it when it comes back to the level before it (the last
+    segment that held), or that follows fewer than ``confirm`` first runs of a series (no
+    level had held yet)."""
     first = runs[c.index] - 1 if c.index and runs[c.index] - runs[c.index - 1] > 1 \
         else runs[c.index]
     held_for = runs[end] - first
     if end == len(shown) and back:
         held_for -= 1  # the newest run may be the old level back
     if held_for < confirm:
-        if k + 1 < len(changes) and end < len(shown):
+        if end < len(shown):
             return TRANSIENT, 0
         return SUSPECTED, confirm - held_for
-    med = statistics.median(shown[c.index:end][:confirm])
-    if abs(med - c.mean_after) >= abs(med - c.mean_before):
+    if ref == (0, 0):
         return TRANSIENT, 0
-    start = changes[k - 1].index if k else 0
-    if runs[c.index] - runs[start] < confirm:
-        # the segment before is short: measure against the last level that held (none: the
-        # series' first runs were odd, not a level)
-        bounds = [0, *(x.index for x in changes[:k]), c.index]
-        held = [(a, b) for a, b in itertools.pairwise(bounds) if runs[b] - runs[a] >= confirm]
-        if not held:
-            return TRANSIENT, 0
-        a, b = held[-1]
-        old = mean_std(shown[a:b])[0]
-        if abs(c.mean_after - old) < abs(c.mean_after - c.mean_before) / 2:
-            return TRANSIENT, 0
+    old = c.mean_before if ref is None else mean_std(shown[ref[0]:ref[1]])[0]
+    med = statistics.median(shown[c.index:end][:confirm])
+    if abs(med - c.mean_after) >= abs(med - old):
+        return TRANSIENT, 0
+    if ref is not None and abs(c.mean_after - old) < abs(c.mean_after - c.mean_before) / 2:
+        return TRANSIENT, 0  # back to the level that held
     return CONFIRMED, 0
 
 

@@ -105,8 +105,10 @@ def _intervals(indexes: Sequence[int], n: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(bounds) if a != b]
 
 
-def _stats(z: Sequence[float], display: Sequence[float], left: tuple[int, int],
-           right: tuple[int, int], index: int) -> Change:
+def stats(z: Sequence[float], display: Sequence[float], left: tuple[int, int],
+          right: tuple[int, int], index: int) -> Change:
+    """The change at ``index`` between the points ``left`` and ``right`` (slices) of ``z``:
+    the t-test on ``z``, the means and deviations of ``display``."""
     m1, m2, s1, s2, p = ttest(z[left[0]:left[1]], z[right[0]:right[1]])
     if math.isnan(p):
         p = 1.0
@@ -125,9 +127,9 @@ def _at(index: int, z: Sequence[float], display: Sequence[float],
     holds it)."""
     for k, (s, e) in enumerate(intervals):
         if e == index:
-            return _stats(z, display, (s, e), intervals[k + 1], index)
+            return stats(z, display, (s, e), intervals[k + 1], index)
         if s < index < e:
-            return _stats(z, display, (s, index), (index, e), index)
+            return stats(z, display, (s, index), (index, e), index)
     raise ValueError(f"index {index} is in no interval")
 
 

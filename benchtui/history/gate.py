@@ -21,6 +21,7 @@ import time
 from collections import defaultdict
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from benchtui.history.analysis import (
     CONFIRMED,
@@ -43,6 +44,8 @@ from benchtui.history.series import FLEET
 EXIT_OK, EXIT_REGRESSED, EXIT_TOO_SHORT = 0, 3, 4
 #: Runs by which a change point may move between analyses and still be the same change.
 _SLACK = 2
+#: The order in which the changes found are matched with those stored.
+_PRIORITY = {CONFIRMED: 0, SUSPECTED: 1}
 
 
 @dataclass(slots=True)
@@ -116,27 +119,41 @@ class GateResult:
         return 0 < self.require_complete <= len(self.incomplete)
 
 
+class _Stored(NamedTuple):
+    id: int
+    run_id: int
+    verdict: str
+    acked: float | None
+    gated: float | None
+
+
 def sync(catalog: Catalog, analysed: Sequence[Analysed]) -> None:
     """Store every change found (new ones added, known ones updated) and give each
     ``Found`` its catalog id, and whether it was acknowledged."""
     now = time.time()
-    by_series: dict[int, list[tuple[int, int, str, float | None]]] = defaultdict(list)
+    by_series: dict[int, list[_Stored]] = defaultdict(list)
     ids = [a.series.id for a in analysed if a.changes]
     for chunk in range(0, len(ids), 500):
         part = ids[chunk:chunk + 500]
         for r in catalog.rows(
-                "SELECT id, series_id, run_id, verdict, acked FROM change_points "
+                "SELECT id, series_id, run_id, verdict, acked, gated FROM change_points "
                 f"WHERE series_id IN ({', '.join('?' * len(part))})", part):
-            by_series[int(r[1])].append((int(r[0]), int(r[2]), r[3], r[4]))
+            by_series[int(r[1])].append(_Stored(int(r[0]), int(r[2]), r[3], r[4], r[5]))
     for a in analysed:
         if not a.changes:
             continue
         pos = {p.run_id: i for i, p in enumerate(a.points)}
         stored = by_series.get(a.series.id, [])
-        for f in a.changes:
+        taken: set[int] = set()
+        # the confirmed changes first, and to a change a gate reported first: a change point
+        # that moved a run or two as points arrived (a step that took two runs) is still
+        # the change a gate reported
+        for f in sorted(a.changes, key=lambda x: _PRIORITY.get(x.status, 9)):
             c = f.change
-            match = next((s for s in stored if s[2] == f.verdict and s[1] in pos
-                          and abs(pos[s[1]] - f.at) <= _SLACK), None)
+            near = [s for s in stored if s.verdict == f.verdict and s.run_id in pos
+                    and s.id not in taken and abs(pos[s.run_id] - f.at) <= _SLACK]
+            match = min(near, key=lambda s: (f.status != CONFIRMED or s.gated is None,
+                                             abs(pos[s.run_id] - f.at))) if near else None
             confirmed = now if f.status == CONFIRMED else None
             if match is None:
                 row = catalog.one(
@@ -149,14 +166,15 @@ def sync(catalog: Catalog, analysed: Sequence[Analysed]) -> None:
                      c.mean_after, c.sd_after, c.forward, c.pvalue, f.verdict, now, confirmed))
                 assert row is not None
                 f.id, f.acked = int(row[0]), row[1] is not None
-                stored.append((f.id, f.run_id, f.verdict, row[1]))
+                stored.append(_Stored(f.id, f.run_id, f.verdict, row[1], None))
             else:
-                f.id, f.acked = match[0], match[3] is not None
+                f.id, f.acked = match.id, match.acked is not None
                 catalog.execute(
                     "UPDATE change_points SET mean_before = ?, sd_before = ?, mean_after = ?, "
                     "sd_after = ?, change = ?, pvalue = ?, confirmed = COALESCE(confirmed, ?) "
                     "WHERE id = ?", (c.mean_before, c.sd_before, c.mean_after, c.sd_after,
                                      c.forward, c.pvalue, confirmed, f.id))
+            taken.add(f.id)
     catalog.commit()
 
 
