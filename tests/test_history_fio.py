@@ -63,12 +63,19 @@ time_based
 include {rate}
 """
 HIGH, LOW, BAD = 400, 340, 300
+#: Recorded first, without the catalog: spares at the old level (see ``clean``).
+SPARE = [HIGH] * 2
 #: The nights of the nightly job (recorded with ``--history``, gated after each): the bad
 #: night is the 5th, the drop starts at the 10th (its 5th run at the new level: night 14).
 NIGHTLY = [HIGH] * 4 + [BAD] + [HIGH] * 4 + [LOW] * 7
 FIRST_LOW = NIGHTLY.index(LOW) + 1
 #: Then, recorded without the catalog, 5 more at the old level.
 AFTER = [HIGH] * 5
+ORDER = SPARE + NIGHTLY + AFTER
+#: A session whose fio did not hold its rate within this (relative) was slowed by the load
+#: of the machine (fio's rate is a ceiling: a run starved of CPU for a second does fewer
+#: I/Os), and is not what these tests assume: no noise at all.
+HELD = 0.01
 
 pytestmark = pytest.mark.slow
 
@@ -85,20 +92,34 @@ THROUGHPUT = ("--metric", "iops", "--metric", "bw")
 @dataclass(frozen=True)
 class Recorded:
     top: Path
-    #: Every session file, in the order recorded (``NIGHTLY`` then ``AFTER``).
+    #: Every session file, in the order recorded (``ORDER``), and fio's IOPS in each.
     paths: list[Path]
+    iops: list[float]
     #: The nightly job's catalog, and each night's gate (exit status, output).
     catalog: str
     gates: list[tuple[int, str]]
 
-    def at(self, rate: int) -> list[Path]:
-        return [p for p, r in zip(self.paths, NIGHTLY + AFTER, strict=True) if r == rate]
+    def held(self, k: int) -> bool:
+        """Whether fio held its rate in the ``k``-th session."""
+        return abs(self.iops[k] / ORDER[k] - 1) <= HELD
+
+    def slowed(self) -> list[int]:
+        """The nights of the nightly job whose fio did not hold its rate."""
+        return [n for n in range(1, len(NIGHTLY) + 1) if not self.held(len(SPARE) + n - 1)]
+
+
+def _iops(path: Path) -> float:
+    done = benchtui("report", str(path), "--format", "csv")
+    rows = [r for r in csv.DictReader(io.StringIO(done.stdout))
+            if r["metric"] == "iops" and r["op"] == "read"]
+    assert len(rows) == 1, done.stdout + done.stderr
+    return float(rows[0]["value"])
 
 
 @functools.cache
 def recorded() -> Recorded:
-    """The 21 sessions, recorded once per test run (about 5 s each): the nightly job's 16
-    with its catalog and its gates, then 5 more."""
+    """The 23 sessions, recorded once per test run (about 5 s each): 2 spares, the nightly
+    job's 16 with its catalog and its gates, then 5 more."""
     top = Path(tempfile.mkdtemp(prefix="benchtui-history-"))
     atexit.register(shutil.rmtree, top, ignore_errors=True)
     rate = top / "rate.fio"
@@ -106,11 +127,12 @@ def recorded() -> Recorded:
     (top / "plan.toml").write_text(PLAN)
     catalog = str(top / "nightly.sqlite")
     paths, gates = [], []
-    for night, iops in enumerate(NIGHTLY + AFTER, 1):
+    for k, iops in enumerate(ORDER):
+        night = k - len(SPARE) + 1
         rate.write_text(f"rate_iops={iops}\n")
-        path = top / f"night-{night:02d}.btr"
+        path = top / (f"night-{night:02d}.btr" if night > 0 else f"spare-{k}.btr")
         history = ("--history", catalog, "--attr", f"commit=c{night:02d}", "--attr",
-                   "branch=main") if night <= len(NIGHTLY) else ()
+                   "branch=main") if 0 < night <= len(NIGHTLY) else ()
         done = benchtui("record", str(top / "plan.toml"), "-o", str(path), *history)
         assert done.returncode == 0, done.stderr
         paths.append(path)
@@ -118,7 +140,7 @@ def recorded() -> Recorded:
             assert f"history: added run {night} to" in done.stderr, done.stderr
             gated = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
             gates.append((gated.returncode, gated.stdout + gated.stderr))
-    return Recorded(top, paths, catalog, gates)
+    return Recorded(top, paths, [_iops(p) for p in paths], catalog, gates)
 
 
 def _import(catalog: str, paths: list[Path]) -> None:
@@ -130,9 +152,29 @@ def _import(catalog: str, paths: list[Path]) -> None:
         assert "added run" in done.stderr
 
 
+def clean(rate: int, *, before: int | None = None, after: int | None = None) -> list[Path]:
+    """The sessions at ``rate`` whose fio held it, recorded before or after the ``k``-th
+    session of ``ORDER``; the bad night is never one of them."""
+    rec = recorded()
+    return [p for k, (p, r) in enumerate(zip(rec.paths, ORDER, strict=True))
+            if r == rate and rec.held(k) and (before is None or k < before)
+            and (after is None or k >= after) and k != len(SPARE) + NIGHTLY.index(BAD)]
+
+
 def fourteen() -> list[Path]:
-    """8 sessions at 400 then 6 at 340 (the nightly job's, without its bad night)."""
-    return recorded().at(HIGH)[:8] + recorded().at(LOW)[:6]
+    """8 sessions at 400 then 6 at 340, each at its rate (the spares stand in for the
+    nightly job's nights that the load of the machine slowed)."""
+    first_low = len(SPARE) + FIRST_LOW - 1
+    high, low = clean(HIGH, before=first_low)[-8:], clean(LOW)[:6]
+    if len(high) < 8 or len(low) < 6:
+        pytest.skip(f"the load of this machine slowed fio below its rate in too many "
+                    f"sessions: {_figures_of(recorded())}")
+    return high + low
+
+
+def _figures_of(rec: Recorded) -> str:
+    return ", ".join(f"{p.name}: {v:.1f} (rate {r})"
+                     for p, v, r in zip(rec.paths, rec.iops, ORDER, strict=True))
 
 
 def _check_regression(catalog: str) -> None:
@@ -159,38 +201,54 @@ def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_nigh
         ) -> None:
     """Issue 28: the bad night (300 IOPS, night 5) is a transient: it neither fails a gate
     nor stays in the level before the drop, so the drop (-15%) fails the gate by its 5th run
-    at the new level, its size within a point and the host's own change named."""
+    at the new level, once, its size within a point and the host's own change named.
+
+    A night the load of the machine slowed (fio below its rate: ``Recorded.slowed``) is
+    noise these nights do not have otherwise: a slowed night either side of the drop is a
+    run between the levels, which the gate counts in the drop until both steps have held
+    (the size it reports then lies between the two, and the drop is placed a run off); the
+    rest holds whatever the load."""
     require_tool("fio")
     rec = recorded()
     codes = [code for code, _out in rec.gates]
-    assert 3 not in codes[:FIRST_LOW - 1], list(enumerate(codes, 1))
+    where = f"{list(enumerate(codes, 1))}; {_figures_of(rec)}"
+    assert 3 not in codes[:FIRST_LOW - 1], where
     failed = codes.index(3) + 1 if 3 in codes else None
-    assert failed is not None and failed <= FIRST_LOW + 4, (
-        list(enumerate(codes, 1)), rec.gates[-1][1], _figures(rec.catalog))
+    assert failed is not None and failed <= FIRST_LOW + 4, where
+    # once: after it, the gate passes
+    assert all(code == 0 for code in codes[failed:]), where
     out = rec.gates[failed - 1][1]
     line = next(x for x in out.splitlines() if x.strip().startswith("regression:"))
-    found = re.search(r"IOPS read (-\d+\.\d)%", line)
-    assert found is not None and -16.0 <= float(found.group(1)) <= -14.0, line
-    assert f"between run {FIRST_LOW - 1} " in line and f"and run {FIRST_LOW} " in line, line
-    assert f"commit c{FIRST_LOW - 1:02d} -> c{FIRST_LOW:02d}" in line, line
-    host = re.search(r"hosts: here (-\d+\.\d)% \((?:39\d|400) -> 3[34]\d\)", line)
-    assert host is not None and -16.0 <= float(host.group(1)) <= -14.0, line
-    # the bad night is not in the level before it (it would make its deviation 30; a run
-    # the load of the machine slowed makes it a few)
-    level = re.search(r"IOPS read (\d+) ± ([\d.]+) -> (\d+) ± ([\d.]+)", line)
-    assert level is not None and 395 <= int(level.group(1)) <= 400 \
-        and float(level.group(2)) < 10, line
-    # after it, the gate passes: the change was reported once
-    assert all(code == 0 for code in codes[failed:]), list(enumerate(codes, 1))
-    # show and analyze list the bad night as a transient (and any run the load of the
-    # machine slowed as much: fio's rate is a ceiling)
+    assert f": {STEP}: IOPS read -" in line, line
+    size = re.search(r"IOPS read (-\d+\.\d)%", line)
+    host = re.search(r"hosts: here (-\d+\.\d)% \((\d+) -> (\d+)\)", line)
+    assert size is not None and host is not None and host.group(1) == size.group(1), line
+    # the nights either side of the drop as fio was told (else a run between the levels)
+    exact = not {FIRST_LOW - 1, FIRST_LOW} & set(rec.slowed())
+    if exact:
+        assert -16.0 <= float(size.group(1)) <= -14.0, line
+        assert f"between run {FIRST_LOW - 1} " in line and f"and run {FIRST_LOW} " in line, \
+            line
+        assert f"commit c{FIRST_LOW - 1:02d} -> c{FIRST_LOW:02d}" in line, line
+        assert (host.group(2), host.group(3)) in (("400", "340"), ("399", "340")), line
+        # the bad night is not in the level before it (it would make its deviation 30)
+        level = re.search(r"IOPS read (\d+) ± ([\d.]+) -> (\d+) ± ([\d.]+)", line)
+        assert level is not None and float(level.group(2)) < 3, line
+    else:
+        assert -16.0 <= float(size.group(1)) <= -11.0, line
+    # once every step has held, the drop is measured from the level that held: -15%
     shown = benchtui("history", "show", "nightly", "--catalog", rec.catalog, "--metric",
                      "iops", "--host", "(fleet)")
+    last = re.search(r"last change: (-\d+\.\d)% at run (\d+) ", shown.stdout)
+    assert last is not None and -16.0 <= float(last.group(1)) <= -14.0, shown.stdout
+    assert "confirmed regression" in shown.stdout, shown.stdout
+    if exact:
+        assert int(last.group(2)) == FIRST_LOW, shown.stdout
+        assert f"commit c{FIRST_LOW - 1:02d} -> c{FIRST_LOW:02d})" in shown.stdout, shown.stdout
+    # show and analyze list the bad night as a transient (and any night the load slowed
+    # as much)
     assert re.search(r"transients \(one-off runs, left out of the levels, never gated\): "
                      r".*run 5 \(night-05\.btr, 30\d, -2[45]\.\d%\)", shown.stdout), shown.stdout
-    assert re.search(r"levels: (39\d|400) \([78] runs\) -> 3[34]\d \([67] runs\)",
-                     shown.stdout), shown.stdout
-    assert "commit c09 -> c10" in shown.stdout, shown.stdout
     analysed = benchtui("history", "analyze", "nightly", "--catalog", rec.catalog,
                         "--format", "json")
     doc = json.loads(analysed.stdout)
@@ -253,7 +311,11 @@ def test_a_single_bad_run_among_good_ones_is_never_confirmed(tmp_path: Path) -> 
     require_tool("fio")
     catalog = str(tmp_path / "history.sqlite")
     # 8 good nights, one bad one (the first at the lower rate), 5 good ones
-    chosen = fourteen()[:9] + recorded().paths[len(NIGHTLY):]
+    later = clean(HIGH, after=len(SPARE) + len(NIGHTLY))
+    if len(later) < 5:
+        pytest.skip(f"the load of this machine slowed fio below its rate in too many "
+                    f"sessions: {_figures_of(recorded())}")
+    chosen = fourteen()[:9] + later[:5]
     for path in chosen:
         done = benchtui("history", "import", str(path), "--catalog", catalog, "--skip", "1")
         assert done.returncode == 0, done.stderr

@@ -224,7 +224,8 @@ def change_points(z: Sequence[float], *, window: int = 50, max_p: float = 0.001,
                   exact: bool = True) -> list[Change]:
     """Otava's ``compute_change_points``: the weak change points at a relaxed p (10 x
     ``max_p`` below 0.05), merged at ``max_p``; unless ``exact``, the dropped ones that hold
-    alone recovered (``recover``)."""
+    alone recovered (``recover``), and every change's figures those of the segments either
+    side of it in the end."""
     if len(z) < 2:
         return []
     first = max_p * 10 if max_p < 0.05 else (max_p * 2 if max_p < 0.5 else max_p)
@@ -232,4 +233,11 @@ def change_points(z: Sequence[float], *, window: int = 50, max_p: float = 0.001,
     kept = merge(weak, z, max_p, min_magnitude, display)
     if exact:
         return kept
-    return recover(kept, weak, z, max_p=max_p, min_magnitude=min_magnitude, display=display)
+    kept = recover(kept, weak, z, max_p=max_p, min_magnitude=min_magnitude, display=display)
+    # merge tests again the change points after the one it drops, not the one before it
+    # (Otava's): that one keeps the figures of a segment that is no longer there (a level
+    # of one run). Each change's figures are those of the segments either side of it.
+    values = list(z)
+    shown = values if display is None else list(display)
+    intervals = _intervals([c.index for c in kept], len(values))
+    return [_at(c.index, values, shown, intervals) for c in kept]
