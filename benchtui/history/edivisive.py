@@ -21,7 +21,13 @@ Differences, by design:
   significant) instead of depending on list order in ``max``;
 - the relative change that ``min_magnitude`` is compared with may be computed on another
   series than the tested one (``display``): latency is tested on its logarithm and its
-  change is still a change of the latency itself.
+  change is still a change of the latency itself;
+- figures near the largest float are scaled by a power of two before their distances are
+  summed (exactly: the same results where nothing overflows).
+
+``change_points(exact=False)`` (what ``analysis`` runs) adds benchtui's step 3
+(``recover``) and gives each change the figures of the segments either side of it in the
+end.
 """
 
 from __future__ import annotations
