@@ -43,6 +43,9 @@ REGRESSION, IMPROVEMENT = "regression", "improvement"
 #: levels differ by their last printed digit (a rate-limited fio reading 399.9 then 400.0),
 #: and series with no noise at all would make the t-test's p 0 for any difference.
 RESOLUTION = 0.001
+#: A pending newest run within this many standard deviations of the noise of the level
+#: before a change may be that level back (not a night the new level held).
+BACK = 2.5
 
 
 @dataclass(frozen=True)
@@ -258,10 +261,11 @@ def _analyse_part(out: Analysed, part: list[int], options: Options, *, newest: b
     scale = math.log if log else float
 
     def back(c: Change) -> bool:
-        """The pending newest run is at the level before ``c`` (within the noise)."""
+        """The pending newest run is back at the level before ``c``: within its noise (2.5
+        standard deviations: where 99% of its runs are) or the floor of a transient."""
         if pending is None:
             return False
-        tolerance = max(odd.limit, math.log1p(FLOOR) if log else FLOOR * abs(c.mean_before))
+        tolerance = max(BACK * odd.sd, math.log1p(FLOOR) if log else FLOOR * abs(c.mean_before))
         return abs(scale(values[pending.index]) - scale(c.mean_before)) <= tolerance
 
     for k, c in enumerate(changes):

@@ -13,9 +13,8 @@ of one or two points, the one nearest the point: the median of two is their mean
 outlier moves halfway); it is a transient when, for one of these pairs, it lies on the same
 side of both levels, farther than ``threshold`` times the noise and than ``floor`` (1%,
 relative) from each. The noise is the series' own, robust to level shifts and to the
-outliers themselves: the median absolute difference of consecutive points (a shift or an
-outlier moves one or two of them), scaled to a standard deviation (x 1.4826 / sqrt 2), and
-estimated again without the transients found, which are nobody's neighbour either.
+outliers themselves (``noise``), estimated again without the transients found, which are
+nobody's neighbour either.
 
 So:
 
@@ -24,6 +23,8 @@ So:
 - an outlier just before a change is (the 3 points after it are still at the old level);
 - a burst of two or three points is, point by point; a longer one is the change points'
   business (a short segment between two changes is a transient *change*, ``analysis``);
+- more than one point in three is never set apart: that is a noise of two levels or more
+  (a latency from cache hits and misses), not odd runs among good ones;
 - the newest point is never a transient: nothing after it tells whether it is the first run
   of a new level. When it is that far from the level before it (and from the point just
   before it), it is *pending*; once one run follows it back at the old level, it is a
@@ -40,15 +41,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 #: Points farther than this many standard deviations of the noise from the level on both
-#: sides are transients: Gaussian noise gives one in many thousands, an outlier of 10% on
-#: 2% noise (5 sd) is found nearly always.
-THRESHOLD = 4.0
+#: sides are transients: Gaussian noise gives about one in two million (the levels either
+#: side are medians of a few points: a few more), an outlier of 10% on 2% noise (5 sd) is
+#: found half the time (the other half hardly moves the levels), one of 15% always.
+THRESHOLD = 5.0
 #: Nor is a point a transient (or pending) unless it is this far from the level (relative):
 #: a rate-held run's noise is 0.05%, and a run 0.3% off it, 6 times its noise, is no bad
 #: night to tell anyone about (nor does it hide a change of a few percent).
 FLOOR = 0.01
-#: MAD of consecutive differences -> the noise's standard deviation (1.4826 / sqrt 2).
-_MAD_TO_SD = 1.4826 / 2 ** 0.5
+#: The median difference of consecutive points -> the noise's standard deviation (1.4826
+#: / sqrt 2), and the median distance of a point from the median of the 5 points around it
+#: -> the same (for Gaussian noise: 1 / 0.491, by simulation).
+_DIFF_TO_SD = 1.4826 / 2 ** 0.5
+_RESIDUAL_TO_SD = 2.036
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +67,23 @@ class Transient:
 
 
 def noise(values: Sequence[float]) -> float:
-    """The noise's standard deviation, robust to level shifts and outliers."""
+    """The noise's standard deviation, robust to level shifts and outliers.
+
+    Two estimates, each scaled to a standard deviation: the median difference of
+    consecutive points (a shift moves one difference, an outlier two: it holds while fewer
+    than one point in four is odd), and the median distance of each point from the median
+    of the 5 points around it, itself and 2 each side (a shift hardly moves these medians,
+    nor an outlier its neighbours': it holds while fewer than one point in three is odd, but
+    it is the less steady of the two on a few dozen points, and a point that is its own
+    median counts as no noise at all). The first, unless it is more than twice the second:
+    then more than a quarter of the differences are odd (a machine whose load slowed one
+    night in three), and the second is the noise."""
     if len(values) < 3:
         return 0.0
-    return _MAD_TO_SD * statistics.median(abs(b - a) for a, b in itertools.pairwise(values))
+    steps = _DIFF_TO_SD * statistics.median(abs(b - a) for a, b in itertools.pairwise(values))
+    local = _RESIDUAL_TO_SD * statistics.median(
+        abs(v - statistics.median(values[max(0, i - 2):i + 3])) for i, v in enumerate(values))
+    return steps if steps <= 2 * local else local
 
 
 @dataclass(slots=True)
@@ -76,14 +94,14 @@ class Odd:
     #: The newest point when it is far from the level of the runs before it: a transient or
     #: the first run of a new level, which the next run tells apart. Else None.
     pending: Transient | None = None
-    #: How far a point must be from a level to be apart from it, for the noise (in the
-    #: values' units; it must be farther than ``floor`` too).
-    limit: float = 0.0
+    #: The noise's standard deviation (``noise``, without the transients).
+    sd: float = 0.0
 
 
 def transients(values: Sequence[float], *, span: int, floor: float = FLOOR, log: bool = False,
                threshold: float = THRESHOLD) -> Odd:
-    """The one-off points of ``values`` (in order), and whether the newest one is pending.
+    """The one-off points of ``values`` (in order), and whether the newest one is pending;
+    none when more than one point in three would be.
     ``log``: the values are logarithms (latency): ``Transient.level`` and ``deviation``
     are given for the values themselves.
 
@@ -91,7 +109,7 @@ def transients(values: Sequence[float], *, span: int, floor: float = FLOOR, log:
     consecutive differences: one night in twenty makes the estimate a third too large),
     until they are the same (three times at most)."""
     if len(values) < 3:
-        return Odd([], None, 0.0)
+        return Odd([])
     found: list[Transient] = []
     sd = 0.0
     for _ in range(3):
@@ -102,9 +120,13 @@ def transients(values: Sequence[float], *, span: int, floor: float = FLOOR, log:
         if [t.index for t in again] == [t.index for t in found]:
             break
         found = again
-    limit = threshold * sd
-    return Odd(found, _pending(values, {t.index for t in found}, span=span, limit_sd=limit,
-                               floor=floor, log=log), limit)
+    if len(found) * 3 > len(values):
+        # more than one point in three: not one level with odd runs among its runs, but a
+        # noise of two levels or more (a latency from cache hits and misses), which the
+        # noise estimate above does not see either
+        return Odd([], None, sd)
+    return Odd(found, _pending(values, {t.index for t in found}, span=span,
+                               limit_sd=threshold * sd, floor=floor, log=log), sd)
 
 
 def _pending(values: Sequence[float], skip: set[int], *, span: int, limit_sd: float,
