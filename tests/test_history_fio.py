@@ -4,10 +4,11 @@ the "system" delivers changes).
 
 The nightly job of issue 28, as a user runs it: 16 nights recorded with ``benchtui record
 ... --history CATALOG --attr commit=cNN``, each followed by ``benchtui history gate``: 4
-nights at 400 IOPS, one bad night at 300, 4 at 400, then 7 at 340 (15% lower). Then 5 more
-sessions at 400 (without the catalog), and the catalogs the other tests make from these
-sessions, imported into SQLite and into a real PostgreSQL server: 8 nights at 400 then 6 at
-340 (the bad night left out); a single bad run among good ones; a cut run.
+nights at 400 IOPS, one bad night at 300, 4 at 400, then 7 at 340 (15% lower). Before
+them 2 spare sessions at 400 and after them 6 more (without the catalog), and the catalogs
+the other tests make from these sessions, imported into SQLite and into a real PostgreSQL
+server: 8 nights at 400 then 6 at 340 (the bad night left out); a single bad run among good
+ones; a cut run.
 
 The gates look at IOPS and bandwidth only (``--metric``): the rate holds those whatever else
 the machine runs, while the latency of a read served from the page cache moves with the
@@ -15,6 +16,10 @@ load of the tests running beside these (a real change the gate would rightly rep
 
 Each fio run lasts 3 s (docs/history.md's example: 6 s); each run's figure is fio's own
 end-of-run IOPS (as the report's), so the levels read what fio was held to: 400 and 340.
+Not always: on a machine loaded enough, a run starved of CPU for a second does fewer I/Os
+than its rate (``HELD``). Each session's IOPS is checked: the tests that need exact
+levels take the sessions that held their rate (the spares stand in), and the nightly job
+says which of its nights did not (``Recorded.slowed``).
 """
 
 from __future__ import annotations
@@ -69,13 +74,13 @@ SPARE = [HIGH] * 2
 #: night is the 5th, the drop starts at the 10th (its 5th run at the new level: night 14).
 NIGHTLY = [HIGH] * 4 + [BAD] + [HIGH] * 4 + [LOW] * 7
 FIRST_LOW = NIGHTLY.index(LOW) + 1
-#: Then, recorded without the catalog, 5 more at the old level.
-AFTER = [HIGH] * 5
+#: Then, recorded without the catalog, 6 more at the old level (5 and a spare).
+AFTER = [HIGH] * 6
 ORDER = SPARE + NIGHTLY + AFTER
 #: A session whose fio did not hold its rate within this (relative) was slowed by the load
 #: of the machine (fio's rate is a ceiling: a run starved of CPU for a second does fewer
 #: I/Os), and is not what these tests assume: no noise at all.
-HELD = 0.01
+HELD = 0.02
 
 pytestmark = pytest.mark.slow
 
@@ -118,8 +123,8 @@ def _iops(path: Path) -> float:
 
 @functools.cache
 def recorded() -> Recorded:
-    """The 23 sessions, recorded once per test run (about 5 s each): 2 spares, the nightly
-    job's 16 with its catalog and its gates, then 5 more."""
+    """The 24 sessions, recorded once per test run (about 5 s each): 2 spares, the nightly
+    job's 16 with its catalog and its gates, then 6 more."""
     top = Path(tempfile.mkdtemp(prefix="benchtui-history-"))
     atexit.register(shutil.rmtree, top, ignore_errors=True)
     rate = top / "rate.fio"
