@@ -20,6 +20,15 @@ from tests.export_support import TOOL_FIXTURES, fixture_samples
 from tests.helpers import require_tool
 
 _DUMP_LINE = re.compile(r"^\{(.*)\} (\S+) (-?\d+)$")
+#: The text format's ABNF (OpenMetrics 1.0, "Text format"): a sample line, and a metadata line.
+_REAL = r"[+-]?(?:\d+(?:\.\d*)?|\d*\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER = rf"(?:{_REAL}|[+-]?(?i:inf|infinity)|(?i:nan))"
+_ESCAPED = r'(?:[^"\\\n]|\\.)*'
+_LABEL_ABNF = rf'[a-zA-Z_][a-zA-Z0-9_]*="{_ESCAPED}"'
+_LABELS = rf"\{{(?:{_LABEL_ABNF}(?:,{_LABEL_ABNF})*)?\}}"
+_ABNF_SAMPLE = re.compile(rf"^[a-zA-Z_:][a-zA-Z0-9_:]*(?:{_LABELS})? {_NUMBER}(?: {_REAL})?$")
+_ABNF_META = re.compile(r"^# (?:TYPE \S+ (?:counter|gauge|histogram|gaugehistogram|stateset|"
+                        r"info|summary|unknown)|UNIT \S+ [a-zA-Z0-9_:]*|HELP \S+ .*)$")
 _LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
 Point = tuple[str, tuple[tuple[str, str], ...], int]
 
@@ -118,6 +127,22 @@ def test_the_file_is_strict_openmetrics() -> None:
     write_openmetrics(real_samples(), out)
     lines = out.getvalue().splitlines()
     assert lines[-1] == "# EOF" and lines.count("# EOF") == 1
+    # The grammar: timestamps are seconds, a real number (``1520879607.789``, as the spec's
+    # own examples; ``promtool check metrics`` reads the Prometheus text format 0.0.4, whose
+    # timestamps are integer milliseconds, and so rejects any OpenMetrics file that has them).
+    for line in lines[:-1]:
+        assert (_ABNF_META if line.startswith("#") else _ABNF_SAMPLE).match(line), line
+    # Metadata in the spec's order (TYPE, UNIT, HELP); a unit is the name's suffix; a
+    # histogram's buckets and count are integers.
+    meta = [line.split(" ", 3) for line in lines[:-1] if line.startswith("#")]
+    for name in {m[2] for m in meta}:
+        kinds = [m[1] for m in meta if m[2] == name]
+        assert kinds == sorted(kinds, key=("TYPE", "UNIT", "HELP").index), (name, kinds)
+    for _, _, name, unit in (m for m in meta if m[1] == "UNIT"):
+        assert name.endswith(f"_{unit}"), name
+    for line in lines:
+        if line.startswith((f"{HISTOGRAM_NAME}_bucket", f"{HISTOGRAM_NAME}_count")):
+            assert re.fullmatch(r"\d+", line.split(" ")[-2]), line
     families: dict[str, str] = {}
     current: str | None = None
     seen_groups: set[object] = set()

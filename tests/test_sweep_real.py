@@ -68,7 +68,7 @@ def test_check_lists_the_expanded_steps_and_the_time(tmp_path: Path) -> None:
                          cwd=ROOT, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "plan sweep-test: 4 steps, 0 monitors, 1 hosts"
+    assert lines[0] == "plan sweep-test: 4 steps, 0 monitors, 1 host"
     start = lines.index("steps, in order:")
     listed = [line.split("  on ")[0].strip() for line in lines[start + 1:start + 5]]
     assert listed == NAMES

@@ -11,8 +11,14 @@ import os
 import sys
 from collections.abc import Sequence
 
-from benchtui import __version__
-from benchtui.cli.output import failure_sentence, guard_stdout, silence_stdout
+from benchtui.cli.output import (
+    failure_sentence,
+    guard_stderr,
+    guard_stdout,
+    reserve_closed_descriptors,
+    silence_stdout,
+)
+from benchtui.cli.version import VersionAction
 from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 
@@ -27,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="benchtui",
         description="Run storage and network benchmarks on many hosts and watch them live.",
     )
-    parser.add_argument("--version", action="version", version=f"benchtui {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
@@ -235,7 +241,17 @@ def build_parser() -> argparse.ArgumentParser:
     from benchtui.cli.history_cmd import add_parser as add_history_parser
 
     add_history_parser(sub)
+    # the files shipped with benchtui, and shell completion
+    from benchtui.cli.completion_cmd import add_parser as add_completion_parser
+    from benchtui.cli.shipped_cmd import add_parsers as add_shipped_parsers
+
+    add_shipped_parsers(sub)
+    add_completion_parser(sub)
     return parser
+
+
+#: The longest ramp-up ``--skip`` takes: a week, longer than any run a skip is meant for.
+MAX_SKIP = 7 * 86400.0
 
 
 def _seconds(text: str) -> float:
@@ -244,6 +260,10 @@ def _seconds(text: str) -> float:
     value = parse_duration(text.strip())
     if value is None or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 5, 10s, 1m)")
+    if value > MAX_SKIP:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is more than the 7 days (604800 s) a ramp-up can be: give the seconds "
+            "left out at the start of each run (e.g. 5, 30s, 2m)")
     return value
 
 
@@ -276,12 +296,26 @@ def _controller_grace(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _reconnect_window(text: str) -> float:
+    from benchtui.plan.grace import WINDOW_EXAMPLES, parse_window
+
+    try:
+        return parse_window(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} {exc}; write {WINDOW_EXAMPLES}") from None
+
+
 def _watchdog_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--controller-grace", type=_controller_grace, metavar="DURATION",
                    help="how long each host lets this session's processes run on once this "
                    "benchtui is gone (killed, or its connection down and not back), then "
                    "stops them: 60s, 5m, 0 (at once) or off (until their deadline); default: "
                    "the plan's [session] controller_grace, else 60s")
+    p.add_argument("--reconnect-window", type=_reconnect_window, metavar="DURATION",
+                   help="how long a host may stay unreachable (its link lost and not made "
+                   "again) before the session gives it up, fails its runs and goes on "
+                   "without it: 30s, 2m; default: the plan's [session] reconnect_window, "
+                   "else 120s (the grace + 30s when that is longer)")
     p.add_argument("--stop-leftovers", action="store_true",
                    help="stop the processes an earlier run of the same plan left running on "
                    "the hosts (preflight refuses to start while there are some)")
@@ -363,7 +397,15 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status. Standard output that cannot be written (a full disk,
-    a reader gone, a closed descriptor) ends any command the same way: one sentence, exit 1."""
+    a reader gone, a closed descriptor) ends any command the same way: one sentence, exit 1.
+    Standard error that cannot be written stops nothing, but the exit status is then 1."""
+    reserve_closed_descriptors()
+    with guard_stderr() as stderr:
+        code = _guarded(argv)
+    return EXIT_FAILED if code == EXIT_OK and stderr.error is not None else code
+
+
+def _guarded(argv: Sequence[str] | None) -> int:
     with guard_stdout() as guard:
         try:
             try:
@@ -415,6 +457,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
             option = "--history" if args.command == "record" else "--history-catalog"
             raise UsageError(f"--attr is an attribute of the run in the history catalog: "
                              f"give {option} too")
+        if args.command in ("run", "demo", "record") and args.history_catalog is not None:
+            from benchtui.cli.history_add import check_catalog_for_recording
+
+            check_catalog_for_recording(args.history_catalog)  # before the run, not after
         if args.command == "run":
             if args.jsonl and args.baseline:
                 raise UsageError("--baseline goes with the console, not with --jsonl")
@@ -461,6 +507,14 @@ def _dispatch(argv: Sequence[str] | None) -> int:
             from benchtui.cli.serve_cmd import run_serve
 
             return run_serve(args)
+        if args.command in ("examples", "themes"):
+            from benchtui.cli.shipped_cmd import run_examples, run_themes
+
+            return run_examples(args) if args.command == "examples" else run_themes(args)
+        if args.command == "completion":
+            from benchtui.cli.completion_cmd import run_completion
+
+            return run_completion(args, parser)
     except BenchtuiError as exc:
         print(f"benchtui: {exc}", file=sys.stderr)
         return exc.exit_code

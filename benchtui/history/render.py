@@ -23,7 +23,7 @@ from benchtui.history.gate import GateResult, Group
 from benchtui.history.schema import ATTRIBUTES
 from benchtui.history.series import FLEET
 from benchtui.history.transients import Transient
-from benchtui.model.format import format_metric
+from benchtui.model.format import format_metric, markdown_cell
 
 _BARS = "▁▂▃▄▅▆▇█"
 #: Incomplete runs listed by name on the gate's line (the newest; a longer streak is
@@ -291,8 +291,9 @@ def to_markdown(plan: str, series: Sequence[Analysed]) -> str:
             change = run = p = attrs = "-"
         odd = ", ".join(f"{a.points[i].run_id} ({100 * t.deviation:+.1f}%)"
                         for i, t in sorted(a.transients.items())) or "-"
-        lines.append(f"| {a.series.name} | {a.analysed_count} | {now} | {change} | {run} | "
-                     f"{attrs} | {p} | {verdict(a)} | {odd} |")
+        cells = (a.series.name, str(a.analysed_count), now, change, run, attrs, p, verdict(a),
+                 odd)
+        lines.append("| " + " | ".join(markdown_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 

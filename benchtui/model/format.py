@@ -48,6 +48,11 @@ CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ESCAPED: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is only a space
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 step``, ``2 steps``, ``0 warnings``; ``nouns`` when the plural is not noun + s."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def escape_control(text: str) -> str:
     """``text`` with each control character but tab written as Python writes it (``\\x1b``,
     ``\\n``): safe to print anywhere, and still telling what was there. Other text is
@@ -55,6 +60,12 @@ def escape_control(text: str) -> str:
     if not _ESCAPED.search(text):
         return text
     return _ESCAPED.sub(lambda m: repr(m.group())[1:-1], text)
+
+
+def markdown_cell(text: str) -> str:
+    """``text`` for a cell of a Markdown table: a ``|`` (a step named ``read|write``) would
+    end the cell and shift the row, a control character (a newline in a name) would end it."""
+    return escape_control(text).replace("|", "\\|")
 
 
 def _usable(value: float | None) -> float | None:

@@ -88,6 +88,10 @@ class Parser:
     aliases: ClassVar[tuple[str, ...]] = ()
     #: One line for ``benchtui parse --list``.
     description: ClassVar[str] = ""
+    #: True when every line of the tool's own output may start with a wall-clock stamp that
+    #: the parser reads itself (SPDK's log prefix, rados bench --show-time): such stamps are
+    #: not a logger's, and are left on the lines (``registry.choose_stream``).
+    stamps_own_lines: ClassVar[bool] = False
 
     def __init__(self, host: str = "-", source: str = "-") -> None:
         self.host = host

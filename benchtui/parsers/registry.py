@@ -13,6 +13,7 @@ import pkgutil
 from functools import cache
 
 from benchtui.errors import UsageError
+from benchtui.parsers._prefixes import LinePrefixes, PrefixShape, find_prefixes
 from benchtui.parsers.base import Parser
 
 #: A parser is chosen for a stream when it scores at least this much.
@@ -113,3 +114,24 @@ def choose(head: str, among: list[type[Parser]] | None = None) -> list[type[Pars
         ranked = scores(head, among)
         found = [ranked[0][1]] if ranked else among[:1]
     return found
+
+
+def choose_stream(head: str, among: list[type[Parser]] | None = None
+                  ) -> tuple[PrefixShape | None, list[type[Parser]]]:
+    """The line prefixes of a stream that starts with ``head`` (pdsh's ``host: ``, a logger's
+    stamp: ``_prefixes``), or None, and its parsers (``choose``) for its lines once those are
+    removed. A prefix shape carried by most lines is kept only when the output is recognised at
+    least as well without it (and at ``DETECT_THRESHOLD`` at least, unless ``--tool`` names
+    the tool), and a stamp alone only when the tool does not stamp its own lines (SPDK's log,
+    rados bench --show-time: ``Parser.stamps_own_lines``)."""
+    shape = find_prefixes(head)
+    if shape is not None:
+        stripped = LinePrefixes(shape).strip_head(head)
+        best = max((score for score, _ in scores(stripped, among)), default=0)
+        raw = max((score for score, _ in scores(head, among)), default=0)
+        if best >= raw and (best >= DETECT_THRESHOLD or among is not None):
+            chosen = choose(stripped, among)
+            if shape.hosts or not any(c.stamps_own_lines for c in chosen):
+                return shape, chosen
+    return None, choose(head, among)
+

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO
 
-from benchtui.model.format import MISSING, escape_control, format_duration, format_metric
+from benchtui.model.format import MISSING, format_duration, format_metric, markdown_cell
 from benchtui.report.figures import resolution_sentence, sources_sentences
 from benchtui.report.model import OVERFLOW, Report, Row, Value, overflowed, percent_of
 from benchtui.session.changes import Change
@@ -44,16 +44,10 @@ def _value_cell(v: Value | None) -> str:
     return MISSING if v is None else _cell(v.metric, v.value, v.baseline)
 
 
-def _escape(text: str) -> str:
-    """A cell's text: a '|' or a control character (a newline in a name of an old session)
-    would break the row or reach the reader's terminal raw."""
-    return escape_control(text).replace("|", "\\|")
-
-
 def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(_escape(h) for h in header) + " |",
+    out = ["| " + " | ".join(markdown_cell(h) for h in header) + " |",
            "|" + "|".join("---" for _ in header) + "|"]
-    out.extend("| " + " | ".join(_escape(c) for c in r) + " |" for r in rows)
+    out.extend("| " + " | ".join(markdown_cell(c) for c in r) + " |" for r in rows)
     return out
 
 

@@ -298,7 +298,10 @@ class ConsoleApp(App[int]):
             await asyncio.wait_for(task, STOP_TIMEOUT)
 
     async def _stop_and_exit(self) -> None:
-        if self._stopping:
+        if self._stopping:  # a second Ctrl-C: end now, the hosts' watchdogs stop the rest
+            task = self._source_task
+            if task is not None and not task.done():
+                task.cancel()
             return
         self._stopping = True
         if self.source.busy():

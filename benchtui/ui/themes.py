@@ -7,9 +7,10 @@ Textual ``Theme`` that colours Textual's own widgets (footer, dialogs, command p
 notifications), and every variable colours benchtui's widgets through the file's own rules.
 
 Themes are looked up in ``$BENCHTUI_THEMES`` (a directory), ``~/.config/benchtui/themes/``,
-then the built-in ``themes/`` of the project. A theme may use only its own ``$bt-*``
-variables, so that it is checked on its own when loaded and a mistake is one sentence, before
-the console starts.
+then the built-in ones: the project's ``themes/``, which the package carries
+(``benchtui.shipped``; ``benchtui themes`` lists them all with their files). A theme may use
+only its own ``$bt-*`` variables, so that it is checked on its own when loaded and a mistake
+is one sentence, before the console starts.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from textual.css.tokenizer import TokenError
 from textual.theme import Theme
 
 from benchtui.errors import InputError, UsageError
+from benchtui.shipped import THEMES, shipped_dir
 
 #: Built-in themes, in the order ``t`` cycles through them (user themes come after).
 BUILTIN_ORDER = ("dark", "light", "high-contrast")
@@ -45,8 +47,14 @@ class ConsoleTheme:
 
 
 def builtin_dir() -> Path:
-    """The project's ``themes/`` directory (next to the package in a checkout)."""
-    return Path(__file__).resolve().parents[2] / "themes"
+    """The built-in themes' directory: in the installed package, or the checkout's."""
+    return shipped_dir(THEMES)
+
+
+def user_dir() -> Path:
+    """Where a user's own themes go: ``$XDG_CONFIG_HOME/benchtui/themes/``."""
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config) / "benchtui" / "themes"
 
 
 def theme_dirs() -> list[Path]:
@@ -55,8 +63,7 @@ def theme_dirs() -> list[Path]:
     env = os.environ.get("BENCHTUI_THEMES")
     if env:
         dirs.append(Path(env).expanduser())
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    dirs.append(Path(config) / "benchtui" / "themes")
+    dirs.append(user_dir())
     dirs.append(builtin_dir())
     return dirs
 
@@ -84,8 +91,12 @@ def find_theme(name: str) -> Path:
         path = directory / f"{name}{SUFFIX}"
         if path.is_file():
             return path
-    raise UsageError(f"no theme named {name!r}; the themes are: "
-                     + ", ".join(available_themes()))
+    names = available_themes()
+    if not names:  # a broken install: say where they were looked for
+        raise UsageError(f"no theme named {name!r}: no theme files (*{SUFFIX}) in "
+                         + ", ".join(str(d) for d in theme_dirs())
+                         + "; reinstall benchtui, or give the path of a .tcss file")
+    raise UsageError(f"no theme named {name!r}; the themes are: " + ", ".join(names))
 
 
 def theme_variables(css: str) -> dict[str, str]:
@@ -103,7 +114,8 @@ def load_theme(name: str) -> ConsoleTheme:
     variables = theme_variables(css)
     if "primary" not in variables:
         raise InputError(str(path), "defines no $bt-primary colour",
-                         "a theme sets at least $bt-primary (see themes/dark.tcss)")
+                         "a theme sets at least $bt-primary (see the built-in dark.tcss: "
+                         "benchtui themes)")
     mode = variables.get("mode", "dark")
     if mode not in ("dark", "light"):
         raise InputError(str(path), f"$bt-mode is {mode!r}", "write $bt-mode: dark; or light;")
@@ -136,7 +148,8 @@ def _check_css(path: Path, css: str) -> None:
         raise InputError(f"{path}:{line}" if line else str(path),
                          "is not valid Textual CSS" + (f" ({_plain(message)})" if message
                                                        else ""),
-                         "see themes/dark.tcss for the rules a theme may set") from None
+                         "see the built-in dark.tcss (benchtui themes) for the rules a "
+                         "theme may set") from None
     except (StylesheetError, TokenError) as error:
         raise InputError(str(path), f"is not valid Textual CSS ({_plain(str(error))})",
                          "a theme may use only its own $bt-* variables") from None
