@@ -1,7 +1,7 @@
 """What the nightly gate catches, how fast, and what it misses (issue 28): the real
 ``history gate`` run night after night on synthetic series with noise and outliers.
 
-Each series is one fleet IOPS series of a plan in a real SQLite catalog (in memory),
+Each series is one fleet IOPS series of a plan in a real SQLite catalog (a file in memory),
 written through the catalog's own tables; every night adds a run and its point, then runs
 ``benchtui.history.gate.gate`` as ``benchtui history gate`` does (the same function, without
 the process start-up), which keeps what it gated in the catalog as a nightly job's does.
@@ -31,6 +31,7 @@ import argparse
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,11 +65,15 @@ def series(rng: random.Random, nights: int, *, change_at: int | None = None,
 
 
 class Nightly:
-    """A catalog with one fleet IOPS series, one run a night, gated every night."""
+    """A catalog (a SQLite file of its own, in memory where there is a /dev/shm) with one
+    fleet IOPS series, one run a night, gated every night."""
 
     def __init__(self, options: Options) -> None:
         self.options = options
-        self.catalog = open_catalog(":memory:")
+        shm = Path("/dev/shm")
+        self._dir = tempfile.TemporaryDirectory(prefix="benchtui-detection-",
+                                                dir=shm if shm.is_dir() else None)
+        self.catalog = open_catalog(str(Path(self._dir.name) / "history.sqlite"))
         self.catalog.execute(
             "INSERT INTO series (id, plan, step, args_key, args, metric, op, scope, env_key) "
             "VALUES (1, ?, 'randread', 'a', '{}', 'iops', 'read', '(fleet)', 'e')", (PLAN,))
@@ -92,6 +97,7 @@ class Nightly:
 
     def close(self) -> None:
         self.catalog.close()
+        self._dir.cleanup()
 
 
 @dataclass(slots=True)
