@@ -184,22 +184,36 @@ def test_a_long_streak_of_incomplete_runs_is_counted(tmp_path: Path,
     assert "run 19 (night-019.btr, " in out and "run 14 (" not in out, out
 
 
-def test_a_drop_reached_in_two_steps_is_gated_once(tmp_path: Path) -> None:
-    """Real nights of a rate-held fio on a loaded machine (docs/history.md): night 5 the
-    bad night, night 8 and 9 slowed by the load (266, then 360: between the levels), the
-    drop to 340 from night 10. The drop fails one gate (by the 5th run off the old level),
-    not one per step; once each step has held it is measured from the level that held."""
-    values = [399.9, 399.9, 399.6, 399.9, 299.9, 399.4, 399.9, 266.0, 360.1, 339.8, 339.6,
-              339.2, 339.7, 320.5, 339.9, 339.9]
+#: Real nights of a rate-held fio (400 IOPS, the bad night 300, 340 from night 10) on this
+#: machine while 8 test suites ran beside it: fio starved of CPU for a second does fewer
+#: I/Os than its rate (the figures of three runs of tests/test_history_fio.py).
+LOADED = {
+    "a run between the levels": [399.9, 399.9, 399.6, 399.9, 299.9, 399.4, 399.9, 266.0,
+                                 360.1, 339.8, 339.6, 339.2, 339.7, 320.5, 339.9, 339.9],
+    "three bad nights in a row": [399.9, 399.5, 399.5, 338.8, 299.8, 384.5, 399.0, 398.9,
+                                  400.2, 340.0, 339.9, 339.8, 340.0, 339.5, 339.7, 339.9],
+    "one night in three slowed": [399.1, 376.5, 399.9, 397.9, 299.9, 400.2, 346.6, 399.7,
+                                  399.1, 340.1, 339.9, 339.2, 306.9, 339.8, 339.9, 103.4],
+}
+
+
+@pytest.mark.parametrize("name", LOADED)
+def test_a_loaded_machine_s_nights_gate_once_by_the_fifth_run(tmp_path: Path, name: str
+                                                             ) -> None:
+    """The drop fails one gate, by its 5th run at the new level, whatever the runs the load
+    slowed (a run between the levels counts in the drop until both steps have held, not
+    one failure per step); once each step has held, it is measured from the level that
+    held: -15%, between the last run at 400 and the first at 340."""
+    values = LOADED[name]
     cat = open_catalog(str(tmp_path / "c.sqlite"))
     ids = series(cat, [FLEET])
     codes = []
     for n, v in enumerate(values, 1):
         night(cat, n, {ids[FLEET]: v})
         codes.append(gate(cat, PLAN, Options()).exit_code)
-    assert codes.count(3) == 1 and codes.index(3) + 1 <= 13, codes
+    assert codes.count(3) == 1 and codes.index(3) + 1 <= 14, codes
     (a,) = analyse_plan(cat, PLAN, Options())
     last = a.changes[-1]
-    assert (last.status, last.prev_run_id, last.run_id) == ("confirmed", 7, 10)
+    assert (last.status, last.run_id) == ("confirmed", 10), a.changes
+    assert values[last.prev_run_id - 1] > 395, a.changes  # the last run at 400
     assert -15.5 < last.percent < -14.5
-    assert sorted(a.points[i].run_id for i in a.transients) == [5, 8, 14]

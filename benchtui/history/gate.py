@@ -39,13 +39,14 @@ from benchtui.history.analysis import (
 )
 from benchtui.history.catalog import Catalog
 from benchtui.history.ingest import COMPLETED
-from benchtui.history.series import FLEET
+from benchtui.history.series import FLEET, METRICS
 
 EXIT_OK, EXIT_REGRESSED, EXIT_TOO_SHORT = 0, 3, 4
 #: Runs by which a change point may move between analyses and still be the same change.
 _SLACK = 2
 #: The order in which the changes found are matched with those stored.
 _PRIORITY = {CONFIRMED: 0, SUSPECTED: 1}
+_ORDER = {m.name: i for i, m in enumerate(METRICS)}
 
 
 @dataclass(slots=True)
@@ -190,8 +191,10 @@ def _gated(catalog: Catalog, found: Sequence[Found]) -> set[int]:
 
 
 def _groups(found: Sequence[Found]) -> list[Group]:
+    """The changes by step, scope, run and verdict, each group's in the order of
+    ``METRICS`` (IOPS first: the first one's figures are on the gate's line)."""
     groups: dict[tuple[str, str, int, str], Group] = {}
-    for f in found:
+    for f in sorted(found, key=lambda x: (_ORDER.get(x.series.metric, 99), x.series.op)):
         key = (f.series.step, f.series.scope, f.run_id, f.verdict)
         if key not in groups:
             groups[key] = Group(f.series.step, f.series.scope, f.verdict, f.status, [])

@@ -105,28 +105,46 @@ def transients(values: Sequence[float], *, span: int, floor: float = FLOOR, log:
     ``log``: the values are logarithms (latency): ``Transient.level`` and ``deviation``
     are given for the values themselves.
 
-    The noise is estimated again without the transients found (each outlier moves two
-    consecutive differences: one night in twenty makes the estimate a third too large),
-    until they are the same (three times at most)."""
+    Set apart a few at a time, the farthest first: of points apart from their neighbours
+    within ``span`` of each other (a burst), only the farthest, then the others looked at
+    again without it, and the noise estimated again without those set apart (each outlier
+    moves two consecutive differences: one night in twenty makes the estimate a third too
+    large). A burst of three bad nights before a change would otherwise make the good
+    nights between them and the change look odd: their levels either side, a burst and a
+    new level, both lie below them."""
     if len(values) < 3:
         return Odd([])
-    found: list[Transient] = []
-    sd = 0.0
-    for _ in range(3):
-        skip = {t.index for t in found}
-        sd = noise([v for i, v in enumerate(values) if i not in skip])
-        again = _outside(values, skip, span=span, limit_sd=threshold * sd, floor=floor,
-                         log=log)
-        if [t.index for t in again] == [t.index for t in found]:
+    found: dict[int, Transient] = {}
+    sd = noise(values)
+    while True:
+        candidates = [t for t in _outside(values, set(found), span=span,
+                                          limit_sd=threshold * sd, floor=floor, log=log)
+                      if t.index not in found]
+        if not candidates:
             break
-        found = again
-    if len(found) * 3 > len(values):
-        # more than one point in three: not one level with odd runs among its runs, but a
-        # noise of two levels or more (a latency from cache hits and misses), which the
-        # noise estimate above does not see either
-        return Odd([], None, sd)
-    return Odd(found, _pending(values, {t.index for t in found}, span=span,
-                               limit_sd=threshold * sd, floor=floor, log=log), sd)
+        for burst in _bursts(candidates, span):
+            farthest = max(burst, key=lambda t: abs(t.deviation))
+            found[farthest.index] = farthest
+        if len(found) * 3 > len(values):
+            # more than one point in three: not one level with odd runs among its runs,
+            # but a noise of two levels or more (a latency from cache hits and misses),
+            # which the noise estimate does not see either
+            return Odd([], None, noise(values))
+        sd = noise([v for i, v in enumerate(values) if i not in found])
+    odd = sorted(found.values(), key=lambda t: t.index)
+    return Odd(odd, _pending(values, set(found), span=span, limit_sd=threshold * sd,
+                             floor=floor, log=log), sd)
+
+
+def _bursts(candidates: Sequence[Transient], span: int) -> list[list[Transient]]:
+    """``candidates`` (in order) in groups of those less than ``span`` apart."""
+    out: list[list[Transient]] = []
+    for t in candidates:
+        if out and t.index - out[-1][-1].index < span:
+            out[-1].append(t)
+        else:
+            out.append([t])
+    return out
 
 
 def _pending(values: Sequence[float], skip: set[int], *, span: int, limit_sd: float,
