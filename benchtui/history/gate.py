@@ -272,7 +272,10 @@ def gate(catalog: Catalog, plan: str, options: Options, *, require: int | None =
     else:
         hosts, analysed = [a for a in gated if a.series.scope != FLEET], gated
     result = GateResult(plan, [], [], _groups(suspected), stable, too_short, analysed,
-                        require, needed, [a for a in gated if a.pending is not None],
+                        require, needed,
+                        sorted((a for a in gated if a.pending is not None),
+                               key=lambda a: (a.series.step, a.series.scope,
+                                              _ORDER.get(a.series.metric, 99))),
                         incomplete_runs(catalog, plan), require_complete)
     for g in result.suspected:
         if g.scope == FLEET:
