@@ -254,7 +254,8 @@ def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_nigh
     # show and analyze list the bad night as a transient (and any night the load slowed
     # as much)
     assert re.search(r"transients \(one-off runs, left out of the levels, never gated\): "
-                     r".*run 5 \(night-05\.btr, (29|30)\d, -2[4-6]\.\d%\)", shown.stdout), shown.stdout
+                     r".*run 5 \(night-05\.btr, (29|30)\d, -2[4-6]\.\d%\)", shown.stdout), \
+        shown.stdout
     analysed = benchtui("history", "analyze", "nightly", "--catalog", rec.catalog,
                         "--format", "json")
     doc = json.loads(analysed.stdout)
