@@ -186,7 +186,8 @@ def _check_regression(catalog: str) -> None:
     done = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert done.returncode == 3, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("history: 1 regression, 0 improvements, 0 suspected"), lines
+    # (a run the load slowed by a percent may be a suspected change of a percent)
+    assert lines[0].startswith("history: 1 regression, 0 improvements, "), lines
     line = next(x for x in lines[1:] if x.strip().startswith("regression:"))
     assert STEP in line
     found = re.search(r"IOPS read (-\d+\.\d)%", line)
@@ -243,22 +244,22 @@ def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_nigh
     else:
         assert -16.0 <= float(size.group(1)) <= -11.0, line
     # once every step has held, the drop is measured from the level that held: -15%
-    shown = benchtui("history", "show", "nightly", "--catalog", rec.catalog, "--metric",
-                     "iops", "--host", "(fleet)")
-    last = re.search(r"last change: (-\d+\.\d)% at run (\d+) ", shown.stdout)
-    assert last is not None and -16.0 <= float(last.group(1)) <= -14.0, shown.stdout
-    assert "confirmed regression" in shown.stdout, shown.stdout
-    if exact:
-        assert int(last.group(2)) == FIRST_LOW, shown.stdout
-        assert f"commit c{FIRST_LOW - 1:02d} -> c{FIRST_LOW:02d})" in shown.stdout, shown.stdout
-    # show and analyze list the bad night as a transient (and any night the load slowed
-    # as much)
-    assert re.search(r"transients \(one-off runs, left out of the levels, never gated\): "
-                     r".*run 5 \(night-05\.btr, (29|30)\d, -2[4-6]\.\d%\)", shown.stdout), \
-        shown.stdout
+    # (after it, a run the load slowed by a percent may be a change of a percent)
     analysed = benchtui("history", "analyze", "nightly", "--catalog", rec.catalog,
                         "--format", "json")
     doc = json.loads(analysed.stdout)
+    drops = [c for g in doc[f"nightly.{STEP}.(fleet)"] for c in g["changes"]
+             if c["metric"] == "iops.read" and c["status"] == "confirmed"]
+    assert len(drops) == 1 and -16.0 <= drops[0]["forward_change_percent"] <= -14.0, drops
+    if exact:
+        assert (drops[0]["prev_run_id"], drops[0]["run_id"]) == (FIRST_LOW - 1, FIRST_LOW), drops
+    # show and analyze list the bad night as a transient (and any night the load slowed
+    # as much)
+    shown = benchtui("history", "show", "nightly", "--catalog", rec.catalog, "--metric",
+                     "iops", "--host", "(fleet)")
+    assert re.search(r"transients \(one-off runs, left out of the levels, never gated\): "
+                     r".*run 5 \(night-05\.btr, (29|30)\d, -2[4-6]\.\d%\)", shown.stdout), \
+        shown.stdout
     odd = {t["run_id"]: t["deviation_percent"] for g in doc[f"nightly.{STEP}.(fleet)"]
            for t in g.get("transients", ()) if t["metric"] == "iops.read"}
     assert -26 < odd.get(5, 0) < -24, odd
