@@ -5,7 +5,7 @@ the "system" delivers changes).
 The nightly job of issue 28, as a user runs it: 16 nights recorded with ``benchtui record
 ... --history CATALOG --attr commit=cNN``, each followed by ``benchtui history gate``: 4
 nights at 400 IOPS, one bad night at 300, 4 at 400, then 7 at 340 (15% lower). Before
-them 2 spare sessions at 400 and after them 6 more (without the catalog), and the catalogs
+them 4 spare sessions at 400 and after them 6 more (without the catalog), and the catalogs
 the other tests make from these sessions, imported into SQLite and into a real PostgreSQL
 server: 8 nights at 400 then 6 at 340 (the bad night left out); a single bad run among good
 ones; a cut run.
@@ -69,7 +69,7 @@ include {rate}
 """
 HIGH, LOW, BAD = 400, 340, 300
 #: Recorded first, without the catalog: spares at the old level (see ``clean``).
-SPARE = [HIGH] * 2
+SPARE = [HIGH] * 4
 #: The nights of the nightly job (recorded with ``--history``, gated after each): the bad
 #: night is the 5th, the drop starts at the 10th (its 5th run at the new level: night 14).
 NIGHTLY = [HIGH] * 4 + [BAD] + [HIGH] * 4 + [LOW] * 7
@@ -123,7 +123,7 @@ def _iops(path: Path) -> float:
 
 @functools.cache
 def recorded() -> Recorded:
-    """The 24 sessions, recorded once per test run (about 5 s each): 2 spares, the nightly
+    """The 26 sessions, recorded once per test run (about 5 s each): 4 spares, the nightly
     job's 16 with its catalog and its gates, then 6 more."""
     top = Path(tempfile.mkdtemp(prefix="benchtui-history-"))
     atexit.register(shutil.rmtree, top, ignore_errors=True)
