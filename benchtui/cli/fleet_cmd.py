@@ -35,6 +35,7 @@ from benchtui.plan.loader import load_plan
 from benchtui.plan.model import Plan
 from benchtui.plan.preflight import Finding, fallback_hosts
 from benchtui.session.engine import Session, SessionOptions, SessionResult
+from benchtui.session.estimate import DEFAULT_OVERHEAD, planned_runs
 from benchtui.session.facts import HostFacts
 from benchtui.session.hosts import SshOptions
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
@@ -56,6 +57,7 @@ def session_options(args: argparse.Namespace) -> SessionOptions:
         accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
         config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None),
         controller_grace=getattr(args, "controller_grace", None),
+        reconnect_window=getattr(args, "reconnect_window", None),
         stop_leftovers=getattr(args, "stop_leftovers", False))
 
 
@@ -223,7 +225,10 @@ def _print_steps(plan: Plan, out: TextIO) -> None:
         select = f", select {step.select}" if step.repeat > 1 else ""
         out.write(f"  {step.name:<{width}}  on {', '.join(step.hosts)}: {runs}{select}\n")
     total, unknown = estimated_seconds(plan)
-    line = f"estimated time: {format_duration(total)}"
+    known = sum(1 for r in planned_runs(plan) if r.seconds is not None)
+    line = (f"estimated time: {format_duration(total + known * DEFAULT_OVERHEAD)} "
+            f"({format_duration(total)} of steps, about {format_duration(DEFAULT_OVERHEAD)}"
+            " a run to start and stop)")
     if unknown:
         line += f" and {len(unknown)} step(s) of unknown length ({', '.join(unknown)})"
     out.write(line + "\n")
@@ -243,20 +248,27 @@ def run_headless(args: argparse.Namespace) -> int:
     if args.record and args.history_catalog is not None:  # run --record S --history-catalog
         from benchtui.cli.history_add import add_recorded
 
-        code = code if add_recorded(args.record, args.history_catalog) else code or 1
+        code = code if add_recorded(args.record, args.history_catalog, args.attr) else code or 1
     return code
 
 
 async def run_until_signal(session: Session, facts_path: str | None) -> int:
+    """Run ``session`` until it ends, or a stop signal (Ctrl-C, SIGTERM, SIGHUP) interrupts
+    it: it then stops its processes within seconds; a second signal ends it at once (the
+    hosts' watchdogs stop what is left). The exit status."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    interrupted = False
+    signals = 0
 
     def interrupt(sig: int) -> None:
-        nonlocal interrupted
-        interrupted = True
+        nonlocal signals
         if is_hangup(sig):
             detach_from_terminal()
+        signals += 1
+        if signals == 2:
+            with contextlib.suppress(OSError, ValueError):
+                print(f"benchtui: {signal_words(sig)} again: ending now, without waiting for "
+                      "the hosts", file=sys.stderr)
         session.note_interrupt(signal_words(sig))
         if task is not None:
             task.cancel()
@@ -270,10 +282,15 @@ async def run_until_signal(session: Session, facts_path: str | None) -> int:
     try:
         result = await session.run()
     except asyncio.CancelledError:
-        if not interrupted:
+        if not signals:
             raise
-        print("benchtui: interrupted; every process benchtui started was stopped",
-              file=sys.stderr)
+        left = session.unstopped_hosts
+        with contextlib.suppress(OSError, ValueError):
+            print("benchtui: interrupted; " + (
+                "what was still running is left to the hosts' watchdogs" if signals > 1 else
+                f"what could not be stopped on {', '.join(left)} (said above) is left to "
+                "the hosts' watchdogs" if left else
+                "every process benchtui started was stopped"), file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):

@@ -18,6 +18,7 @@ from benchtui.cli.output import (
     reserve_closed_descriptors,
     silence_stdout,
 )
+from benchtui.cli.skip_arg import skip_seconds
 from benchtui.cli.version import VersionAction
 from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
@@ -98,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--history", "--history-catalog", dest="history_catalog", nargs="?",
                    const="", metavar="URL", help="add the session to a history catalog when "
                    "it ends (default catalog without URL; docs/history.md)")
+    _attr_option(p)
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
     _watchdog_options(p)
@@ -175,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "hosts' facts)")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the report to FILE (written whole or not at all); default stdout")
-    p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
+    p.add_argument("--skip", metavar="SECONDS", type=skip_seconds, default=None,
                    help="seconds of ramp-up left out at the start of every run (default 5)")
     p.add_argument("--select", choices=("all", "median", "best"),
                    help="of a repeated step's runs, show all, the median or the best (IOPS); "
@@ -217,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", choices=("median", "best", "all"),
                    help="of a repeated step's runs, each host's median or best (IOPS) "
                    "(default: the plan's select, else median); all: name one run")
-    p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
+    p.add_argument("--skip", metavar="SECONDS", type=skip_seconds, default=None,
                    help="seconds of ramp-up shaded at the start of the run (default 5, as "
                    "report)")
     p.add_argument("--output", "-o", metavar="FILE", required=True,
@@ -249,23 +251,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: The longest ramp-up ``--skip`` takes: a week, longer than any run a skip is meant for.
-MAX_SKIP = 7 * 86400.0
-
-
-def _seconds(text: str) -> float:
-    from benchtui.model.units import parse_duration
-
-    value = parse_duration(text.strip())
-    if value is None or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 5, 10s, 1m)")
-    if value > MAX_SKIP:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is more than the 7 days (604800 s) a ramp-up can be: give the seconds "
-            "left out at the start of each run (e.g. 5, 30s, 2m)")
-    return value
-
-
 def _histogram_bits(text: str) -> int:
     try:
         bits = int(text)
@@ -295,15 +280,37 @@ def _controller_grace(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _reconnect_window(text: str) -> float:
+    from benchtui.plan.grace import WINDOW_EXAMPLES, parse_window
+
+    try:
+        return parse_window(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} {exc}; write {WINDOW_EXAMPLES}") from None
+
+
 def _watchdog_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--controller-grace", type=_controller_grace, metavar="DURATION",
                    help="how long each host lets this session's processes run on once this "
                    "benchtui is gone (killed, or its connection down and not back), then "
                    "stops them: 60s, 5m, 0 (at once) or off (until their deadline); default: "
                    "the plan's [session] controller_grace, else 60s")
+    p.add_argument("--reconnect-window", type=_reconnect_window, metavar="DURATION",
+                   help="how long a host may stay unreachable (its link lost and not made "
+                   "again) before the session gives it up, fails its runs and goes on "
+                   "without it: 30s, 2m; default: the plan's [session] reconnect_window, "
+                   "else 120s (the grace + 30s when that is longer)")
     p.add_argument("--stop-leftovers", action="store_true",
                    help="stop the processes an earlier run of the same plan left running on "
                    "the hosts (preflight refuses to start while there are some)")
+
+
+def _attr_option(p: argparse.ArgumentParser) -> None:
+    from benchtui.cli.history_cmd import attribute
+
+    p.add_argument("--attr", type=attribute, action="append", default=[],
+                   metavar="NAME=VALUE", help="with the history catalog: an attribute of the "
+                   "run (commit=abc123, branch=main, build=...); repeatable")
 
 
 def _recording_options(p: argparse.ArgumentParser) -> None:
@@ -311,6 +318,7 @@ def _recording_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--history-catalog", nargs="?", const="", metavar="URL",
                    help="with --record: add the session to a history catalog when it ends "
                    "(default catalog without URL; docs/history.md)")
+    _attr_option(p)
     p.add_argument("--export", metavar="ADDR",
                    help="also serve Prometheus metrics on ADDR (host:port)")
 
@@ -428,6 +436,11 @@ def _dispatch(argv: Sequence[str] | None) -> int:
                 and not args.record:
             raise UsageError("--history-catalog adds the recorded session: give --record "
                              "SESSION too")
+        if args.command in ("run", "demo", "record") and args.attr \
+                and args.history_catalog is None:
+            option = "--history" if args.command == "record" else "--history-catalog"
+            raise UsageError(f"--attr is an attribute of the run in the history catalog: "
+                             f"give {option} too")
         if args.command in ("run", "demo", "record") and args.history_catalog is not None:
             from benchtui.cli.history_add import check_catalog_for_recording
 
