@@ -92,11 +92,12 @@ class _RunFigures:
     row: Row
 
 
-def _in_step(host: str, label: str) -> Callable[[SeriesDef], bool]:
+def _in_step(host: str, label: str, kind: str | None = None) -> Callable[[SeriesDef], bool]:
+    """The series of ``host`` labelled with the step ``label`` (of ``kind`` only, if given)."""
     pair = ("step", label)
 
     def wanted(d: SeriesDef) -> bool:
-        return d.host == host and pair in d.labels
+        return d.host == host and pair in d.labels and (kind is None or d.kind == kind)
     return wanted
 
 
@@ -185,7 +186,11 @@ class _SessionRows:
             window, steady = self._window(w0, t1, wanted, run.host)
             summary = None
             if prefer_summary or _wants_summary(window):
-                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
+                # only the end-of-run series (``figures`` reads nothing else of it): the
+                # stats pieces of the run's seconds, which have none, are not decoded again
+                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK,
+                                              _in_step(run.host, run.label, figures.SUMMARY),
+                                              run.host)
         io = figures.io_figures(window, summary, prefer_summary=prefer_summary)
         values = figures.io_values(io) + figures.device_values(window) \
             + figures.other_values(window, summary, prefer_summary=prefer_summary)
