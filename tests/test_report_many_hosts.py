@@ -1,7 +1,8 @@
 """``benchtui report --format html`` of many hosts (docs/report-html.md, "Many hosts"): past
 ``spread.MANY_HOSTS`` hosts a step's per-second plots are the hosts' distribution (median,
 middle half, 90%) with the hosts furthest from the others drawn and named, the overview's
-bars a box per step; a few hosts keep a line (and a latency panel) per host
+bars a box per step, the steadiness a count with the hosts that are not steady said one by
+one; a few hosts keep a line (and a latency panel) per host
 (tests/test_report_html.py).
 
 The fleet is the real fio session of tests/report_recording.py (two local hosts, json+
@@ -22,7 +23,10 @@ import pytest
 from benchtui.model.events import Event
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
+from benchtui.report.html import _steadiness_summary
+from benchtui.report.model import Row
 from benchtui.report.spread import MANY_HOSTS
+from benchtui.report.steady import Steadiness
 from benchtui.store.recording import Record, SessionReader, SessionWriter
 from tests.report_recording import HOSTS, SKIP, benchtui, report_session
 from tests.test_report_html import inline_svgs, texts
@@ -121,3 +125,19 @@ def test_many_hosts_are_one_distribution_with_the_outliers_named(page: str) -> N
         assert quarter if i % 4 in (0, 1) else four_times, (i, found)
         # no host has a line or a panel of its own
         assert not any(t in (f"{h} read", h) for t in found for h in NAMES), (i, found)
+
+
+def test_many_hosts_steadiness_is_a_count_then_each_host_that_is_not_steady() -> None:
+    steady, unsteady = Steadiness(True, 0.02, 0.0, 30), Steadiness(False, 0.4, 0.1, 30)
+    rows = tuple(Row("s", "randread", name, "randread", 1, 0.0, 60.0,
+                     steadiness=None if name == "h16" else unsteady if name == "h05"
+                     else steady) for name in NAMES)
+    text = _steadiness_summary(rows)
+    assert f"<b>{N - 2} of {N} hosts</b> steady" in text
+    # the two that are not steady are each said, the others are not named
+    assert "<b>h05</b>: ✗ NOT steady: IOPS varies by 40%" in text
+    assert "<b>h16</b>: no verdict" in text
+    assert re.findall(r"<b>(h\d\d)</b>", text) == ["h05", "h16"]
+    all_steady = _steadiness_summary(tuple(dataclasses.replace(r, steadiness=steady)
+                                           for r in rows))
+    assert all_steady == f'<li class="yes"><b>{N} of {N} hosts</b> steady</li>'
