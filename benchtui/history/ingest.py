@@ -30,6 +30,7 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.report.build import ReportOptions, build_report
 from benchtui.report.model import Row
+from benchtui.report.repeats import typical
 from benchtui.session.compare import split_label
 from benchtui.store.recording import SessionReader
 
@@ -260,9 +261,8 @@ class Importer:
                 env = host_env.get(scope, "")
             for (metric, op), reps_values in metrics.items():
                 sid = self._series_id((run.plan, step, akey, metric, op, scope, env), ident)
-                done = [v for v, o in reps_values if o == COMPLETED]
                 failed = [o for _v, o in reps_values if o != COMPLETED]
-                value = statistics.median(done or [v for v, _o in reps_values])
+                value = typical((v, o == COMPLETED) for v, o in reps_values)
                 points.append((sid, run_id, value, len(reps_values),
                                failed[0] if failed else COMPLETED))
         cat.executemany("INSERT INTO points (series_id, run_id, value, repeats, outcome) "

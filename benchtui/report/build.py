@@ -25,11 +25,12 @@ from pathlib import Path
 
 from benchtui.errors import CompareError
 from benchtui.model import events as ev
-from benchtui.report import figures
+from benchtui.report import figures, repeats
 from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
 from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
 from benchtui.report.steady import Steadiness, steadiness
+from benchtui.report.window import tool_span
 from benchtui.session.changes import Change, fact_changes, plan_changes, plan_description
 from benchtui.session.compare import (
     FLEET,
@@ -38,7 +39,7 @@ from benchtui.session.compare import (
     Matching,
     RunWindow,
     SessionLayout,
-    counterpart_run,
+    counterpart_labels,
     host_pairs,
     match,
     parse_baseline,
@@ -50,7 +51,7 @@ from benchtui.store.recording.series_stats import SeriesStats
 #: Seconds skipped at the start of every run by default: fio's first interval holds the
 #: job's set-up (file layout, queue fill), and a device's first seconds are its cache.
 DEFAULT_SKIP = 5.0
-SELECTS = ("all", "median", "best")
+SELECTS = repeats.SELECTS
 FIGURES = ("window", "summary")
 #: A summary arrives with the run's last output, at most this long after its run_end event.
 _SUMMARY_SLACK = 1.0
@@ -126,6 +127,7 @@ class _SessionRows:
 
     def build(self) -> None:
         short: list[str] = []
+        dropped: list[Row] = []
         self.left_out = [s for s in self.layout.steps if not self.options.wants(s)]
         for step in self.layout.steps:
             if not self.options.wants(step):
@@ -139,9 +141,18 @@ class _SessionRows:
                     self.runs[(step, FLEET)].append(fleet)
                 for p in parts:
                     self.runs[(step, p.run.host)].append(p.row)
-            select = self._select_of(step)
+            select = self.select_of(step)
             for host in [*self._in_order(self.layout.hosts(step)), FLEET]:
-                self.rows.extend(_selected(self.runs.get((step, host), []), select))
+                runs = self.runs.get((step, host), [])
+                self.rows.extend(repeats.combine(runs, select))
+                if host != FLEET:
+                    dropped.extend(repeats.left_out(runs, select))
+        if dropped:
+            self.warnings.append(
+                f"{self.name} ({self.reader.path}): runs that did not complete are left out of "
+                "their step's row, which stands for the runs that did: " + "; ".join(
+                    f"{r.label} on {r.host} ({r.outcome or 'no end recorded'})"
+                    for r in dropped))
         if short:
             self.warnings.append(
                 f"{self.name} ({self.reader.path}): {len(short)} run(s) were shorter than "
@@ -154,7 +165,7 @@ class _SessionRows:
         order = {h: i for i, h in enumerate(self.reader.meta.hosts)}
         return sorted(hosts, key=lambda h: order.get(h, len(order)))
 
-    def _select_of(self, step: str) -> str:
+    def select_of(self, step: str) -> str:
         if self.options.select is not None:
             return self.options.select
         chosen = self.layout.step_data.get(step, {}).get("select")
@@ -171,28 +182,31 @@ class _SessionRows:
         # a run's figure is the tool's own end-of-run figure where it printed one (fio's
         # ``read: IOPS=...``), unless ``--figures window`` asks for the window's means
         prefer_summary = self.options.figures != "window"
-        if self.imported:
-            w0 = run.t0
-            window = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
-            summary: Stats | None = window
+        # the whole run: its summaries, and when its tool ran (``window.py``)
+        whole = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
+        span = None if self.imported else tool_span(whole)
+        if span is None:
+            # an imported session (its times are made up) or a tool that printed no
+            # interval: the run's own window
+            started, shown = run.t0, (run.t0, t1)
+            window = whole if self.imported else reader.series_stats(
+                run.t0, t1, wanted, run.host)
         else:
             skip = self.options.skip
-            w0 = run.t0 + skip
-            if t1 - w0 < skip:
-                w0 = run.t0
-                if skip > 0:
-                    short.append(f"{run.label} on {run.host}")
-            window, steady = self._window(w0, t1, wanted, run.host)
-            summary = None
-            if prefer_summary or _wants_summary(window):
-                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
+            w0, w1, cut = span.window(skip)
+            if not cut and skip > 0:
+                short.append(f"{run.label} on {run.host}")
+            started, shown = span.start, span.shown(skip)
+            window, steady = self._window(w0, w1, wanted, run.host)
+        summary = whole if prefer_summary or _wants_summary(window) or self.imported \
+            else None
         io = figures.io_figures(window, summary, prefer_summary=prefer_summary)
         values = figures.io_values(io) + figures.device_values(window) \
             + figures.other_values(window, summary, prefer_summary=prefer_summary)
-        row = Row(self.name, run.step, run.host, run.label, run.repeat, w0, t1, values,
+        row = Row(self.name, run.step, run.host, run.label, run.repeat, *shown, values,
                   steady, ok=run.ok, outcome=run.outcome, reason=run.reason,
                   silent_seconds=run.silent_seconds, matrix=self._matrix(run.step),
-                  role=run.role)
+                  role=run.role, runs={run.label: started})
         return _RunFigures(run, io, row)
 
     def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
@@ -237,7 +251,8 @@ class _SessionRows:
         return Row(self.name, step, FLEET, label, first.repeat, t0, t1,
                    figures.io_values(fleet), ok=ok, outcome=outcome, reason=reason,
                    silent_seconds=max(p.run.silent_seconds for p in parts),
-                   matrix=self._matrix(step))
+                   matrix=self._matrix(step),
+                   runs={label: min(p.row.runs[label] for p in parts)})
 
     def _matrix(self, step: str) -> dict[str, str]:
         """A sweep step's option values (the ``step_start`` event's ``matrix``)."""
@@ -252,42 +267,6 @@ def _wants_summary(window: Stats) -> bool:
     has_io = any(d.metric in ("iops", "bandwidth_bytes") for d in window)
     has_hist = any(d.metric == "latency_histogram" for d in window)
     return not has_io or not has_hist
-
-
-def _size(row: Row) -> float:
-    """What ``select`` ranks runs by: total IOPS, else bandwidth, else network, else the
-    first value."""
-    for metric in ("iops", "bandwidth_bytes", "net_bandwidth_bytes", "mem_bandwidth_bytes",
-                   "benchmark_score"):
-        found = [v.value for v in row.values if v.metric == metric and v.op != "total"] \
-            or [v.value for v in row.values if v.metric == metric]
-        if found:
-            return sum(found)
-    return row.values[0].value if row.values else 0.0
-
-
-#: The figures whose range over a step's runs a selected row carries (``Row.spread``).
-SPREAD = ("iops", "bandwidth_bytes", "net_bandwidth_bytes")
-
-
-def _total(row: Row, metric: str) -> float | None:
-    found = [v.value for v in row.values if v.metric == metric and v.op != "total"] \
-        or [v.value for v in row.values if v.metric == metric]
-    return sum(found) if found else None
-
-
-def _selected(runs: list[Row], select: str) -> list[Row]:
-    if len(runs) <= 1 or select == "all":
-        return runs
-    ranked = sorted(runs, key=_size)
-    chosen = ranked[-1] if select == "best" else ranked[(len(ranked) - 1) // 2]
-    chosen.selected_from = len(runs)
-    chosen.selected_by = select
-    for metric in SPREAD:
-        totals = [t for r in runs for t in (_total(r, metric),) if t is not None]
-        if totals:
-            chosen.spread[metric] = (min(totals), max(totals))
-    return [chosen]
 
 
 def _names(readers: Sequence[SessionReader]) -> list[str]:
@@ -309,26 +288,30 @@ def _rows_of(reader: SessionReader, name: str, options: ReportOptions, warnings:
     return rows
 
 
-def _baseline_row(matching: Matching, base: _SessionRows,
-                  index: dict[tuple[str, str], list[Row]], row: Row) -> Row | None:
+def _baseline_row(matching: Matching, base: _SessionRows, row: Row) -> Row | None:
+    """The row ``row`` is compared with: the baseline's runs ``compare.counterpart_labels``
+    names, combined by the row's own rule (the median with the median, the best with the
+    best); a row of a step run once against the baseline's row as the baseline shows it."""
     key = matching.baseline_of(row.step, row.host)
     if key is None:
         return None
     bstep, bhost = key
-    candidates = index.get((bstep, bhost), [])
-    if len(candidates) <= 1:
-        return candidates[0] if candidates else None
-    run = counterpart_run(base.layout, bstep, bhost, row.repeat)
-    label = run.label if run is not None else None
-    return next((r for r in candidates if r.label == label), candidates[-1])
+    if row.selected_from > 1:
+        select = row.selected_by
+    elif row.label != row.step:  # one run of a repeated step, shown run by run
+        select = "all"
+    else:  # the one run of a step run once: the baseline as the baseline shows its step
+        select = base.select_of(bstep)
+    labels = counterpart_labels(base.layout, bstep, bhost,
+                                row.repeat if select == "all" else None)
+    runs = [r for r in base.runs.get((bstep, bhost), []) if r.label in labels]
+    found = repeats.combine(runs, select)
+    return found[-1] if found else None
 
 
 def _compare(rows: _SessionRows, matching: Matching, base: _SessionRows) -> None:
-    index: dict[tuple[str, str], list[Row]] = defaultdict(list)
-    for r in base.rows:
-        index[(r.step, r.host)].append(r)
     for row in rows.rows:
-        b = _baseline_row(matching, base, index, row)
+        b = _baseline_row(matching, base, row)
         if b is None:
             continue
         row.baseline_row = b

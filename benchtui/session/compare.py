@@ -18,7 +18,10 @@ time as each starts (``match_step``), and checked up front against its plan's st
 hosts (``match_steps``), by the same rules.
 
 Steps are matched by name with the repeat stripped (``randread#2`` is a run of ``randread``);
-``counterpart_run`` picks the baseline's run of the same repeat, else its last one.
+``counterpart_run`` picks the baseline's run of the same repeat, else its last one. A row that
+stands for a step's runs (their median, or the best of them: ``report/repeats.py``) is
+compared with the baseline's runs of the step combined by the same rule
+(``counterpart_labels``): the median with the median, never one run with another.
 """
 
 from __future__ import annotations
@@ -374,3 +377,18 @@ def counterpart_run(baseline: SessionLayout, step: str, host: str,
         return None
     same = [r for r in runs if r.repeat == repeat]
     return same[0] if same else runs[-1]
+
+
+def counterpart_labels(baseline: SessionLayout, step: str, host: str,
+                       repeat: int | None = None) -> list[str]:
+    """The labels of the baseline's runs of ``step`` on ``host`` (FLEET: on any host) that a
+    row is compared with: with ``repeat``, the row is one run of a repeated step shown run
+    by run, and its counterpart is the baseline's run of that repeat, else its last
+    (``counterpart_run``); without, the row stands for the step's runs (their median, the
+    best of them, or the one run of a step run once) and is compared with every run of the
+    baseline's step, which the caller combines by the row's own rule."""
+    if repeat is not None:
+        run = counterpart_run(baseline, step, host, repeat)
+        return [] if run is None else [run.label]
+    runs = baseline.runs_of(step, None if host == FLEET else host)
+    return list(dict.fromkeys(r.label for r in runs))

@@ -1,0 +1,80 @@
+"""The time a run's tool really ran, and the window a run's figures are taken over.
+
+A run's events say when benchtui started its process and when the process ended; the tool
+itself starts later (fio lays out its files, iperf3 connects) and, in a step whose command
+does more than run the tool (a shell that sleeps after fio), ends earlier. Every figure of
+a run, the tool's own and the monitors' beside it (disk, CPU, network), is taken over the
+time the tool ran: from the start of its first interval (its first sample's time less the
+interval) to the end of its last (its last sample's time); ``--skip`` counts from the
+tool's own start.
+
+A sample stands for the interval that ends at its time. It counts in a window when most of
+its interval lies in the window: its time at least half an interval after the window's
+start and at most half an interval after its end (``MOSTLY``, of the one-second intervals
+benchtui runs its tools and monitors at). So an iostat second that is mostly after fio's
+last report is left out, and ``--skip 5`` leaves out exactly five of fio's seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.series_stats import SeriesStats
+
+#: The figures a step's tool prints (a monitor's are ``disk_*``, ``cpu_ratio``): when they
+#: start and stop is when the tool ran.
+TOOL_METRICS = frozenset({
+    "iops", "bandwidth_bytes", "latency_histogram", "latency_seconds", "latency_mean_seconds",
+    "net_bandwidth_bytes", "mem_bandwidth_bytes", "benchmark_score"})
+#: The interval the tools and monitors report at as benchtui runs them (fio
+#: --status-interval=1, iperf3 -i 1, iostat 1), seconds.
+INTERVAL = 1.0
+#: A sample counts in a window when its time is within this much of it (half an interval:
+#: most of the interval it stands for lies in the window).
+MOSTLY = INTERVAL / 2
+
+Stats = Mapping[SeriesDef, SeriesStats]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpan:
+    """When a run's tool ran (epoch seconds): from its first interval's start to its last
+    interval's end."""
+
+    start: float
+    end: float
+
+    def window(self, skip: float) -> tuple[float, float, bool]:
+        """(from, to, cut): the figures' window after ``skip`` seconds of the tool's run,
+        as times of samples (``MOSTLY``: ``series_stats`` takes ``[from, to)``); the whole
+        run (``cut`` False) when what is left would be shorter than the skip."""
+        cut = skip > 0 and self.end - self.start - skip >= skip
+        start = self.start + (skip if cut else 0.0)
+        return start + MOSTLY, self.end + MOSTLY, cut
+
+    def shown(self, skip: float) -> tuple[float, float]:
+        """The window as a report says it: from ``skip`` after the tool's start (its start,
+        for a run shorter than twice the skip) to its end."""
+        cut = skip > 0 and self.end - self.start - skip >= skip
+        return self.start + (skip if cut else 0.0), self.end
+
+
+def _interval(st: SeriesStats) -> float:
+    """A series' interval: ``INTERVAL``, unless its samples are plainly further apart (a
+    command that reports every 10 s)."""
+    spacing = st.interval
+    return spacing if spacing > 1.5 * INTERVAL else INTERVAL
+
+
+def tool_span(stats: Stats) -> ToolSpan | None:
+    """When the tool of a run ran, from the run's statistics (every series of the run's
+    step on its host: the tool's own interval series say it); None when the tool printed no
+    interval (a tool that prints only at its end, an imported summary)."""
+    found = [st for d, st in stats.items()
+             if d.kind == "interval" and d.metric in TOOL_METRICS and st.count]
+    if not found:
+        return None
+    return ToolSpan(min(st.first_t - _interval(st) for st in found),
+                    max(st.last_t for st in found))
