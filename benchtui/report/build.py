@@ -201,8 +201,10 @@ class _SessionRows:
         summary = whole if prefer_summary or _wants_summary(window) or self.imported \
             else None
         io = figures.io_figures(window, summary, prefer_summary=prefer_summary)
+        clients = self.layout.clients_of(run.label, run.host) if run.role == "server" else {}
         values = figures.io_values(io) + figures.device_values(window) \
-            + figures.other_values(window, summary, prefer_summary=prefer_summary)
+            + figures.other_values(window, summary, prefer_summary=prefer_summary,
+                                   clients=clients)
         row = Row(self.name, run.step, run.host, run.label, run.repeat, *shown, values,
                   steady, ok=run.ok, outcome=run.outcome, reason=run.reason,
                   silent_seconds=run.silent_seconds, matrix=self._matrix(run.step),
@@ -236,10 +238,14 @@ class _SessionRows:
         return window, steady
 
     def _fleet_row(self, step: str, label: str, parts: list[_RunFigures]) -> Row | None:
+        """A run's fleet row: its hosts' I/O together (``figures.fleet_io``), and their
+        network figures added up (each host's own end: the clients' sends, the servers'
+        receives)."""
         io = [p.io for p in parts if p.io.iops or p.io.bandwidth]
-        if not io:
+        values = figures.io_values(figures.fleet_io(io)) if io else []
+        values += figures.fleet_net([p.row for p in parts])
+        if not values:
             return None
-        fleet = figures.fleet_io(io)
         first = parts[0].run
         t0 = min(p.row.t0 for p in parts)
         t1 = max(p.row.t1 for p in parts)
@@ -248,8 +254,8 @@ class _SessionRows:
         outcome = None if None in ends else ev.worst([e for e in ends if e is not None])
         reason = "; ".join(f"{p.run.host}: {p.run.reason or p.run.outcome}" for p in parts
                            if p.run.outcome != ev.COMPLETED)
-        return Row(self.name, step, FLEET, label, first.repeat, t0, t1,
-                   figures.io_values(fleet), ok=ok, outcome=outcome, reason=reason,
+        return Row(self.name, step, FLEET, label, first.repeat, t0, t1, values, ok=ok,
+                   outcome=outcome, reason=reason,
                    silent_seconds=max(p.run.silent_seconds for p in parts),
                    matrix=self._matrix(step),
                    runs={label: min(p.row.runs[label] for p in parts)})

@@ -11,7 +11,7 @@ percentage of the baseline ("22.1k (113%)").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO
 
 from benchtui.model.format import MISSING, format_duration, format_metric, markdown_cell
@@ -64,8 +64,7 @@ def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
 
 def total(row: Row, metric: str) -> tuple[float | None, float | None]:
     """A row's figure over its ops (read + write, or the tool's total), with its baseline."""
-    found = [v for v in row.values if v.metric == metric and v.op != "total"] \
-        or [v for v in row.values if v.metric == metric]
+    found = row.parts(metric)
     if not found:
         return None, None
     base = None if any(v.baseline is None for v in found) else sum(
@@ -214,10 +213,10 @@ def _overview_by_host(report: Report, steps: list[str]) -> Table:
                 cell = _cell(metric, value, base)
                 if found is not None and value is not None:
                     cell += _spread(found, metric)
-                    if metric == "net_bandwidth_bytes" and found.role:
-                        ops = "/".join(_OP_SHORT.get(v.op, v.op) for v in found.values
-                                       if v.metric == metric)
-                        cell += f" ({found.role} {ops})"
+                    who = found.role or ("fleet" if found.is_fleet else "")
+                    if metric == "net_bandwidth_bytes" and who:
+                        ops = "/".join(_OP_SHORT.get(v.op, v.op) for v in found.parts(metric))
+                        cell += f" ({who} {ops})"
                 if found is not None:
                     cell += "".join(f" [{f}]" for f in found.flags())
                 cells.append(cell)
@@ -225,8 +224,25 @@ def _overview_by_host(report: Report, steps: list[str]) -> Table:
     return Table("Overview by step", None, header, body)
 
 
+def _per_client(rows: list[Row]) -> list[Row]:
+    """``rows``, each iperf3 server's followed by a row per client it served (its figures
+    for that client: ``alpha (server ← beta)``), from its values of that ``item``."""
+    out = []
+    for r in rows:
+        out.append(r)
+        items = dict.fromkeys(v.item for v in r.values
+                              if v.metric == "net_bandwidth_bytes" and v.item)
+        for item in items:
+            out.append(replace(r, role=f"{r.role} ← {item}".strip(), steadiness=None,
+                               values=[replace(v, item="") for v in r.values
+                                       if v.metric == "net_bandwidth_bytes"
+                                       and v.item == item]))
+    return out
+
+
 def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
         list[str], list[list[str]]]:
+    rows = _per_client(rows)
     cols = _columns(rows)
     # a sweep's options as columns of their own, so that the table reads as a matrix
     keys = list(dict.fromkeys(k for r in rows for k in r.matrix)) if with_step else []

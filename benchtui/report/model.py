@@ -153,6 +153,18 @@ class Row:
             out.append(f"silent {format_duration(self.silent_seconds)}")
         return out
 
+    def parts(self, metric: str) -> list[Value]:
+        """The values the row's ``metric`` over its ops adds up: read + write (the tool's
+        ``total`` where it splits none); the figure itself, not its items, where it has one
+        (an iperf3 server's figure, not its clients' apart); of the network one direction
+        (a fleet row has both: its receives, what arrived)."""
+        found = [v for v in self.values if v.metric == metric]
+        found = [v for v in found if not v.item] or found
+        found = [v for v in found if v.op != "total"] or found
+        if metric == "net_bandwidth_bytes" and len({v.op for v in found}) > 1:
+            found = [v for v in found if v.op == "receive"]
+        return found
+
     def get(self, metric: str, op: str = "", item: str = "") -> Value | None:
         for v in self.values:
             if v.metric == metric and v.op == op and v.item == item:

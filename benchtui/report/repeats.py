@@ -53,11 +53,9 @@ def counted(runs: Sequence[Row]) -> list[Row]:
 
 
 def total(row: Row, metric: str) -> float | None:
-    """A row's ``metric`` over its ops (read + write; the tool's total when it splits
-    none)."""
-    found = [v.value for v in row.values if v.metric == metric and v.op != "total"] \
-        or [v.value for v in row.values if v.metric == metric]
-    return sum(found) if found else None
+    """A row's ``metric`` over its ops (``Row.parts``: read + write, ...)."""
+    found = row.parts(metric)
+    return sum(v.value for v in found) if found else None
 
 
 def size(row: Row) -> float:
