@@ -294,9 +294,9 @@ def test_one_server_two_clients_each_client_and_the_fleet(net_session: Path) -> 
     by_name = {r[0]: dict(zip(table[0], r, strict=True)) for r in table[1:]}
     for client in ("beta", "gamma"):
         assert by_name[f"alpha (server ← {client})"]["net receive"] == format_bit_rate(
-            received[port_of[client]] * 8)
-        assert by_name[f"{client} (client)"]["net send"] == format_bit_rate(sent[client] * 8)
-    assert by_name["fleet"]["net send"] == format_bit_rate(sum(sent.values()) * 8)
+            received[port_of[client]])
+        assert by_name[f"{client} (client)"]["net send"] == format_bit_rate(sent[client])
+    assert by_name["fleet"]["net send"] == format_bit_rate(sum(sent.values()))
 
     # the console: the Jobs tab lists each of the server's tests, at iperf3's own figures
     state = FleetState("net")
