@@ -8,11 +8,14 @@ time the tool ran: from the start of its first interval (its first sample's time
 interval) to the end of its last (its last sample's time); ``--skip`` counts from the
 tool's own start.
 
-A sample stands for the interval that ends at its time. It counts in a window when most of
-its interval lies in the window: its time at least half an interval after the window's
-start and at most half an interval after its end (``MOSTLY``, of the one-second intervals
-benchtui runs its tools and monitors at). So an iostat second that is mostly after fio's
-last report is left out, and ``--skip 5`` leaves out exactly five of fio's seconds.
+A sample stands for the interval that ends when it reached benchtui (the recording's time
+axis: a tool's own clock says less, ``iostat -t`` prints whole seconds). It counts in a
+window when most of its interval lies in the window: it arrived at least half an interval
+after the window's start and at most half an interval after its end (``MOSTLY``, of the
+one-second intervals benchtui runs its tools and monitors at). So an iostat second that is
+mostly after fio's last report is left out, and ``--skip 5`` leaves out exactly five of
+fio's seconds. The tool's own samples are stamped as they arrive: their times say when it
+ran.
 """
 
 from __future__ import annotations
@@ -47,9 +50,9 @@ class ToolSpan:
     end: float
 
     def window(self, skip: float) -> tuple[float, float, bool]:
-        """(from, to, cut): the figures' window after ``skip`` seconds of the tool's run,
-        as times of samples (``MOSTLY``: ``series_stats`` takes ``[from, to)``); the whole
-        run (``cut`` False) when what is left would be shorter than the skip."""
+        """(from, to, cut): the figures' window after ``skip`` seconds of the tool's run, on
+        the recording's time axis (``MOSTLY``: ``series_stats`` takes ``[from, to)``); the
+        whole run (``cut`` False) when what is left would be shorter than the skip."""
         cut = skip > 0 and self.end - self.start - skip >= skip
         start = self.start + (skip if cut else 0.0)
         return start + MOSTLY, self.end + MOSTLY, cut
