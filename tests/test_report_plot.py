@@ -13,7 +13,7 @@ import pytest
 
 from benchtui.report.build import ReportOptions, build_report
 from benchtui.report.series import MAX_POINTS, SeriesSource, downsample, plot_groups
-from benchtui.report.window import MOSTLY
+from benchtui.report.window import INTERVAL, JITTER
 from tests.report_recording import HOSTS, SKIP, benchtui, report_session
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -130,7 +130,7 @@ def test_per_second_iops_average_to_the_tables_figure(session: Path) -> None:
         durations = points.durations or (None,) * len(points)
         inside = [(v, 1.0 if d is None else d)
                   for t, v, d in zip(points.times, points.values, durations, strict=True)
-                  if s.row.t0 + MOSTLY <= s.origin + t < s.row.t1 + MOSTLY]
+                  if s.row.t0 + INTERVAL - JITTER <= s.origin + t < s.row.t1 + JITTER]
         assert len(inside) >= 6
         mean = sum(v * d for v, d in inside) / sum(d for _v, d in inside)
         assert mean == pytest.approx(table.value, rel=0.02)

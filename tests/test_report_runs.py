@@ -31,7 +31,7 @@ from benchtui.model.sample import Sample
 from benchtui.report.build import ReportOptions, build_report
 from benchtui.report.repeats import typical
 from benchtui.report.series import Points, SeriesSource, plot_groups
-from benchtui.report.window import INTERVAL, MOSTLY
+from benchtui.report.window import INTERVAL, JITTER
 from benchtui.store.figures import job_figures
 from benchtui.store.fleet import FleetState
 from benchtui.store.recording import SessionReader
@@ -238,11 +238,11 @@ def test_disk_figures_are_taken_over_the_tools_run_only(runs_session: Path) -> N
                 if isinstance(batch, list) for s in batch
                 if s.metric == "disk_util_ratio" and s.kind == "interval"
                 and s.labels["step"] == step]
-    assert sum(1 for t, _s in util if t > end + MOSTLY) >= 2  # the sleep's seconds
+    assert sum(1 for t, _s in util if t > end + JITTER) >= 2  # the sleep's seconds
     skip = 1.0
     expected: dict[str, list[float]] = {}
     for t, s in util:
-        if start + skip + MOSTLY <= t < end + MOSTLY:
+        if start + skip + INTERVAL - JITTER <= t < end + JITTER:
             expected.setdefault(s.labels["device"], []).append(s.value)
     assert expected and all(len(v) >= 3 for v in expected.values())
 

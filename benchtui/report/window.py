@@ -10,12 +10,12 @@ tool's own start.
 
 A sample stands for the interval that ends when it reached benchtui (the recording's time
 axis: a tool's own clock says less, ``iostat -t`` prints whole seconds). It counts in a
-window when most of its interval lies in the window: it arrived at least half an interval
-after the window's start and at most half an interval after its end (``MOSTLY``, of the
-one-second intervals benchtui runs its tools and monitors at). So an iostat second that is
-mostly after fio's last report is left out, and ``--skip 5`` leaves out exactly five of
-fio's seconds. The tool's own samples are stamped as they arrive: their times say when it
-ran.
+window when its interval lies in the window: it arrived at least an interval after the
+window's start and by its end, give or take a quarter of an interval (``JITTER``, of the
+one-second intervals benchtui runs its tools and monitors at: a line arrives a little after
+its tool printed it). So an iostat second that is partly after fio's last report, or partly
+before its first, is left out, and ``--skip 5`` leaves out exactly five of fio's seconds.
+The tool's own samples are stamped as they arrive: their times say when it ran.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ TOOL_METRICS = frozenset({
 #: The interval the tools and monitors report at as benchtui runs them (fio
 #: --status-interval=1, iperf3 -i 1, iostat 1), seconds.
 INTERVAL = 1.0
-#: A sample counts in a window when its time is within this much of it (half an interval:
-#: most of the interval it stands for lies in the window).
-MOSTLY = INTERVAL / 2
+#: How far a sample's arrival may be from its interval's end (a quarter of an interval: at
+#: least three quarters of the interval it stands for lies in the window).
+JITTER = INTERVAL / 4
 
 Stats = Mapping[SeriesDef, SeriesStats]
 
@@ -51,11 +51,11 @@ class ToolSpan:
 
     def window(self, skip: float) -> tuple[float, float, bool]:
         """(from, to, cut): the figures' window after ``skip`` seconds of the tool's run, on
-        the recording's time axis (``MOSTLY``: ``series_stats`` takes ``[from, to)``); the
+        the recording's time axis (``JITTER``: ``series_stats`` takes ``[from, to)``); the
         whole run (``cut`` False) when what is left would be shorter than the skip."""
         cut = skip > 0 and self.end - self.start - skip >= skip
         start = self.start + (skip if cut else 0.0)
-        return start + MOSTLY, self.end + MOSTLY, cut
+        return start + INTERVAL - JITTER, self.end + JITTER, cut
 
     def shown(self, skip: float) -> tuple[float, float]:
         """The window as a report says it: from ``skip`` after the tool's start (its start,
