@@ -70,7 +70,7 @@ name = "fio-then-sleep"
 hosts = "all"
 parser = "fio-json"
 command = "sh -c 'fio --status-interval=1 --output-format=json+ --eta=never --name=r \
-    --filename={data} --size=64m --rw=randread --bs=64k --direct=1 --runtime=4 --time_based \
+    --filename={data} --size=64m --rw=randread --bs=64k --direct=1 --runtime=6 --time_based \
     && sleep 3'"
 """
 
