@@ -32,9 +32,10 @@ from benchtui.report.build import ReportOptions, build_report
 from benchtui.report.repeats import typical
 from benchtui.report.series import Points, SeriesSource, plot_groups
 from benchtui.report.window import INTERVAL, JITTER
+from benchtui.session.timeline import monitored_hosts, real_gaps
 from benchtui.store.figures import job_figures
 from benchtui.store.fleet import FleetState
-from benchtui.store.recording import SessionReader
+from benchtui.store.recording import Gap, SessionReader
 from tests.helpers import require_tool
 from tests.report_recording import benchtui
 from tests.test_report_html import md_tables
@@ -334,3 +335,34 @@ def test_info_lists_real_gaps_only(net_session: Path) -> None:
     assert gap["start"] > runs["stalled"] and 3.0 < gap["seconds"] < 6.0
     text = benchtui("info", str(net_session)).stdout
     assert re.search(r"gaps      1\n  alpha: no sample for \d\.\ds from \+", text), text
+
+
+def test_which_silences_are_gaps() -> None:
+    """``real_gaps`` on the reader's gaps: a monitored host is expected to send until the
+    last step ended, a host without a monitor while it runs a step's process."""
+    t = 1_800_000_000.0
+
+    def e(at: float, kind: str, step: str | None, host: str | None = None) -> Event:
+        return Event(t + at, kind, kind, "info", host, step, {})
+
+    events = [e(0, "step_start", "a"), e(0.1, "run_start", "a", "m"),
+              e(0.1, "run_start", "a", "idle"), e(10, "run_end", "a", "m"),
+              e(5, "run_end", "a", "idle"), e(10, "step_end", "a"),
+              e(10, "step_start", "b"), e(10.1, "run_start", "b", "m"),
+              e(30, "run_end", "b", "m"), e(30, "step_end", "b")]
+    end = t + 33
+    raw = [Gap("m", t + 12, t + 20),      # monitored, mid-session: a gap
+           Gap("m", t + 28, end),         # up to the end: a gap up to the last step's end
+           Gap("idle", t + 5, end),       # in no step after its run: none
+           Gap("idle", t + 1, t + 4.5),   # during its run: a gap
+           Gap("m", t + 31, end)]         # after the last step (the session closing): none
+    found = real_gaps(raw, events, end=end, monitored={"m"})
+    assert [(g.host, g.t0 - t, g.t1 - t) for g in found] == [
+        ("m", 12, 20), ("idle", 1, 4.5)]  # (28 to 30: two seconds, not more than 2 s)
+    # a step that never ended (a host lost, the recording cut short): up to the end
+    cut = real_gaps([Gap("m", t + 28, end)], events[:-1], end=end, monitored={"m"})
+    assert [(g.t0 - t, g.t1 - t) for g in cut] == [(28, 33)]
+    assert monitored_hosts('[[monitor]]\ntool = "iostat"\nhosts = ["m"]\n', ["m", "x"]) \
+        == {"m"}
+    assert monitored_hosts('[[monitor]]\ntool = "iostat"\n', ["m", "x"]) == {"m", "x"}
+    assert monitored_hosts("", ["m"]) == set() and monitored_hosts("[oops", ["m"]) == {"m"}
