@@ -2,17 +2,20 @@
 baseline.
 
 For each run of a step on a host (``session/compare.py``'s layout: the run's window from its
-events), the figures come from ``SessionReader.series_stats`` over the run's window minus
-the ramp-up (``--skip``, 5 s by default), restricted to the host's samples labelled with the
-run's step (the workload's, and the monitors' of the same seconds). Nothing else is read: no
-sample is held, and a store that keeps summaries answers without decoding.
+events), the figures come from ``SessionReader.series_stats`` over the time its tool ran
+(``window.py``: from its first interval to its last, told by the run's statistics) minus the
+ramp-up (``--skip``, 5 s by default, from the tool's own start), restricted to the host's
+samples labelled with the run's step (the workload's, and the monitors' of the same seconds).
+Nothing else is read: no sample is held, and a store that keeps summaries answers without
+decoding.
 
 Imported sessions (``benchtui import``) have no live timing and their per-interval figures
 are a status line's: they are read from the tools' end-of-run summaries instead.
 
-Repeats: ``select`` (the plan's, or ``--select``) keeps every run (``all``), the run with the
-median IOPS, or the best; baselines are matched by ``session/compare.py`` (the one place that
-decides which step and host a row is compared with).
+Repeats: ``select`` (the plan's, or ``--select``) keeps every run (``all``), or makes one row
+of a host's runs: their median, figure by figure, or the best run (``repeats.py``);
+baselines are matched by ``session/compare.py`` (the one place that decides which step, host
+and runs a row is compared with) and combined by the row's own rule.
 """
 
 from __future__ import annotations
@@ -182,7 +185,7 @@ class _SessionRows:
         # a run's figure is the tool's own end-of-run figure where it printed one (fio's
         # ``read: IOPS=...``), unless ``--figures window`` asks for the window's means
         prefer_summary = self.options.figures != "window"
-        # the whole run: its summaries, and when its tool ran (``window.py``)
+        # the whole run: its end-of-run figures, and when its tool ran (``window.py``)
         whole = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
         span = None if self.imported else tool_span(whole)
         if span is None:
@@ -198,12 +201,10 @@ class _SessionRows:
                 short.append(f"{run.label} on {run.host}")
             started, shown = span.start, span.shown(skip)
             window, steady = self._window(w0, w1, wanted, run.host)
-        summary = whole if prefer_summary or _wants_summary(window) or self.imported \
-            else None
-        io = figures.io_figures(window, summary, prefer_summary=prefer_summary)
+        io = figures.io_figures(window, whole, prefer_summary=prefer_summary)
         clients = self.layout.clients_of(run.label, run.host) if run.role == "server" else {}
         values = figures.io_values(io) + figures.device_values(window) \
-            + figures.other_values(window, summary, prefer_summary=prefer_summary,
+            + figures.other_values(window, whole, prefer_summary=prefer_summary,
                                    clients=clients)
         row = Row(self.name, run.step, run.host, run.label, run.repeat, *shown, values,
                   steady, ok=run.ok, outcome=run.outcome, reason=run.reason,
@@ -264,15 +265,6 @@ class _SessionRows:
         """A sweep step's option values (the ``step_start`` event's ``matrix``)."""
         matrix = self.layout.step_data.get(step, {}).get("matrix")
         return {str(k): str(v) for k, v in matrix.items()} if isinstance(matrix, dict) else {}
-
-
-def _wants_summary(window: Stats) -> bool:
-    """A run's end-of-run summary is read only when the window lacks what it gives: I/O
-    without histograms (the tool's run percentiles), or a tool that prints figures only at
-    the end (mbw, UnixBench, iperf)."""
-    has_io = any(d.metric in ("iops", "bandwidth_bytes") for d in window)
-    has_hist = any(d.metric == "latency_histogram" for d in window)
-    return not has_io or not has_hist
 
 
 def _names(readers: Sequence[SessionReader]) -> list[str]:

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from benchtui.model.histogram import LatencyHistogram, merged_quantiles
 from benchtui.model.sample import Sample
 from benchtui.report.figures import QUANTILES
+from benchtui.report.lines import Lines, median_lines, together
 from benchtui.report.model import Report, Row
-from benchtui.report.repeats import median
 from benchtui.session.compare import FLEET, SessionLayout
 from benchtui.store.recording import SessionReader
 from benchtui.store.series_rules import job_kind, latency_measure_ok
@@ -185,6 +185,11 @@ class _Accumulator:
         self.means: dict[str, dict[float, float]] = defaultdict(dict)
         #: (metric, op, whole) -> t -> seconds the interval covered, for partial ones
         self.durations: dict[tuple[str, str, bool], dict[float, float]] = defaultdict(dict)
+        #: (direction, port, sum stream) -> t -> the streams' rate added up, and the seconds
+        #: of partial intervals: a network test's (an iperf3 server runs one per client)
+        self.net: dict[tuple[str, str, bool], dict[float, float]] = defaultdict(dict)
+        self.net_durations: dict[tuple[str, str, bool], dict[float, float]] = \
+            defaultdict(dict)
         self.newest = -math.inf
 
     def feed(self, s: Sample) -> None:
@@ -219,11 +224,11 @@ class _Accumulator:
             stream = labels.get("stream", "")
             if stream.startswith("sum") and stream != "sum":
                 return
-            net = (metric, labels.get("direction", "total"), stream == "sum")
-            acc = self.sums[net]
+            test = (labels.get("direction", "total"), labels.get("port", ""), stream == "sum")
+            acc = self.net[test]
             acc[t] = acc.get(t, 0.0) + s.value
             if s.duration is not None:
-                self.durations[net][t] = s.duration
+                self.net_durations[test][t] = s.duration
         elif metric == "latency_mean_seconds" and latency_measure_ok(labels, "lat"):
             acc = self.means[op]
             acc[t] = max(acc.get(t, 0.0), s.value)
@@ -237,10 +242,10 @@ class _Accumulator:
                     if q in found:
                         self.quantiles[key][name][t] = found[q]
 
-    def lines(self) -> _Lines:
+    def lines(self) -> Lines:
         """The run's lines, at the samples' own times (epoch seconds)."""
         self._merge_older_than(math.inf)
-        out = _Lines()
+        out = Lines()
         for metric, kind in (("iops", "iops"), ("bandwidth_bytes", "bandwidth")):
             for op in _OPS:
                 whole = not self.sums.get((metric, op, False))
@@ -248,12 +253,13 @@ class _Accumulator:
                 if by_t:
                     out.add((kind, op), by_t, self.durations.get((metric, op, whole)))
         for direction in ("send", "receive"):
-            for whole in (True, False):
-                by_t = self.sums.get(("net_bandwidth_bytes", direction, whole))
-                if by_t:
-                    out.add(("net", direction), by_t,
-                            self.durations.get(("net_bandwidth_bytes", direction, whole)))
-                    break
+            tests = []
+            for port in dict.fromkeys(p for d, p, _w in self.net if d == direction):
+                whole = (direction, port, True) in self.net
+                tests.append((self.net[(direction, port, whole)],
+                              self.net_durations.get((direction, port, whole), {})))
+            if tests:
+                out.add(("net", direction), *together(tests))
         for op in _OPS:
             measures = sorted((m for o, m in self.quantiles if o == op),
                               key=lambda m: m != "clat")
@@ -274,82 +280,17 @@ class _Accumulator:
         return out
 
 
-#: A line of a run: ("iops" | "bandwidth", op), ("net", direction) or ("latency", op, name).
-_Line = tuple[str, ...]
-
-
-@dataclass(slots=True)
-class _Lines:
-    """A run's lines as points at epoch times (what ``RunSeries`` holds, before it counts
-    from the run's start and averages long lines down)."""
-
-    points: dict[_Line, dict[float, float]] = field(default_factory=dict)
-    #: line -> t -> the seconds a partial interval covered
-    durations: dict[_Line, dict[float, float]] = field(default_factory=dict)
-    latency_source: dict[str, str] = field(default_factory=dict)
-
-    def add(self, key: _Line, by_t: dict[float, float],
-            durations: dict[float, float] | None = None) -> None:
-        self.points[key] = by_t
-        if durations:
-            self.durations[key] = durations
-
-    def series(self, row: Row, origin: float) -> RunSeries:
-        out = RunSeries(row, origin, latency_source=dict(self.latency_source))
-        for key, by_t in self.points.items():
-            points = _points(by_t, origin, self.durations.get(key, {}))
-            if key[0] == "latency":
-                out.latency.setdefault(key[1], {})[key[2]] = points
-            else:
-                {"iops": out.iops, "bandwidth": out.bandwidth, "net": out.net}[key[0]][
-                    key[1]] = points
-        return out
-
-
-def _second(t: float, duration: float | None) -> float:
-    """Which of a run's intervals a point is, counted from the run's start: a nominal one
-    by the second it ends at (2.005 s: 2), a partial one (fio's first and last) by the
-    second it starts at, plus a half (2.13 s after 0.117 s: 2.5), so that runs' points of
-    the same interval meet and a partial one never takes a whole second's place."""
-    return float(round(t)) if duration is None else round(t - duration) + 0.5
-
-
-def median_lines(runs: Sequence[tuple[float, _Lines]]) -> _Lines:
-    """Several runs' lines as one (``repeats``' rule, second by second): each line's point
-    of a second is the median of the runs' points of that second (seconds since each run's
-    tool started: ``(origin, lines)``), each line on its own; of an even number of runs the
-    mean of the two middle ones. A point is drawn at the runs' mean time of it (a partial
-    last interval: 2.3 s), counted from the earliest origin, and is partial when every
-    run's is (its duration their mean)."""
-    origin = min(o for o, _lines in runs)
-    # a run's partial intervals by time, for its lines that do not say (latency)
-    partials = [{t: d for by_t in lines.durations.values() for t, d in by_t.items()}
-                for _o, lines in runs]
-    out = _Lines()
-    durations_of = {k for _o, lines in runs for k in lines.durations}
-    for key in dict.fromkeys(k for _o, lines in runs for k in lines.points):
-        #: interval (``_second``) -> [(time since the start, value, duration)], one a run
-        seconds: dict[float, list[tuple[float, float, float | None]]] = defaultdict(list)
-        for (start, lines), partial_at in zip(runs, partials, strict=True):
-            durations = lines.durations.get(key, partial_at)
-            mine: dict[float, list[tuple[float, float, float | None]]] = defaultdict(list)
-            for t, v in lines.points.get(key, {}).items():
-                d = durations.get(t)
-                mine[_second(t - start, d)].append((t - start, v, d))
-            for second, found in mine.items():  # (one a run, unless it printed two)
-                seconds[second].append(found[-1])
-        points: dict[float, float] = {}
-        partial: dict[float, float] = {}
-        for _interval, found in sorted(seconds.items()):
-            t = origin + sum(x for x, _v, _d in found) / len(found)
-            points[t] = median([v for _x, v, _d in found])
-            spans = [d for _x, _v, d in found if d is not None]
-            if len(spans) == len(found):
-                partial[t] = sum(spans) / len(spans)
-        out.add(key, points, partial if key in durations_of else None)
-    for _o, lines in runs:
-        for op, source in lines.latency_source.items():
-            out.latency_source.setdefault(op, source)
+def _series(lines: Lines, row: Row, origin: float) -> RunSeries:
+    """A run's (or runs') lines as the plots take them: counted from ``origin``, long ones
+    averaged down."""
+    out = RunSeries(row, origin, latency_source=dict(lines.latency_source))
+    for key, by_t in lines.points.items():
+        points = _points(by_t, origin, lines.durations.get(key, {}))
+        if key[0] == "latency":
+            out.latency.setdefault(key[1], {})[key[2]] = points
+        else:
+            {"iops": out.iops, "bandwidth": out.bandwidth, "net": out.net}[key[0]][
+                key[1]] = points
     return out
 
 
@@ -377,9 +318,9 @@ def run_series(reader: SessionReader, rows: Sequence[Row]) -> list[RunSeries]:
     for row in rows:
         runs = [(start, accs[(row.host, label)].lines()) for label, start in row.runs.items()]
         if len(runs) == 1:
-            out.append(runs[0][1].series(row, runs[0][0]))
+            out.append(_series(runs[0][1], row, runs[0][0]))
         else:
-            out.append(median_lines(runs).series(row, min(o for o, _lines in runs)))
+            out.append(_series(median_lines(runs), row, min(o for o, _lines in runs)))
     return out
 
 
@@ -475,7 +416,7 @@ def fleet_latency(reader: SessionReader, rows: Sequence[Row]) -> dict[str, dict[
     qs = [q for q, _ in QUANTILES]
     runs = []
     for by_op in seconds.values():
-        lines = _Lines()
+        lines = Lines()
         for op, by_second in by_op.items():
             for second, h in by_second.items():
                 found = h.quantiles(qs)
