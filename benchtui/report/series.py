@@ -185,10 +185,12 @@ class _Accumulator:
         self.means: dict[str, dict[float, float]] = defaultdict(dict)
         #: (metric, op, whole) -> t -> seconds the interval covered, for partial ones
         self.durations: dict[tuple[str, str, bool], dict[float, float]] = defaultdict(dict)
-        #: (direction, port, sum stream) -> t -> the streams' rate added up, and the seconds
-        #: of partial intervals: a network test's (an iperf3 server runs one per client)
-        self.net: dict[tuple[str, str, bool], dict[float, float]] = defaultdict(dict)
-        self.net_durations: dict[tuple[str, str, bool], dict[float, float]] = \
+        #: (direction, port, sum stream) -> (t, elapsed) -> the streams' rate added up, and
+        #: the seconds of partial intervals: a network test's (an iperf3 server runs one
+        #: per client)
+        self.net: dict[tuple[str, str, bool], dict[tuple[float, float], float]] = \
+            defaultdict(dict)
+        self.net_durations: dict[tuple[str, str, bool], dict[tuple[float, float], float]] = \
             defaultdict(dict)
         self.newest = -math.inf
 
@@ -225,10 +227,13 @@ class _Accumulator:
             if stream.startswith("sum") and stream != "sum":
                 return
             test = (labels.get("direction", "total"), labels.get("port", ""), stream == "sum")
+            # two intervals of one test may arrive at once (iperf3's last whole one and its
+            # tail, 4.00-4.03 sec): each at its own end, by the tool's elapsed seconds
+            at = (t, s.elapsed if s.elapsed is not None else 0.0)
             acc = self.net[test]
-            acc[t] = acc.get(t, 0.0) + s.value
+            acc[at] = acc.get(at, 0.0) + s.value
             if s.duration is not None:
-                self.net_durations[test][t] = s.duration
+                self.net_durations[test][at] = s.duration
         elif metric == "latency_mean_seconds" and latency_measure_ok(labels, "lat"):
             acc = self.means[op]
             acc[t] = max(acc.get(t, 0.0), s.value)
@@ -256,8 +261,9 @@ class _Accumulator:
             tests = []
             for port in dict.fromkeys(p for d, p, _w in self.net if d == direction):
                 whole = (direction, port, True) in self.net
-                tests.append((self.net[(direction, port, whole)],
-                              self.net_durations.get((direction, port, whole), {})))
+                tests.append(_at_their_ends(self.net[(direction, port, whole)],
+                                            self.net_durations.get((direction, port, whole),
+                                                                   {})))
             if tests:
                 out.add(("net", direction), *together(tests))
         for op in _OPS:
@@ -278,6 +284,20 @@ class _Accumulator:
                 out.add(("latency", op, "mean"), self.means[op])
                 out.latency_source[op] = "mean"
         return out
+
+
+def _at_their_ends(by_at: dict[tuple[float, float], float],
+                   durations: dict[tuple[float, float], float]
+                   ) -> tuple[dict[float, float], dict[float, float]]:
+    """A test's points by (arrival, elapsed) at their own ends: of the intervals that
+    arrived together, each before the last by its elapsed seconds less the last's."""
+    last: dict[float, float] = {}
+    for t, elapsed in by_at:
+        last[t] = max(last.get(t, elapsed), elapsed)
+    def end(at: tuple[float, float]) -> float:
+        return at[0] - (last[at[0]] - at[1])
+    return ({end(at): v for at, v in by_at.items()},
+            {end(at): d for at, d in durations.items()})
 
 
 def _series(lines: Lines, row: Row, origin: float) -> RunSeries:
