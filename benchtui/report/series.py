@@ -230,8 +230,8 @@ class _Accumulator:
             # two intervals of one test may arrive at once (iperf3's last whole one and its
             # tail, 4.00-4.03 sec): each at its own end, by the tool's elapsed seconds
             at = (t, s.elapsed if s.elapsed is not None else 0.0)
-            acc = self.net[test]
-            acc[at] = acc.get(at, 0.0) + s.value
+            rates = self.net[test]
+            rates[at] = rates.get(at, 0.0) + s.value
             if s.duration is not None:
                 self.net_durations[test][at] = s.duration
         elif metric == "latency_mean_seconds" and latency_measure_ok(labels, "lat"):
@@ -294,6 +294,7 @@ def _at_their_ends(by_at: dict[tuple[float, float], float],
     last: dict[float, float] = {}
     for t, elapsed in by_at:
         last[t] = max(last.get(t, elapsed), elapsed)
+
     def end(at: tuple[float, float]) -> float:
         return at[0] - (last[at[0]] - at[1])
     return ({end(at): v for at, v in by_at.items()},
