@@ -193,9 +193,10 @@ def test_two_runs_held_at_1000_and_2000_iops_are_a_row_of_1500(runs_session: Pat
 
 
 def test_a_median_row_against_a_baseline_and_per_second(runs_session: Path) -> None:
-    """Against itself as a baseline, the median row is compared with the baseline's median
-    (100%), never with one of its runs; the per-second plot of the row is the runs' median
-    second by second."""
+    """A baseline's repeats follow the same rule: against itself a median row is at 100%
+    (median with median); a step run once has the repeated step's median as its baseline
+    (``--baseline step=held``), not one of its runs; the gate names the median row; the
+    per-second plot of the row is the runs' median second by second."""
     data = json.loads(_report(runs_session, "--steps", "held", "--baseline",
                               f"session={runs_session}", "--format", "json"))
     row = next(r for r in data["rows"] if r["host"] == "alpha")
@@ -203,6 +204,18 @@ def test_a_median_row_against_a_baseline_and_per_second(runs_session: Path) -> N
         assert v["baseline_value"] == v["value"]
         if v["value"]:
             assert v["percent_of_baseline"] == pytest.approx(100.0)
+    middle = next(v["value"] for v in row["values"] if v["metric"] == "iops")
+    data = json.loads(_report(runs_session, "--baseline", "step=held", "--steps", "held",
+                              "--steps", "fio-then-sleep", "--format", "json"))
+    once = next(r for r in data["rows"] if r["host"] == "alpha"
+                and r["step"] == "fio-then-sleep")
+    assert next(v["baseline_value"] for v in once["values"]
+                if v["metric"] == "iops") == pytest.approx(middle)
+    gate = benchtui("report", str(runs_session), "--steps", "held", "--baseline", "step=held",
+                    "--fail-below", "101%", "-o", "/dev/null")
+    assert gate.returncode == 3, gate.stderr
+    assert re.search(r"^  held \(median of 2\)\s+alpha\s+IOPS r", gate.stderr, re.M), \
+        gate.stderr
     report = build_report([str(runs_session)], ReportOptions(skip=1.0, steps=("held",)))
     group = next(g for g in plot_groups(report) if g.step == "held")
     assert group.title == "held: each host's median of 2 runs"
