@@ -33,7 +33,7 @@ from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
 from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
 from benchtui.report.steady import Steadiness, steadiness
-from benchtui.report.window import tool_span
+from benchtui.report.window import tool_span, without_part
 from benchtui.session.changes import Change, fact_changes, plan_changes, plan_description
 from benchtui.session.compare import (
     FLEET,
@@ -58,6 +58,10 @@ SELECTS = repeats.SELECTS
 FIGURES = ("window", "summary")
 #: A summary arrives with the run's last output, at most this long after its run_end event.
 _SUMMARY_SLACK = 1.0
+#: How far outside a window a stats-block cut is looked for (``_stats``), seconds, nearest
+#: first (a run's blocks are 5 s long for its first minute).
+_EDGE = 30.0
+_REACHES = (2.0, 6.0, _EDGE)
 
 Stats = dict[SeriesDef, SeriesStats]
 
@@ -221,22 +225,50 @@ class _SessionRows:
         decoded."""
         if t1 - w0 < 2 * MIN_STEADY_POINTS:
             # too short for a verdict (steady.py wants 4 per-second points in the last
-            # half): one read, which the stats blocks answer without decoding
-            return self.reader.series_stats(w0, t1, wanted, host), None
+            # half): one read
+            return self._stats(w0, t1, wanted, host), None
         mid, q3 = w0 + (t1 - w0) / 2, w0 + 3 * (t1 - w0) / 4
         near = (t1 - w0) / 8
         m = self.reader.stats_split_near(mid, near, host)
         q = self.reader.stats_split_near(q3, near, host)
         if w0 < m < q < t1:
             mid, q3 = m, q
-        first = self.reader.series_stats(w0, mid, wanted, host)
+        first = self._stats(w0, mid, wanted, host)
         third = self.reader.series_stats(mid, q3, wanted, host)
-        fourth = self.reader.series_stats(q3, t1, wanted, host)
+        fourth = self._stats(q3, t1, wanted, host)
         steady = steadiness(third, fourth)
         window: Stats = {}
         for part in (first, third, fourth):
             _merge(window, part)
         return window, steady
+
+    def _stats(self, t0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
+               ) -> Stats:
+        """``series_stats(t0, t1)`` for a window that starts and ends with its tool, not on
+        the recording's stats-block cuts: read from the host's cut just before ``t0`` to
+        its cut just after ``t1`` (each within ``_EDGE`` seconds: the run's start plus a
+        multiple of 5 s, its end), less the seconds outside, so that the blocks answer for
+        the run's long blocks and only those few seconds are decoded
+        (``window.without_part``); the window itself where that cannot be."""
+        reader = self.reader
+        start, end = self._cut(t0, -1.0, host), self._cut(t1, 1.0, host)
+        if (start, end) == (t0, t1):
+            return reader.series_stats(t0, t1, wanted, host)
+        stats = reader.series_stats(start, end, wanted, host)
+        outside = [reader.series_stats(a, b, wanted, host)
+                   for a, b in ((start, t0), (t1, end)) if b > a]
+        if all(without_part(stats, part) for part in outside):
+            return stats
+        return reader.series_stats(t0, t1, wanted, host)
+
+    def _cut(self, t: float, side: float, host: str) -> float:
+        """The host's stats-block cut nearest ``t`` before it (``side`` -1) or after it (1),
+        at most ``_EDGE`` seconds away; ``t`` itself when there is none."""
+        for reach in _REACHES:
+            found = self.reader.stats_split_near(t + side * reach / 2, reach / 2, host)
+            if (found - t) * side >= 0 and found != t + side * reach / 2:
+                return found
+        return t
 
     def _fleet_row(self, step: str, label: str, parts: list[_RunFigures]) -> Row | None:
         """A run's fleet row: its hosts' I/O together (``figures.fleet_io``), and their

@@ -20,7 +20,7 @@ The tool's own samples are stamped as they arrive: their times say when it ran.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 
 from benchtui.store.recording.codec import SeriesDef
@@ -81,3 +81,28 @@ def tool_span(stats: Stats) -> ToolSpan | None:
         return None
     return ToolSpan(min(st.first_t - _interval(st) for st in found),
                     max(st.last_t for st in found))
+
+
+def without_part(stats: MutableMapping[SeriesDef, SeriesStats], part_stats: Stats) -> bool:
+    """``stats`` of a stretch less those of a part of it (its first or last seconds), in
+    place: the counts, sums and sums of squares a mean and a deviation are made of, and
+    the histograms (a series' minimum, maximum, first and last times stay the whole
+    stretch's). False, with ``stats`` untouched, when the part holds what cannot be taken
+    back (a partial interval: its weight depends on the series' times) or what ``stats``
+    does not."""
+    for d, part in part_stats.items():
+        whole = stats.get(d)
+        if part.partial is not None or whole is None or whole.count < part.count \
+                or (part.histogram is not None and (
+                    whole.histogram is None or whole.histogram.is_reset_from(part.histogram))):
+            return False
+    for d, part in part_stats.items():
+        whole = stats[d]
+        whole.count -= part.count
+        whole.total -= part.total
+        whole.total_sq -= part.total_sq
+        if whole.histogram is not None and part.histogram is not None:
+            whole.histogram = whole.histogram.delta(part.histogram)
+        if not whole.count:
+            del stats[d]
+    return True
