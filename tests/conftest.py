@@ -33,7 +33,7 @@ SHARED_GROUPS = {
     "netns": ("test_session_engine.py", "test_session_watchdog.py", "test_transport_ssh.py"),
     "iperf-ports": ("test_report_compare.py", "test_export_dashboard_backfill.py",
                     "test_net_figures.py", "test_parse_iperf2_csv.py", "test_plan_commands.py",
-                    "test_real_net.py"),
+                    "test_real_net.py", "test_tool_words.py"),
 }
 
 IPERF_LOCK = Path(tempfile.gettempdir()) / "benchtui-iperf-ports.lock"

@@ -109,8 +109,10 @@ def test_report_speed_benchmark_runs_and_reports(tmp_path: Path) -> None:
 
 def test_export_burst_runs_and_reports() -> None:
     done = subprocess.run([sys.executable, str(BENCHMARKS / "export_burst.py"), "--hosts", "1",
-                           "--scrapes", "10", "--idle", "10", "--rounds", "1", "--json"],
+                           "--scrapes", "10", "--idle", "10", "--slow", "2", "--steady", "2",
+                           "--rounds", "1", "--json"],
                           capture_output=True, text=True, timeout=120, check=True)
     report = json.loads(done.stdout)
-    assert report["rounds"][0]["answered"] == 10
+    (one,) = report["rounds"]
+    assert (one["burst"]["answered"], one["steady"]["answered"], one["idle_kept"]) == (10, 2, 10)
     assert report["server_threads"] <= 5

@@ -75,9 +75,10 @@ def test_run_jsonl_prints_samples_with_the_step_and_writes_facts(tmp_path: Path)
 @pytest.mark.slow
 def test_run_exits_1_with_the_reason_when_a_step_fails(tmp_path: Path) -> None:
     require_tool("fio")
-    # An option fio refuses: the step fails on its host, the reason is said.
+    # An engine the host's fio cannot load (an external engine's name passes check): the
+    # step fails on its host, the reason is said.
     plan = write_plan(tmp_path, extra='env = { }\n')
-    text = plan.read_text().replace("--runtime=3", "--runtime=3 --rw=nonsense")
+    text = plan.read_text().replace("--runtime=3", "--runtime=3 --ioengine=nosuchplugin")
     plan.write_text(text)
     out = benchtui("run", str(plan), "--jsonl")
     assert out.returncode == 1, out.stderr
@@ -92,6 +93,31 @@ def test_check_reports_versions_and_runs_nothing(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr + out.stdout
     assert "here" in out.stdout and "fio-3" in out.stdout
     assert not (tmp_path / "fio.dat").exists(), "check must not run fio"
+
+
+def test_check_says_each_warning_once(tmp_path: Path) -> None:
+    # Issue 31: four plan hosts on this one machine gave 6 pairwise warnings, each printed
+    # twice (a timed line, then the report), the report's copy stuttering the step's name.
+    require_tool("fio")
+    hosts = ("h1", "h2", "h3", "h4")
+    plan = tmp_path / "plan.toml"
+    plan.write_text("".join(f"[hosts.{h}]\nlocal = true\n" for h in hosts)
+                    + '[[monitor]]\ntool = "iostat"\nhosts = ["h1"]\n'
+                    '[[step]]\nname = "randread"\ntool = "fio"\nhosts = "all"\n'
+                    f'args = "--filename={tmp_path}/f-{{host}} --size=1m --rw=randread '
+                    '--iodepth=8 --runtime=5"\nmatrix = { bs = ["4k", "64k"] }\n')
+    out = benchtui("check", str(plan))
+    assert out.returncode == 0, out.stderr + out.stdout
+    said = [line for line in (out.stdout + out.stderr).splitlines() if "warning" in line]
+    assert len(said) == len(set(said)), said
+    machine = [line for line in said if "one machine" in line]
+    assert len(machine) == 1 and "hosts h1, h2, h3 and h4 are one machine" in machine[0]
+    depth = [line for line in said if "iodepth=8 has no effect" in line]
+    assert depth == ['warning: step "randread" (every step of the sweep): iodepth=8 has no '
+                     "effect with the synchronous ioengine psync (fio's default) (use "
+                     "ioengine=libaio or io_uring with direct=1, or raise numjobs instead)"]
+    assert out.stdout.startswith("plan plan: 2 steps, 1 monitor, 4 hosts\n")
+    assert "warning" not in out.stderr  # (the timed lines are progress: hosts coming up)
 
 
 def test_check_names_a_missing_program_and_exits_1(tmp_path: Path) -> None:

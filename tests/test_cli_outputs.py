@@ -1,11 +1,14 @@
-"""Every command with its standard output on ``/dev/full`` (ENOSPC) and on a pipe whose reader
-is gone (EPIPE), as real processes: never a traceback, one sentence on stderr, the README's exit
-status (1: the output failed at run time). Commands whose results go elsewhere (``record``,
-``import``, ``report -o``, ``plot``) are not disturbed by it and exit 0. Paths that cannot be
-written are usage errors (exit 2) in every command that takes one."""
+"""Every command with its standard output on ``/dev/full`` (ENOSPC), on a pipe whose reader
+is gone (EPIPE) and closed (``>&-``: EBADF), as real processes: never a traceback, one sentence
+on stderr, the README's exit status (1: the output failed at run time). Commands whose results
+go elsewhere (``record``, ``import``, ``report -o``, ``plot``) are not disturbed by it and exit
+0. Standard error that cannot be written (full, a reader gone, closed) stops nothing: a
+recording is still made, standard output is whole, and the exit status is 1. Paths that cannot
+be written are usage errors (exit 2) in every command that takes one."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,11 +40,15 @@ COMMANDS = ("parse", "check", "run", "demo", "record", "replay", "dump", "info",
             "report", "plot", "serve", "history", "examples", "themes", "completion")
 
 
-def benchtui(*args: str, stdout: int | None = subprocess.PIPE,
-             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "benchtui", *args], stdout=stdout,
-                          stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                          timeout=timeout, check=False)
+def benchtui(*args: str, stdout: int | None = subprocess.PIPE, stderr: int | None =
+             subprocess.PIPE, closed: str = "", timeout: float = 120
+             ) -> subprocess.CompletedProcess[str]:
+    """``closed``: shell redirections that close descriptors first (``>&-``, ``2>&-``)."""
+    argv = [sys.executable, "-m", "benchtui", *args]
+    if closed:  # a real shell closes them, as a user's does
+        argv = ["sh", "-c", f'exec "$@" {closed}', "sh", *argv]
+    return subprocess.run(argv, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL,
+                          text=True, timeout=timeout, check=False)
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +80,13 @@ def _closed_pipe() -> Iterator[int]:
         os.close(w)
 
 
+def _closed() -> Iterator[int | None]:
+    yield None  # (benchtui() closes it)
+
+
 SINKS = {"dev-full": (_full, "cannot write to standard output: No space left on device"),
-         "closed-pipe": (_closed_pipe, "standard output was closed by the program reading it")}
+         "closed-pipe": (_closed_pipe, "standard output was closed by the program reading it"),
+         "closed": (_closed, "standard output is closed: nothing could be written")}
 
 
 def _writers(d: Path) -> list[tuple[str, ...]]:
@@ -108,7 +120,7 @@ def test_every_command_with_stdout_that_cannot_be_written(work: Path, sink: str)
 
     def into_sink(argv: tuple[str, ...]) -> subprocess.CompletedProcess[str]:
         for fd in opener():
-            return benchtui(*argv, stdout=fd)
+            return benchtui(*argv, stdout=fd, closed=">&-" if fd is None else "")
         raise AssertionError("no sink")
 
     # (the writers only read the session: four at a time)
@@ -123,7 +135,7 @@ def test_every_command_with_stdout_that_cannot_be_written(work: Path, sink: str)
         assert last.startswith(f"benchtui: {sentence}"), where
     for argv in _quiet(work, sink):
         for fd in opener():
-            done = benchtui(*argv, stdout=fd)
+            done = benchtui(*argv, stdout=fd, closed=">&-" if fd is None else "")
         where = f"benchtui {' '.join(argv)} > {sink}: {done.stderr}"
         assert "Traceback" not in done.stderr, where
         assert done.returncode == 0, where
@@ -152,3 +164,54 @@ def test_paths_that_cannot_be_written_are_usage_errors(work: Path) -> None:
         assert done.returncode == 2, where
         assert done.stderr.strip().splitlines()[-1].startswith("benchtui: "), where
         assert "/nonexistent/x" in done.stderr, where
+
+
+def _session_ended(path: Path) -> tuple[str, int]:
+    """(how the recording says the session ended, its samples)."""
+    from benchtui.model import events as ev
+    from benchtui.store.recording import SessionReader
+
+    with SessionReader.open(str(path)) as reader:
+        end = [e for e in reader.events() if e.kind == ev.SESSION_END]
+        closed = reader.complete and reader.meta.ended is not None
+        outcome = ev.outcome_of(end[-1]) if end and closed else "not closed"
+        return outcome, reader.sample_count
+
+
+@pytest.mark.slow
+def test_standard_error_that_cannot_be_written_stops_nothing(work: Path) -> None:
+    # record 2>&- (issue 27: it crashed and recorded nothing), record 2>/dev/full: the
+    # recording is made and closed, nothing goes to stdout, and the exit status says it.
+    plan = str(work / "plan.toml")
+    for name, opener, closed in (("closed", _closed, "2>&-"), ("full", _full, "")):
+        recording = work / f"stderr-{name}.btr"
+        for fd in opener():
+            done = benchtui("record", plan, "-o", str(recording), stderr=fd, closed=closed)
+        assert done.returncode == 1 and done.stdout == "", (name, done.stdout)
+        outcome, samples = _session_ended(recording)
+        assert outcome == "completed" and samples > 0, (name, outcome, samples)
+    # run --jsonl with stderr's reader gone: every sample is on stdout, exit 1.
+    for fd in _closed_pipe():
+        done = benchtui("run", plan, "--jsonl", stderr=fd)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 1
+    assert any(r["tool"] == "fio" and r["metric"] == "iops" for r in rows)
+
+
+@pytest.mark.slow
+def test_closed_stdout_stops_a_run_and_keeps_its_recording(work: Path) -> None:
+    # run --jsonl >&- (issue 27: exit 0, every sample lost without a word).
+    recording = work / "stdout-closed.btr"
+    done = benchtui("run", str(work / "plan.toml"), "--jsonl", "--record", str(recording),
+                    closed=">&-")
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "benchtui: standard output is closed: no sample can be written; the session was "
+        "stopped, and every process benchtui started with it")
+    assert _session_ended(recording)[0] == "interrupted"
+    # parse - <&-: standard input closed is one sentence too.
+    done = benchtui("parse", "--tool", "iostat", "-", closed="<&-")
+    assert (done.returncode, done.stderr) == (
+        2, "benchtui: -: standard input is closed; give a file name, or pipe the tool's "
+           "output in\n")

@@ -111,6 +111,50 @@ def test_record_killed_leaves_nothing_running_on_this_machine(tmp_path: Path) ->
         assert reader.sample_count > 0
 
 
+ORPHAN_MAKER = """
+setsid sh -c 'trap "" TERM; exec sleep 300' &
+sleep 300 &
+echo started
+wait
+"""
+
+
+def test_a_run_is_swept_when_its_main_process_ends_whoever_ended_it(tmp_path: Path) -> None:
+    """The issue's orphan: the controller killed with kill -9, then the run's main process
+    ended by another hand (SIGTERM), leaving a job process in its own session that ignores
+    SIGTERM (as fio's, blocked in io_getevents) and a child in its group: the run's wrapper
+    sweeps both (SIGTERM, SIGKILL after the grace) as the main process ends, and says so."""
+    home = tmp_path / "home"
+    home.mkdir()
+    script = tmp_path / "orphans.sh"
+    script.write_text(ORPHAN_MAKER)
+    plan = tmp_path / "plan.toml"
+    plan.write_text('[session]\nname = "orphans"\n\n[hosts.here]\nlocal = true\n\n'
+                    f'[[step]]\nname = "s"\ntool = "command"\nparser = "mbw"\n'
+                    f'command = "sh {script}"\n')
+    proc = subprocess.Popen([sys.executable, "-m", "benchtui", "record", str(plan), "-o",
+                             str(tmp_path / "s.btr"), "--controller-grace", str(GRACE)],
+                            stderr=subprocess.DEVNULL, cwd=ROOT,
+                            env={**os.environ, "HOME": str(home)})
+    runs = home / ".cache" / "benchtui" / "runs"
+    try:
+        assert wait_until(lambda: list(runs.glob("*/*/controller")), 20), "nothing started"
+        runs = session_runs(runs, "orphans")
+        assert wait_until(lambda: [n for _, n in session_processes(runs)].count("sleep") == 2,
+                          20), session_processes(runs)
+    finally:
+        proc.kill()
+        proc.wait()
+    killed_at = time.monotonic()
+    main = next(p for p in psutil.process_iter(["cmdline"])
+                if p.info["cmdline"] == ["sh", str(script)])
+    main.terminate()  # the other hand
+    assert wait_until(lambda: not session_processes(runs), WITHIN), session_processes(runs)
+    assert time.monotonic() - killed_at < GRACE + 2 + 3
+    out = next(runs.glob("*/out")).read_text()
+    assert "benchtui: processes of the run still running after it ended were stopped: " in out
+
+
 @pytest.mark.slow
 def test_run_killed_leaves_nothing_running_on_ssh_hosts(sshd_hosts: list[SshdHost],
                                                         tmp_path: Path) -> None:
@@ -125,7 +169,8 @@ def test_run_killed_leaves_nothing_running_on_ssh_hosts(sshd_hosts: list[SshdHos
     try:
         _first_sample(proc)
         runs = session_runs(_ssh_runs(), name)
-        assert fio_count(runs) >= 6
+        # (the first sample may be iostat's: fio may still be starting on a busy machine)
+        assert wait_until(lambda: fio_count(runs) >= 6, 20), session_processes(runs)
         time.sleep(1.0)
     finally:
         proc.kill()
@@ -149,10 +194,12 @@ def test_leftovers_are_refused_then_stopped(sshd_hosts: list[SshdHost],
     first = _run(plan, host, "--controller-grace", "30")
     try:
         _first_sample(first)
+        runs = session_runs(_ssh_runs(), name)
+        # (the first sample may be iostat's: fio may still be starting on a busy machine)
+        assert wait_until(lambda: fio_count(runs) >= 3, 20), session_processes(runs)
     finally:
         first.kill()
         first.wait()
-    runs = session_runs(_ssh_runs(), name)
     fio_pids = [pid for pid, name in session_processes(runs) if name == "fio"]
     assert len(fio_pids) >= 3
 

@@ -257,7 +257,7 @@ def test_info_lists_gaps_and_unfinished_steps() -> None:
         gaps=[Gap("h07", start + 600, start + 612)], warnings=["the file ends early"])
     text = format_info(info)
     assert "time      " in text and "(2h00m00s)" in text
-    assert "size      3.0 MiB, 10 samples, 4 events (1 warnings, 0 errors)" in text
+    assert "size      3.0 MiB, 10 samples, 4 events (1 warning, 0 errors)" in text
     assert "  randread: at +1m00s, 55m00s, completed" in text
     assert "  randwrite: at +1h01m00s, still running when the recording ended" in text
     assert "gaps      1\n  h07: no sample for 12.0s from +10m00s" in text

@@ -14,3 +14,4 @@ def test_export_benchmark_runs_and_reports() -> None:
                            "--dump-seconds", "5", "--out", "-"],
                           capture_output=True, text=True, timeout=120, check=True)
     assert "| 2 | " in done.stdout and "samples written" in done.stdout
+

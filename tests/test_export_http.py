@@ -3,6 +3,7 @@ warning when other machines can reach it, and the content Prometheus negotiates.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import shutil
 import socket
@@ -255,3 +256,106 @@ def test_scrapes_that_arrive_together_share_one_fresh_rendering() -> None:
     assert len(started) == 2  # one for the first, one shared by the 20
     assert answers.count(b"1") == 1 and answers.count(b"2") == 20
     assert all(s >= first_arrival for s in started) and started[1] >= late
+
+
+class _Big:
+    """A body of ~400 KiB: more than a slow reader's socket buffers hold."""
+
+    def render(self, *, openmetrics: bool = False) -> bytes:
+        return b"".join(b"benchtui_x{n=\"%d\"} 1\n" % n for n in range(20000))
+
+
+def _slow_reader(port: int, pipelined: int = 64) -> socket.socket:
+    """Asks for ``pipelined`` answers at once, with a 1 KiB receive buffer, and never reads."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    sock.connect(("127.0.0.1", port))
+    sock.setblocking(False)
+    with contextlib.suppress(BlockingIOError):
+        sock.send(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n" * pipelined)
+    return sock
+
+
+def _scrape_within(port: int, seconds: float) -> bytes:
+    """A well-behaved scrape whose every step must end within ``seconds``."""
+    start = time.monotonic()
+    data = _raw_get(port, timeout=seconds)
+    assert time.monotonic() - start < seconds
+    return data
+
+
+def test_idle_connections_and_slow_readers_hold_no_scrape() -> None:
+    # Issue 27: with 1,100 idle connections open, scrapes were reset; 16 slow readers
+    # (pipelined GETs, 1 KiB receive buffers, never reading) made them wait 9-10 s.
+    import threading
+
+    before = threading.active_count()
+    with MetricsServer(_Big(), "127.0.0.1", 0, max_connections=1000, write_timeout=1.0,
+                       workers=4) as server:
+        idle = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(1100)]
+        slow = [_slow_reader(server.port) for _ in range(16)]
+        time.sleep(0.3)  # their first answers fill their windows
+        for _ in range(10):
+            assert _scrape_within(server.port, 1.0).startswith(b"HTTP/1.1 200 OK")
+        assert server.open_connections <= 1000
+        assert threading.active_count() - before <= 1 + 4
+        # The oldest idle connections were shed for the new ones (the first reads EOF), the
+        # newest are still open; the slow readers are closed once their write time is up.
+        idle[0].settimeout(2)
+        assert idle[0].recv(10) == b""
+        held = server.open_connections
+        idle[-1].setblocking(False)
+        with pytest.raises(BlockingIOError):
+            idle[-1].recv(10)
+        time.sleep(2.5)
+        assert server.open_connections == held - 16
+        assert _scrape_within(server.port, 1.0).endswith(b"1\n")
+        for sock in idle + slow:
+            sock.close()
+
+
+_SERVER_OUT_OF_FILES = """
+import os, resource, sys, time
+resource.setrlimit(resource.RLIMIT_NOFILE, (256, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+from benchtui.export.http_server import MetricsServer
+class Tiny:
+    def render(self, *, openmetrics=False):
+        return b"benchtui_x 1\\n"
+server = MetricsServer(Tiny(), "127.0.0.1", 0)
+taken = [os.open(os.devnull, os.O_RDONLY) for _ in range(200)]  # the session's own files
+print(server.port, server.max_connections, flush=True)
+sys.stdin.read()
+server.close()
+"""
+
+
+def test_a_server_out_of_file_descriptors_sheds_idle_connections() -> None:
+    # With an open-file limit of 256 (many systems give 1024), the server holds at most 128
+    # connections; here the rest of the process took all but ~50 descriptors, so accept()
+    # fails with EMFILE first: idle connections are shed for the scrape, never a busy loop.
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER_OUT_OF_FILES], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        port, limit = map(int, proc.stdout.readline().split())
+        assert limit == 128
+        idle = [socket.create_connection(("127.0.0.1", port)) for _ in range(300)]
+        time.sleep(0.3)
+        for _ in range(5):
+            assert _scrape_within(port, 1.0).endswith(b"benchtui_x 1\n")
+        for sock in idle:
+            sock.close()
+        cpu = psutil_cpu_seconds(proc.pid)
+        time.sleep(1.0)
+        assert psutil_cpu_seconds(proc.pid) - cpu < 0.5  # idle again: no accept() spinning
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=10)
+
+
+def psutil_cpu_seconds(pid: int) -> float:
+    import psutil
+
+    times = psutil.Process(pid).cpu_times()
+    return float(times.user + times.system)

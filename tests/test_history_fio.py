@@ -233,3 +233,36 @@ def test_an_interrupted_run_is_kept_and_shown_never_analysed(tmp_path: Path) -> 
     assert spark.endswith("·") and "stable" in shown.stdout, shown.stdout
     gate = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert gate.returncode == 0 and gate.stdout.startswith("history: 0 regressions"), gate.stdout
+
+
+def _concurrent_imports(catalog: str, paths: list[Path], processes: int = 10) -> None:
+    """``processes`` imports of the same sessions at once, as real processes: each session
+    is added once, the others are told it is there; every process exits 0."""
+    argv = [sys.executable, "-m", "benchtui", "history", "import", *map(str, paths),
+            "--catalog", catalog, "--skip", "1"]
+    procs = [subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for _ in range(processes)]
+    outs = [(p.wait(timeout=300), p.communicate()[1]) for p in procs]
+    said = "\n".join(err for _code, err in outs)
+    assert "Traceback" not in said
+    assert [code for code, _err in outs] == [0] * processes, said
+    assert said.count("added run") == len(paths), said
+    assert said.count("is already in the catalog as run") == (processes - 1) * len(paths)
+    for path in paths:  # each session added once, by one of the processes
+        assert sum(f": {path} (plan" in line for line in said.splitlines()) == 1, path
+    runs = benchtui("history", "export", "nightly", "--catalog", catalog, "--csv")
+    rows = list(csv.DictReader(io.StringIO(runs.stdout)))
+    assert len({r["run_id"] for r in rows}) == len(paths) and len(rows) == 2 * len(paths)
+    checked = benchtui("history", "check", "--catalog", catalog)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_ten_concurrent_imports_of_the_same_sessions_sqlite(tmp_path: Path) -> None:
+    require_tool("fio")
+    _concurrent_imports(str(tmp_path / "history.sqlite"), sessions()[:14])
+
+
+def test_ten_concurrent_imports_of_the_same_sessions_postgresql() -> None:
+    require_tool("fio")
+    with postgres_server() as url:
+        _concurrent_imports(url, sessions()[:14])

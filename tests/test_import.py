@@ -352,6 +352,10 @@ def write(path: Path, text: str) -> str:
     ("directory", "{tmp}: is a directory, not a file of tool output"),
     ("no tool output", "{tmp}/notes.txt: no known tool's output found in it; name the tool "
      "with --tool (benchtui parse --list shows them)"),
+    ("not that tool", "{tmp}/notes.txt: no iostat output was found in it; check that the "
+     "file holds that tool's output (benchtui parse --list shows what each parser reads)"),
+    ("output is a folder", "{tmp}/out: is a directory; give a file name for the session, e.g. "
+     "{tmp}/out/imported.btr"),
     ("missing map", "{tmp}/none.toml: no such map file"),
     ("bad toml", "{tmp}/bad.toml:2: TOML syntax error: invalid value (column 10); text needs "
      'quotes: write marker = "bullet"'),
@@ -380,6 +384,9 @@ def test_a_mistake_is_one_sentence_and_writes_nothing(
         "missing file": [f"{tmp}/missing.txt", *plain],
         "directory": [tmp, *plain],
         "no tool output": [write(tmp_path / "notes.txt", "a note\n"), *plain],
+        "not that tool": [write(tmp_path / "notes.txt", "a note\n"), *plain, "--tool",
+                          "iostat"],
+        "output is a folder": [str(FIO_TEXT), *plain],
         "missing map": [str(report), "--map", f"{tmp}/none.toml"],
         "bad toml": [str(report), "--map",
                      write(tmp_path / "bad.toml", "[host]\nmarker = bullet\n")],
@@ -397,7 +404,9 @@ def test_a_mistake_is_one_sentence_and_writes_nothing(
     }[case]
     if case == "exists":
         Path(out).write_text("keep")
-    target = f"{tmp}/no/s.btr" if case == "no folder" else out
+    if case == "output is a folder":
+        (tmp_path / "out").mkdir()
+    target = {"no folder": f"{tmp}/no/s.btr", "output is a folder": f"{tmp}/out"}.get(case, out)
     before = sorted(p.name for p in tmp_path.iterdir())
     err = run_error(["import", *args, "-o", target], capsys)
     notes = report.read_text().split("\n").index("# notes") + 1

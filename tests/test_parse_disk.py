@@ -510,6 +510,49 @@ def test_interleaved_other_output_is_ignored() -> None:
     assert [(s.metric, s.value) for s in samples] == [(s.metric, s.value) for s in clean]
 
 
+def test_another_programs_table_is_not_iostat() -> None:
+    """Real header-less iostat lines made here (-x and -d, grepped) with devfreq transition
+    tables between them whose rows have every header-less field count (6 to 23): only the
+    iostat lines give samples, the same as alone; a table is no device line even after a
+    real header (its rows come after the header's blank line)."""
+    mixed = disk("devfreq_mixed_with_grepped_iostat.txt")
+    iostat_only = "\n".join(line for line in mixed.splitlines() if line.startswith("vda"))
+    alone, _ = parse_with(IostatParser, iostat_only)
+    samples, parser = parse_with(IostatParser, mixed)
+    assert {s.labels.get("device") for s in samples} == {"vda"}
+    assert [(s.metric, s.labels, s.value) for s in samples] == [
+        (s.metric, s.labels, s.value) for s in alone]
+    assert len(alone) == 3 * 19 + 3 * 4 and not parser.warnings
+    assert series(samples, "disk_iops", op="write", device="vda") == [946.40, 366.00, 5.00]
+    assert detect(mixed)[0] is IostatParser
+    # after a real -d report (header, rows, blank line), a table of as many fields is skipped
+    headed = disk("real_sysstat12_d_m.txt")
+    table = "\n".join(line for line in mixed.splitlines()[:40] if not line.startswith("vda"))
+    before, _ = parse_with(IostatParser, headed)
+    after, _ = parse_with(IostatParser, headed + "\n" + table + "\n")
+    assert {s.labels.get("device") for s in after} == {s.labels.get("device") for s in before}
+    assert len(after) == len(before)
+
+
+@pytest.mark.parametrize(("line", "read"), [
+    ("nvme1n1 1.00 2.00 3.00 4.00 5.00", False),  # -d: totals are integers
+    ("nvme1n1 1.00 2.00 3.00 4 5", True),
+    ("sda 1,00 2,00 3,00 4 5", True),  # a decimal comma locale
+    ("528000000: 0.00 0.00 0.00 15 814526", False),  # a row label, not a device
+    ("*2112000000: 0.00 0.00 0.00 15 814526", False),
+    ("Mem: 1.00 2.00 3.00 4 5", False),
+    ("12:00:01 1.00 2.00 3.00 4 5", False),  # sar/mpstat: a time first
+    ("vg0-lv_root 1.00 2.00 3.00 4 5", True),  # iostat -N
+    ("cciss/c0d0 1.00 2.00 3.00 4 5", True),
+    ("sda 1.00 2.00 3.00 4.00 5.00 6.00 7.00", True),  # -s -x (8 fields, all %.2f)
+    ("sda 1.00 2.00 3.00 4.00 5 6 7", True),  # -d with discard
+    ("sda 1.00 2.00 3.00 4.00 5 6 7.00", False),
+])
+def test_headerless_line_shapes(line: str, read: bool) -> None:
+    samples, _ = parse_with(IostatParser, line)
+    assert bool(samples) is read
+
+
 _LINES = st.lists(
     st.one_of(
         st.text(max_size=60),

@@ -310,6 +310,30 @@ def test_iperf2_enhanced_parallel() -> None:
         pytest.approx([30.9 * GBIT, 12.9 * GBIT]))
 
 
+def test_iperf2_rtt_whatever_the_cwnd() -> None:
+    """Every Cwnd/RTT shape iperf 2 prints (src/Locale.c, fixture README): the RTT is read in
+    each, the cwnd where the kernel gave one (not ``-1K``, not ``NA``), the second of
+    ``InF(pkts)/Cwnd(pkts)/RTT(var)``."""
+    samples, parser = parse_with(Iperf2Parser, _fixture("iperf2_e_cwnd_shapes.txt"))
+    assert not parser.warnings
+    rtt = [(s.labels["stream"], s.kind, s.elapsed, s.value)
+           for s in pick(samples, "net_rtt_seconds")]
+    assert rtt == [("3", INTERVAL, 1.0, pytest.approx(0.087061)),
+                   ("3", INTERVAL, 2.0, pytest.approx(0.00221)),
+                   ("3", SUMMARY, 2.0, pytest.approx(0.00221)),
+                   ("1", INTERVAL, 1.0, pytest.approx(0.00153)),
+                   ("1", INTERVAL, 2.0, pytest.approx(0.001611)),
+                   ("1", INTERVAL, 3.0, pytest.approx(0.001702)),
+                   ("1", INTERVAL, 4.0, pytest.approx(0.001688)),
+                   ("1", SUMMARY, 4.0, pytest.approx(0.001688))]
+    cwnd = [(s.labels["stream"], s.elapsed, s.value) for s in pick(samples, "net_cwnd_bytes")
+            if s.kind == INTERVAL]
+    assert cwnd == [("3", 2.0, 1423 * 1024.0), ("1", 3.0, 2011 * 1024.0),
+                    ("1", 4.0, 2011 * 1024.0)]
+    retries = [s.value for s in pick(samples, "net_retransmits", INTERVAL)]
+    assert retries == [297, 12, 3, 0, 1, 0]
+
+
 def test_iperf2_udp() -> None:
     samples, _ = parse_with(Iperf2Parser, _fixture("local_iperf2-2.1.8_udp_client.txt"))
     assert [s.labels["direction"] for s in pick(samples, "net_bandwidth_bytes", INTERVAL)] == [
@@ -472,5 +496,6 @@ def test_iperf3_json_cut_short() -> None:
     text = _fixture("local_iperf3-3.12_json_tcp_client.txt")
     samples, parser = parse_with(Iperf3JsonParser, text[: len(text) // 2])
     assert samples == []
-    assert [w.reason for w in parser.warnings] == ["iperf3 JSON document cut short"]
+    assert [w.reason for w in parser.warnings] == [
+        "incomplete JSON document at the end of the stream (ignored)"]
     _no_internal_errors(parser)

@@ -16,7 +16,8 @@ from benchtui.errors import PlanError
 from benchtui.plan.commands import step_commands
 from benchtui.plan.loader import parse_plan
 from benchtui.plan.placeholders import substitute
-from benchtui.plan.preflight import paths_to_inspect, preflight, same_machines
+from benchtui.plan.preflight import paths_to_inspect, preflight
+from benchtui.plan.same_machine import same_machines
 from tests.helpers import require_tool
 from tests.sshd import SshdHost
 from tests.test_session_engine import host_tables, scratch_dir
@@ -97,6 +98,32 @@ def test_same_machine_is_warned_naming_both() -> None:
     facts = {"a": {"host_key": "SHA256:x"}, "b": {"host_key": "SHA256:x"}}
     (finding,) = same_machines(plan, facts)
     assert "the same SSH host key" in finding.message
+
+
+def test_hosts_that_are_one_machine_are_one_warning_naming_them_all() -> None:
+    # Four plan hosts of one box: one warning, not six pairs (issue 31); a and b share a
+    # kernel, b and c a host key: one machine. e and f are another; g is alone.
+    hosts = "abcdefg"
+    plan = parse_plan("".join(f"[hosts.{h}]\nlocal = true\n" for h in hosts)
+                      + '[[step]]\ntool = "fio"\nargs = "--bs=4k"\n', "p.toml")
+    facts = {"a": {"boot_id": "k1"}, "b": {"boot_id": "k1", "host_key": "x"},
+             "c": {"host_key": "x"}, "d": {"boot_id": "k1"},
+             "e": {"machine_id": "m"}, "f": {"machine_id": "m"}, "g": {"machine_id": "n"}}
+    first, second = same_machines(plan, facts)
+    assert first.message.startswith(
+        "hosts a, b, c and d are one machine: the same running kernel (boot id), the same SSH "
+        "host key; their workloads share its CPUs, memory, disks and network, so each "
+        "disturbs the others' numbers")
+    assert second.message.startswith(
+        "hosts e and f are one machine: the same /etc/machine-id (a cloned image would also "
+        "share it); ")
+    assert "each disturbs the other's numbers" in second.message
+    many = {f"vm{n:02}": {"machine_id": "cloned"} for n in range(16)}
+    plan = parse_plan("".join(f"[hosts.{h}]\nlocal = true\n" for h in many)
+                      + '[[step]]\ntool = "fio"\nargs = "--bs=4k"\n', "p.toml")
+    (finding,) = same_machines(plan, many)
+    assert finding.message.startswith("hosts vm00, vm01, vm02, ") and "vm14 and vm15 are" in \
+        finding.message
 
 
 # --- real sshd hosts ---------------------------------------------------------------------

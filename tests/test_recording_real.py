@@ -89,7 +89,7 @@ def test_record_command(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "step randrw on here" in proc.stderr
     summary = proc.stderr.strip().splitlines()[-1]
-    assert summary.startswith(f"benchtui: recorded {out}: 1 host(s)")
+    assert summary.startswith(f"benchtui: recorded {out}: 1 host, ")
     assert "Traceback" not in proc.stderr
     with SessionReader.open(str(out)) as r:
         assert r.complete and r.sample_count > 10
@@ -98,6 +98,11 @@ def test_record_command(tmp_path: Path) -> None:
     assert again.returncode == 2  # a path that cannot be written: a usage error (README)
     assert again.stderr.strip() == (f"benchtui: {out}: already exists; give another file name "
                                     "(a recording is never overwritten)")
+    folder = subprocess.run([*BENCHTUI, "record", str(plan), "-o", str(tmp_path)],
+                            capture_output=True, text=True, cwd=ROOT, timeout=60, check=False)
+    assert (folder.returncode, folder.stderr.strip()) == (
+        2, f"benchtui: {tmp_path}: is a directory; give a file name for the recording, e.g. "
+           f"{tmp_path / 'rec-test.btr'}")
 
 
 def test_kill_9_of_a_real_record(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from benchtui.errors import PlanError
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session, SessionOptions
 from benchtui.session.hosts import SshOptions
@@ -100,6 +101,43 @@ async def test_a_cut_longer_than_the_grace_stops_the_host_and_fails_it(
     assert not any("exited with status" in f for f in failures), failures
 
 
+@pytest.mark.slow
+async def test_a_cut_longer_than_the_reconnect_window_gives_the_host_up(
+        netns_lab: NetnsLab, tmp_path: Path) -> None:
+    """The link stays down (packets dropped, nothing closed): noticed by keepalives (20 s
+    of silence), the host is given up once the window (10 s, counted from its last word) is
+    over, its fio failed with why; the session ends by itself, and the host's watchdog has
+    stopped fio there meanwhile."""
+    require_tool("fio")
+    host = netns_lab.hosts[0]
+    d = scratch_dir()
+    plan_file = tmp_path / "lost.toml"
+    plan_file.write_text('[session]\nname = "lost"\nreconnect_window = 10\n\n'
+                         + host_tables([host]) + fio_step(d, 60))
+    got = Collector()
+    session = Session(load_plan(plan_file), options=_options(host, 2.0), on_samples=got.add,
+                      on_event=got.event)
+    task = asyncio.create_task(session.run())
+    give_up = time.monotonic() + 15
+    while not any(s.tool == "fio" for s in got.samples) and time.monotonic() < give_up:
+        await asyncio.sleep(0.2)
+    netns_lab.cut(host)
+    cut_at = time.monotonic()
+    try:
+        result = await asyncio.wait_for(task, 60)
+        ended_after = time.monotonic() - cut_at
+        assert checks.processes_with(str(d)) == [], "fio outlived the grace on the host"
+    finally:
+        netns_lab.restore(host)
+    assert not result.ok and session.host_state[host.name] == "failed"
+    # keepalives: 5 s x (3 + 1) of silence; then one last attempt of at most 2 s
+    assert ended_after < 20 + 2 + 5, ended_after
+    ends = [e for e in got.events if e.kind == "run_end" and e.host == host.name]
+    assert [e.data.get("outcome") for e in ends] == ["failed", None], ends
+    assert "given up after" in str(ends[0].data["reason"]), ends[0]
+    assert "could not stop fio: the host was given up" in ends[1].message, ends[1]
+
+
 @pytest.mark.parametrize(("option", "plan_says", "watched"), [
     (None, "", 60.0), (None, 'controller_grace = "5m"\n', 300.0),
     (7.0, 'controller_grace = "5m"\n', 7.0),
@@ -121,3 +159,34 @@ def test_the_option_wins_over_the_plan(tmp_path: Path, option: float | None, pla
     assert (far.watch.grace, far.watch.mode, far.watch.name, far.watch.label) == \
         (watched, "beat", "far", "p")
     assert far.reconnect_timeout == (330.0 if watched == 300 else 120.0)
+
+
+@pytest.mark.parametrize(("option", "plan_says", "window"), [
+    (None, "", 120.0), (None, 'controller_grace = "5m"\n', 330.0),
+    (None, 'reconnect_window = "20s"\n', 20.0), (45.0, "reconnect_window = 20\n", 45.0),
+    (None, 'controller_grace = "5m"\nreconnect_window = 20\n', 20.0)])
+def test_the_reconnect_window_from_the_option_the_plan_or_the_grace(
+        tmp_path: Path, option: float | None, plan_says: str, window: float) -> None:
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text(f'[session]\nname = "p"\n{plan_says}\n'
+                         '[hosts.far]\naddress = "192.0.2.1"\n\n'
+                         '[[step]]\ntool = "mbw"\nhosts = "all"\nargs = "8"\n')
+    session = Session(load_plan(plan_file), options=SessionOptions(reconnect_window=option))
+    far = session.transports["far"]
+    assert isinstance(far, SshTransport)
+    assert session.reconnect_window == far.reconnect_timeout == window
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ('"off"', "cannot be off"), ("0", "must be more than zero seconds"),
+    ('"soon"', "is not a duration")])
+def test_a_bad_reconnect_window_is_a_plan_error(tmp_path: Path, value: str, says: str) -> None:
+    plan_file = tmp_path / "plan.toml"
+    plan_file.write_text(f'[session]\nname = "p"\nreconnect_window = {value}\n\n'
+                         '[hosts.here]\nlocal = true\n\n[[step]]\ntool = "mbw"\nargs = "8"\n')
+    with pytest.raises(PlanError) as caught:
+        load_plan(plan_file)
+    text = str(caught.value)
+    assert text.startswith(f"{plan_file}:3: reconnect_window {value} of [session] {says}")
+    assert text.endswith('; write reconnect_window = "2m" (how long a host may stay '
+                         'unreachable before it is given up)'), text

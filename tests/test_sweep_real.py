@@ -68,13 +68,15 @@ def test_check_lists_the_expanded_steps_and_the_time(tmp_path: Path) -> None:
                          cwd=ROOT, timeout=60, check=False)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "plan sweep-test: 4 steps, 0 monitors, 1 hosts"
+    assert lines[0] == "plan sweep-test: 4 steps, 0 monitors, 1 host"
     start = lines.index("steps, in order:")
     listed = [line.split("  on ")[0].strip() for line in lines[start + 1:start + 5]]
     assert listed == NAMES
     assert all(line.endswith("on here: 2 x 1s, select median")
                for line in lines[start + 1:start + 5])
-    assert lines[start + 5] == "estimated time: 8s"
+    # 8 runs of 1 s, each with the default cost of starting and stopping it
+    assert lines[start + 5] == ("estimated time: 32s (8s of steps, about 3s a run to start "
+                                "and stop)")
 
 
 @pytest.mark.slow

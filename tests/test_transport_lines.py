@@ -70,10 +70,19 @@ def test_resume_at_an_offset_continues_the_count() -> None:
 
 
 def test_an_endless_line_is_cut_to_bound_memory() -> None:
+    """A line longer than the limit is given cut to it as soon as it reaches it; the rest of
+    it is dropped up to its end, and counted."""
     splitter = LineSplitter(max_line_bytes=8)
     assert splitter.feed_bytes(b"0123") == []
-    assert splitter.feed_bytes(b"456789") == ["0123456789"]
+    assert splitter.feed_bytes(b"456789") == ["01234567"]
     assert splitter.pending == 0
+    assert splitter.feed_bytes(b"abc" * 1000) == []  # still the same line: dropped
+    assert splitter.pending == 0
+    assert splitter.feed_bytes(b"def\r\nok\n") == ["ok"]
+    assert (splitter.cut_lines, splitter.dropped_bytes) == (1, 2 + 3000 + 3)
+    assert splitter.offset == 10 + 3000 + 8
+    assert splitter.feed_text(Chunk(splitter.offset + 20, b"x" * 18 + b"\ny")) == "xxxxxxxx"
+    assert (splitter.cut_lines, splitter.dropped_bytes, splitter.pending) == (2, 3015, 1)
 
 
 @given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", "é".encode(), b" "]),

@@ -42,6 +42,7 @@ def run_demo(args: argparse.Namespace) -> int:
     plan = demo_plan(args.seconds, parser_names=list(all_parsers()))
     session = Session(plan, options=SessionOptions(
         histogram_bits=args.histogram_bits, controller_grace=args.controller_grace,
+        reconnect_window=args.reconnect_window,
         stop_leftovers=args.stop_leftovers))
     return run_in_console(session, args)
 
@@ -69,7 +70,7 @@ def run_in_console(session: Session, args: argparse.Namespace, *,
         return app.return_code or EXIT_FAILED
     _say_how_it_ended(source, code)
     if args.record and args.history_catalog is not None:  # run --record S --history-catalog
-        from benchtui.cli.history_cmd import add_recorded
+        from benchtui.cli.history_add import add_recorded
 
         code = code if add_recorded(args.record, args.history_catalog) else code or 1
     return code

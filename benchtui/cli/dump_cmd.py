@@ -27,7 +27,7 @@ from benchtui.export.formats import writer_for
 from benchtui.export.labels import matrix_of_events
 from benchtui.model import events as ev
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, relative_error
-from benchtui.model.format import escape_control
+from benchtui.model.format import escape_control, plural
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
 from benchtui.session.replay import (
     TimelineStep,
@@ -280,10 +280,16 @@ def _figures(info: SessionInfo) -> str:
     if info.figures is None:
         return ("no figure track: a --baseline ghost of this session computes its figures "
                 "from the samples")
+    if info.figures_until is None and not info.complete:
+        return (f"figure track ({info.figures}) not in the file: the recording stopped before "
+                "its first segment (a minute) was sealed, and the track is written a segment "
+                "at a time (a kill -9, a crash or a full disk): a --baseline ghost of this "
+                "session computes its figures from the samples")
     if info.figures_until is None:
         return f"figure track ({info.figures}), empty: no step had interval samples"
-    cut = "" if info.complete or info.figures_until >= info.end - 1.0 else \
-        f" up to +{_span(info.figures_until - info.start)} (computed past it)"
+    cut = "" if info.complete or info.figures_until >= info.end - 1.0 else (
+        f" up to +{_span(info.figures_until - info.start)} (the recording was not closed: the "
+        "track ends with its last whole segment, past it a ghost computes them)")
     return (f"the console's figures per second ({info.figures}){cut}: a --baseline ghost of "
             "this session reads them")
 
@@ -335,9 +341,9 @@ def format_info(info: SessionInfo) -> str:
         f"precision {_precision(info.histogram_bits)}",
         f"figures   {_figures(info)}",
         f"time      {_clock(start)} .. {_clock(info.end)} ({_span(info.duration_seconds)})",
-        f"size      {_size(info.size_bytes)}, {info.sample_count} samples, "
-        f"{info.event_count} events ({info.event_warnings} warnings, {info.event_errors} "
-        "errors)",
+        f"size      {_size(info.size_bytes)}, {plural(info.sample_count, 'sample')}, "
+        f"{plural(info.event_count, 'event')} ({plural(info.event_warnings, 'warning')}, "
+        f"{plural(info.event_errors, 'error')})",
         f"checked   {_checked(info)}",
         f"hosts     {len(info.hosts)}",
         *(f"  {h}{': ' + line if line else ''}" for h, line in info.hosts.items()),

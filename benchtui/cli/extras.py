@@ -9,6 +9,7 @@ way the session ends, the file is closed and the port released.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -69,6 +70,10 @@ def recording(session: Session, path: str, *,
     ``only_output`` (``record``) the session then stops (``Session.abort``) and the error
     is not raised again at the end (the session's result says it)."""
 
+    if os.path.isdir(path):
+        name = os.path.join(path, f"{session.plan.name}.btr")
+        raise RecordingError(path, f"is a directory; give a file name for the recording, e.g. "
+                             f"{name}", exit_code=2)
     digest = GhostDigest()
     meta = SessionMeta(SCHEMA_VERSION, session.plan.name, session.session_id,
                        _plan_text(session), str(session.plan.path), time.time(), None,

@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import os
+import re
 import signal
 import sys
 import time
@@ -24,15 +26,16 @@ from benchtui.errors import OutputError, UsageError
 from benchtui.export.formats import JsonlWriter
 from benchtui.model import events as ev
 from benchtui.model.events import Event
-from benchtui.model.format import format_duration
+from benchtui.model.format import format_duration, plural
 from benchtui.model.sample import Sample
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.commands import estimated_seconds, expected_step_seconds
 from benchtui.plan.dryrun import command_lines, plan_commands
 from benchtui.plan.loader import load_plan
 from benchtui.plan.model import Plan
-from benchtui.plan.preflight import fallback_hosts
+from benchtui.plan.preflight import Finding, fallback_hosts
 from benchtui.session.engine import Session, SessionOptions, SessionResult
+from benchtui.session.estimate import DEFAULT_OVERHEAD, planned_runs
 from benchtui.session.facts import HostFacts
 from benchtui.session.hosts import SshOptions
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
@@ -54,18 +57,21 @@ def session_options(args: argparse.Namespace) -> SessionOptions:
         accept_new_host_keys=args.accept_new_host_keys, known_hosts=args.known_hosts,
         config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None),
         controller_grace=getattr(args, "controller_grace", None),
+        reconnect_window=getattr(args, "reconnect_window", None),
         stop_leftovers=getattr(args, "stop_leftovers", False))
 
 
 class ProgressPrinter:
     """One human line per event worth telling, on stderr."""
 
-    def __init__(self, out: TextIO, *, verbose: bool = False) -> None:
+    def __init__(self, out: TextIO, *, verbose: bool = False,
+                 leave_out: tuple[str, ...] = ()) -> None:
         self.out = out
         self.verbose = verbose
+        self.leave_out = leave_out
 
     def __call__(self, event: Event) -> None:
-        if event.kind not in _PROGRESS and not self.verbose:
+        if (event.kind not in _PROGRESS and not self.verbose) or event.kind in self.leave_out:
             return
         if event.kind == ev.PARSE_WARNING and not self.verbose:
             return
@@ -89,7 +95,7 @@ def signal_words(sig: int) -> str:
 def discard_stdout() -> None:
     """Point standard output at ``/dev/null`` once writing it failed: what is still in its
     buffer goes nowhere instead of failing again as the process exits."""
-    with contextlib.suppress(OSError, ValueError):
+    with contextlib.suppress(OSError, ValueError):  # (closed from the start: nothing to do)
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, sys.stdout.fileno())
         os.close(null)
@@ -112,9 +118,12 @@ class StdoutSamples:
             self.writer.write(samples)
             sys.stdout.flush()
         except OSError as exc:
-            reason = "its reader went away" if isinstance(exc, BrokenPipeError) \
-                else exc.strerror or str(exc)
-            self.failed = f"standard output can no longer be written: {reason}"
+            if exc.errno == errno.EBADF:
+                self.failed = "standard output is closed: no sample can be written"
+            else:
+                reason = "its reader went away" if isinstance(exc, BrokenPipeError) \
+                    else exc.strerror or str(exc)
+                self.failed = f"standard output can no longer be written: {reason}"
             discard_stdout()
             self.session.abort(self.failed)
 
@@ -133,7 +142,11 @@ def write_facts(path: str, facts: dict[str, HostFacts]) -> None:
 
 def run_check(args: argparse.Namespace) -> int:
     plan = load_plan(args.plan, parser_names=all_parsers())
-    session = Session(plan, options=session_options(args), on_event=ProgressPrinter(sys.stderr))
+    # The report lists every finding: the progress lines leave them out (each said once),
+    # unless the report is not printed (--facts -).
+    progress = ProgressPrinter(sys.stderr, leave_out=() if args.facts == "-" else
+                               (ev.PREFLIGHT,))
+    session = Session(plan, options=session_options(args), on_event=progress)
     result = asyncio.run(session.check())
     if args.facts:
         write_facts(args.facts, result.facts)
@@ -156,8 +169,10 @@ def _print_commands(plan: Plan, result: SessionResult, out: TextIO) -> None:
 
 def _print_check_report(session: Session, result: SessionResult) -> None:
     out = sys.stdout
-    out.write(f"plan {session.plan.name}: {len(session.plan.steps)} steps, "
-              f"{len(session.plan.monitors)} monitors, {len(session.transports)} hosts\n")
+    plan = session.plan
+    out.write(f"plan {plan.name}: {plural(len(plan.steps), 'step')}, "
+              f"{plural(len(plan.monitors), 'monitor')}, "
+              f"{plural(len(session.transports), 'host')}\n")
     _print_steps(session.plan, out)
     for host in session.transports:
         state = session.host_state.get(host, "?")
@@ -179,12 +194,22 @@ def _print_check_report(session: Session, result: SessionResult) -> None:
     if not problems and result.ok:
         out.write("no problems found\n")
     for f in problems:
-        where = " ".join(x for x in (f.host, f'step "{f.step}"' if f.step else None) if x)
-        hint = f" ({f.hint})" if f.hint else ""
-        out.write(f"{f.severity}: {where + ': ' if where else ''}{f.message}{hint}\n")
+        out.write(f"{f.severity}: {finding_line(f)}\n")
     for failure in result.failures:
         if not any(failure == f.message for f in problems):
             out.write(f"error: {failure}\n")
+
+
+def finding_line(f: Finding) -> str:
+    """A finding as the check report says it: its host and step first, unless its message
+    already names them (``step "randread" on db1 ...``), then the message and the hint."""
+    where = []
+    if f.host and not re.search(rf"(?<![\w.-]){re.escape(f.host)}(?![\w-])", f.message):
+        where.append(f.host)
+    if f.step and f'"{f.step}"' not in f.message:
+        where.append(f'step "{f.step}"')
+    hint = f" ({f.hint})" if f.hint else ""
+    return f"{' '.join(where) + ': ' if where else ''}{f.message}{hint}"
 
 
 def _print_steps(plan: Plan, out: TextIO) -> None:
@@ -200,7 +225,10 @@ def _print_steps(plan: Plan, out: TextIO) -> None:
         select = f", select {step.select}" if step.repeat > 1 else ""
         out.write(f"  {step.name:<{width}}  on {', '.join(step.hosts)}: {runs}{select}\n")
     total, unknown = estimated_seconds(plan)
-    line = f"estimated time: {format_duration(total)}"
+    known = sum(1 for r in planned_runs(plan) if r.seconds is not None)
+    line = (f"estimated time: {format_duration(total + known * DEFAULT_OVERHEAD)} "
+            f"({format_duration(total)} of steps, about {format_duration(DEFAULT_OVERHEAD)}"
+            " a run to start and stop)")
     if unknown:
         line += f" and {len(unknown)} step(s) of unknown length ({', '.join(unknown)})"
     out.write(line + "\n")
@@ -218,22 +246,29 @@ def run_headless(args: argparse.Namespace) -> int:
     with session_extras(session, None, record=args.record, export=args.export):
         code = asyncio.run(run_until_signal(session, args.facts))
     if args.record and args.history_catalog is not None:  # run --record S --history-catalog
-        from benchtui.cli.history_cmd import add_recorded
+        from benchtui.cli.history_add import add_recorded
 
         code = code if add_recorded(args.record, args.history_catalog) else code or 1
     return code
 
 
 async def run_until_signal(session: Session, facts_path: str | None) -> int:
+    """Run ``session`` until it ends, or a stop signal (Ctrl-C, SIGTERM, SIGHUP) interrupts
+    it: it then stops its processes within seconds; a second signal ends it at once (the
+    hosts' watchdogs stop what is left). The exit status."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    interrupted = False
+    signals = 0
 
     def interrupt(sig: int) -> None:
-        nonlocal interrupted
-        interrupted = True
+        nonlocal signals
         if is_hangup(sig):
             detach_from_terminal()
+        signals += 1
+        if signals == 2:
+            with contextlib.suppress(OSError, ValueError):
+                print(f"benchtui: {signal_words(sig)} again: ending now, without waiting for "
+                      "the hosts", file=sys.stderr)
         session.note_interrupt(signal_words(sig))
         if task is not None:
             task.cancel()
@@ -247,10 +282,15 @@ async def run_until_signal(session: Session, facts_path: str | None) -> int:
     try:
         result = await session.run()
     except asyncio.CancelledError:
-        if not interrupted:
+        if not signals:
             raise
-        print("benchtui: interrupted; every process benchtui started was stopped",
-              file=sys.stderr)
+        left = session.unstopped_hosts
+        with contextlib.suppress(OSError, ValueError):
+            print("benchtui: interrupted; " + (
+                "what was still running is left to the hosts' watchdogs" if signals > 1 else
+                f"what could not be stopped on {', '.join(left)} (said above) is left to "
+                "the hosts' watchdogs" if left else
+                "every process benchtui started was stopped"), file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         with contextlib.suppress(NotImplementedError, RuntimeError):

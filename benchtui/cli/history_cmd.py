@@ -1,9 +1,10 @@
 """``benchtui history ...``: a catalog of sessions, their series and change points, and a
 gate on sustained changes (docs/history.md).
 
-Exit status: 0; 1 when the catalog cannot be opened or a session file cannot be read; 2 for
-a mistake on the command line (a plan, step, run or change not in the catalog); ``gate``: 3
-when a new confirmed regression appeared since the last gate, 4 (with
+Exit status: 0; 1 when the catalog cannot be opened or written, a session file cannot be
+read or is refused (an absurd figure, a reserved host name), or ``check`` finds damage; 2
+for a mistake on the command line (a plan, step, run or change not in the catalog);
+``gate``: 3 when a new confirmed regression appeared since the last gate, 4 (with
 ``--require-history N``) when a gated series has fewer than N points.
 
 Only argparse is imported at the top: ``benchtui --help`` builds this parser.
@@ -14,8 +15,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from contextlib import suppress
 from datetime import datetime
 from typing import TYPE_CHECKING
+
+from benchtui.cli.history_add import say as _say
 
 if TYPE_CHECKING:
     from benchtui.history.analysis import Analysed, Options
@@ -178,6 +182,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--reason", default="", help="what changed (a new kernel, a re-imaged disk)")
     _catalog_option(p)
 
+    p = hs.add_parser("check", help="is the catalog whole, and does it still hold what was "
+                      "imported? (reads only; exit 1 on damage)")
+    _catalog_option(p)
+
 
 def _options(args: argparse.Namespace) -> Options:
     from benchtui.history.analysis import Options
@@ -221,20 +229,47 @@ def _check_filters(catalog: Catalog, args: argparse.Namespace) -> str | None:
 
 
 def _open(args: argparse.Namespace) -> Catalog:
-    """The catalog of a command that does not import: a SQLite file must exist."""
+    """The catalog of a command that does not import: a SQLite file must exist (and
+    ``check`` writes nothing)."""
     from benchtui.history.catalog import open_catalog
 
-    return open_catalog(args.catalog, create=False)
+    return open_catalog(args.catalog, create=False,
+                        read_only=args.history_command == "check", say=_say)
+
+
+def _left_out(catalog: Catalog, plan: str) -> None:
+    """One sentence per figure of ``plan`` beyond its bounds (left out of the analysis)."""
+    from benchtui.history.bounds import beyond
+    from benchtui.history.check import outside_bounds
+
+    found = outside_bounds(catalog, plan)
+    for run_id, path, scope, metric, op, value in found[:5]:
+        _say(f"history: run {run_id} ({path}), {scope}: {beyond(metric, op, value)}; that "
+             f"point is left out (history exclude {run_id} --reason ... says why)")
+    if len(found) > 5:
+        _say(f"history: {len(found) - 5} more points beyond their bounds are left out "
+             "(history check lists them)")
 
 
 def _analysed(catalog: Catalog, args: argparse.Namespace) -> list[Analysed]:
     from benchtui.history.analysis import analyse_plan
+    from benchtui.history.catalog import CatalogError
+    from benchtui.history.dberrors import READ_ONLY
     from benchtui.history.gate import sync
 
     metric = _check_filters(catalog, args)
+    _left_out(catalog, args.plan)
     found = analyse_plan(catalog, args.plan, _options(args), step=args.step, metric=metric,
                          host=args.host, branch=args.branch, since=args.since)
-    sync(catalog, found)
+    try:
+        sync(catalog, found)
+    except CatalogError as exc:  # a catalog this user may only read: shown, not stored
+        if exc.kind != READ_ONLY:
+            raise
+        with suppress(CatalogError):
+            catalog.rollback()
+        _say(f"{exc}; the changes found are shown but not stored (a change not stored has "
+             "no number for history ack)")
     return found
 
 
@@ -244,9 +279,11 @@ def run_history(args: argparse.Namespace) -> int:
     command = args.history_command
     if command is None:
         raise UsageError("history needs a command: import, gate, show, analyze, "
-                         "export, ack, exclude or env-change (benchtui history --help)")
+                         "export, ack, exclude, env-change or check (benchtui history --help)")
     if command == "import":
-        return _import(args)
+        from benchtui.cli.history_add import import_sessions
+
+        return import_sessions(args)
     with _open(args) as catalog:
         if command == "gate":
             return _gate(catalog, args)
@@ -260,50 +297,9 @@ def run_history(args: argparse.Namespace) -> int:
             return _analyze(catalog, args)
         if command == "export":
             return _export(catalog, args)
+        if command == "check":
+            return _check(catalog)
         return _annotate(catalog, args)
-
-
-def _import(args: argparse.Namespace) -> int:
-    from benchtui.errors import RecordingError
-    from benchtui.history.catalog import open_catalog
-    from benchtui.history.ingest import Importer
-
-    code = 0
-    with open_catalog(args.catalog) as catalog:
-        importer = Importer(catalog, skip=args.skip)
-        attrs = dict(args.attr)
-        for path in args.sessions:
-            try:
-                done = importer.add(path, attrs)
-            except RecordingError as exc:
-                print(f"benchtui: {exc}", file=sys.stderr)
-                code = 1
-                continue
-            if done.new:
-                print(f"history: added run {done.run_id}: {path} (plan {done.plan}, "
-                      f"{done.outcome}, {done.points} points)", file=sys.stderr)
-            else:
-                print(f"history: {path} is already in the catalog as run {done.run_id}; "
-                      "nothing changed", file=sys.stderr)
-    return code
-
-
-def add_recorded(path: str, url: str | None) -> bool:
-    """``record --history`` and ``run --record ... --history-catalog``: add the session
-    just recorded; one sentence on stderr either way. False when it could not be added."""
-    from benchtui.errors import BenchtuiError
-    from benchtui.history.catalog import open_catalog
-    from benchtui.history.ingest import Importer
-
-    try:
-        with open_catalog(url or None) as catalog:
-            done = Importer(catalog).add(path)
-            print(f"benchtui: history: added run {done.run_id} to {catalog.name} "
-                  f"({done.outcome}, {done.points} points)", file=sys.stderr)
-    except BenchtuiError as exc:
-        print(f"benchtui: {exc}", file=sys.stderr)
-        return False
-    return True
 
 
 def _gate(catalog: Catalog, args: argparse.Namespace) -> int:
@@ -311,6 +307,7 @@ def _gate(catalog: Catalog, args: argparse.Namespace) -> int:
     from benchtui.history.render import gate_lines
 
     _known_plan(catalog, args.plan)
+    _left_out(catalog, args.plan)
     result = gate(catalog, args.plan, _options(args), require=args.require_history,
                   metrics=_gated_metrics(args.metric))
     sys.stdout.write("\n".join(gate_lines(result)) + "\n")
@@ -380,30 +377,55 @@ def _export(catalog: Catalog, args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(catalog: Catalog) -> int:
+    from benchtui.history.check import check
+
+    found = check(catalog)
+    lines = [f"history check: {found.catalog} ({found.kind}, schema version {found.version}): "
+             f"{found.runs} runs, {found.points} points"]
+    lines += [f"  ok: {line}" for line in found.checked]
+    lines += [f"  DAMAGE: {line}" for line in found.problems]
+    lines.append("history check: no damage found" if found.ok else
+                 f"history check: {len(found.problems)} problem(s) found")
+    sys.stdout.write("\n".join(lines) + "\n")
+    return 0 if found.ok else 1
+
+
+#: The largest id either database has (a signed 64-bit integer): a number above it names
+#: no run or change.
+_MAX_ID = 2**63 - 1
+
+
 def _annotate(catalog: Catalog, args: argparse.Namespace) -> int:
     from benchtui.errors import CompareError
 
     now = time.time()
     if args.history_command == "ack":
-        found = catalog.one("SELECT id FROM change_points WHERE id = ?", (args.change,))
+        found = catalog.one("SELECT id FROM change_points WHERE id = ?", (args.change,)) \
+            if args.change <= _MAX_ID else None
         if found is None:
             raise CompareError(f"there is no change {args.change} in the catalog "
                                f"{catalog.name}", hint="history show and history gate print "
                                "each change's number")
-        catalog.execute("UPDATE change_points SET acked = ? WHERE id = ?", (now, args.change))
-        catalog.execute("INSERT INTO annotations (kind, change_id, reason, created) "
-                        "VALUES ('ack', ?, ?, ?)", (args.change, args.reason, now))
-        catalog.commit()
+
+        def ack() -> None:
+            catalog.execute("UPDATE change_points SET acked = ? WHERE id = ?",
+                            (now, args.change))
+            catalog.execute("INSERT INTO annotations (kind, change_id, reason, created) "
+                            "VALUES ('ack', ?, ?, ?)", (args.change, args.reason, now))
+
+        catalog.write(ack)
         print(f"history: change {args.change} acknowledged", file=sys.stderr)
         return 0
-    run = catalog.one("SELECT id, session_name FROM runs WHERE id = ?", (args.run,))
+    run = catalog.one("SELECT id, session_name FROM runs WHERE id = ?", (args.run,)) \
+        if args.run <= _MAX_ID else None
     if run is None:
         raise CompareError(f"there is no run {args.run} in the catalog {catalog.name}",
                            hint="history import prints each run's number")
     kind = args.history_command
-    catalog.execute("INSERT INTO annotations (kind, run_id, reason, created) "
-                    "VALUES (?, ?, ?, ?)", (kind, args.run, args.reason, now))
-    catalog.commit()
+    catalog.write(lambda: catalog.execute(
+        "INSERT INTO annotations (kind, run_id, reason, created) VALUES (?, ?, ?, ?)",
+        (kind, args.run, args.reason, now)))
     what = "left out of the analysis" if kind == "exclude" \
         else "marked as the first of a new environment"
     print(f"history: run {args.run} ({run[1]}) {what}", file=sys.stderr)

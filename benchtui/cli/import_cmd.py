@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from benchtui.errors import UsageError
+from benchtui.model.format import plural
 from benchtui.session.ghost_digest import GhostDigest
 from benchtui.session.import_map import load_map
 from benchtui.session.importer import import_outputs
@@ -25,8 +26,10 @@ def run_import(args: argparse.Namespace) -> int:
     summary = import_outputs(args.outputs, args.output, import_map=imap,
                              hosts=args.host or (), steps=args.step or (), tool=args.tool,
                              name=args.name, figures=GhostDigest())
-    warned = f", {summary.warnings} parse warnings (benchtui info)" if summary.warnings else ""
-    print(f"benchtui: imported {summary.path}: {len(summary.hosts)} host(s), "
-          f"{len(summary.steps)} step(s), {summary.samples} samples{warned}; no live timing "
+    warned = f", {plural(summary.warnings, 'parse warning')} (benchtui info)" \
+        if summary.warnings else ""
+    print(f"benchtui: imported {summary.path}: {plural(len(summary.hosts), 'host')}, "
+          f"{plural(len(summary.steps), 'step')}, {plural(summary.samples, 'sample')}{warned}; "
+          "no live timing "
           f"(steps placed one after another, {summary.seconds:.0f} s in all)", file=sys.stderr)
     return 0

@@ -11,7 +11,13 @@ import os
 import sys
 from collections.abc import Sequence
 
-from benchtui.cli.output import failure_sentence, guard_stdout, silence_stdout
+from benchtui.cli.output import (
+    failure_sentence,
+    guard_stderr,
+    guard_stdout,
+    reserve_closed_descriptors,
+    silence_stdout,
+)
 from benchtui.cli.version import VersionAction
 from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
@@ -289,12 +295,26 @@ def _controller_grace(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _reconnect_window(text: str) -> float:
+    from benchtui.plan.grace import WINDOW_EXAMPLES, parse_window
+
+    try:
+        return parse_window(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} {exc}; write {WINDOW_EXAMPLES}") from None
+
+
 def _watchdog_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--controller-grace", type=_controller_grace, metavar="DURATION",
                    help="how long each host lets this session's processes run on once this "
                    "benchtui is gone (killed, or its connection down and not back), then "
                    "stops them: 60s, 5m, 0 (at once) or off (until their deadline); default: "
                    "the plan's [session] controller_grace, else 60s")
+    p.add_argument("--reconnect-window", type=_reconnect_window, metavar="DURATION",
+                   help="how long a host may stay unreachable (its link lost and not made "
+                   "again) before the session gives it up, fails its runs and goes on "
+                   "without it: 30s, 2m; default: the plan's [session] reconnect_window, "
+                   "else 120s (the grace + 30s when that is longer)")
     p.add_argument("--stop-leftovers", action="store_true",
                    help="stop the processes an earlier run of the same plan left running on "
                    "the hosts (preflight refuses to start while there are some)")
@@ -367,7 +387,15 @@ def _engine_options(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit status. Standard output that cannot be written (a full disk,
-    a reader gone, a closed descriptor) ends any command the same way: one sentence, exit 1."""
+    a reader gone, a closed descriptor) ends any command the same way: one sentence, exit 1.
+    Standard error that cannot be written stops nothing, but the exit status is then 1."""
+    reserve_closed_descriptors()
+    with guard_stderr() as stderr:
+        code = _guarded(argv)
+    return EXIT_FAILED if code == EXIT_OK and stderr.error is not None else code
+
+
+def _guarded(argv: Sequence[str] | None) -> int:
     with guard_stdout() as guard:
         try:
             try:
@@ -414,6 +442,10 @@ def _dispatch(argv: Sequence[str] | None) -> int:
                 and not args.record:
             raise UsageError("--history-catalog adds the recorded session: give --record "
                              "SESSION too")
+        if args.command in ("run", "demo", "record") and args.history_catalog is not None:
+            from benchtui.cli.history_add import check_catalog_for_recording
+
+            check_catalog_for_recording(args.history_catalog)  # before the run, not after
         if args.command == "run":
             if args.jsonl and args.baseline:
                 raise UsageError("--baseline goes with the console, not with --jsonl")

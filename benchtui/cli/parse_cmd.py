@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from benchtui.errors import UsageError
+from benchtui.errors import InputError, UsageError
 from benchtui.export.formats import SampleWriter, writer_for
+from benchtui.model.format import plural
 from benchtui.parsers import registry
 from benchtui.parsers._flattened import MIN_CHARS, restore_line, restore_line_breaks
+from benchtui.parsers._host_streams import HostStreams
+from benchtui.parsers._prefixes import LinePrefixes, PrefixShape
 from benchtui.parsers.base import Parser, ParseWarning, decode_output
 from benchtui.session.inputs import input_error, is_stream, read_input
 
@@ -20,6 +25,8 @@ from benchtui.session.inputs import input_error, is_stream, read_input
 MAX_WARNINGS_SHOWN = 20
 #: Bytes read from stdin before choosing parsers when nothing is recognised yet.
 STDIN_DETECT_BYTES = 256 * 1024
+#: Bytes of a stream read at a time for a parser that takes bytes.
+STREAM_CHUNK_BYTES = 1 << 20
 #: Characters of a saved capture given to a text parser at a time.
 TEXT_BLOCK_CHARS = 1 << 20
 
@@ -64,9 +71,11 @@ def run_parse(args: argparse.Namespace) -> int:
             _report_warnings(path, outcome.warnings)
         if outcome.samples == 0:
             named = f"as {args.tool} output" if args.tool else "as any known tool's output"
+            hint = "check that the file holds that tool's output (see --list)" if args.tool \
+                else "check the file, or name the tool with --tool (see --list)"
             print(f"benchtui: nothing in {path} could be read {named}"
-                  f" ({outcome.unknown_lines} lines skipped); "
-                  "check the file, or name the tool with --tool (see --list)", file=sys.stderr)
+                  f" ({plural(outcome.unknown_lines, 'line')} skipped); {hint}",
+                  file=sys.stderr)
     sys.stdout.flush()
     return 0 if total > 0 else 1
 
@@ -81,6 +90,9 @@ def _report_warnings(path: str, warnings: list[ParseWarning]) -> None:
 
 def _open(path: str) -> BinaryIO:
     if path == "-":
+        if sys.stdin is None:  # (<&-: closed before benchtui started)
+            raise InputError("-", "standard input is closed", "give a file name, or pipe the "
+                             "tool's output in")
         return sys.stdin.buffer
     try:
         return open(path, "rb")
@@ -107,14 +119,20 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
             if path != "-":
                 stream.close()
     data = read_input(path, hint="benchtui parse - < FILE reads it as a stream, at any size")
-    # Only the head is decoded for detection; a parser with feed_bytes (fio-json) takes the
-    # bytes as read, so a 250 MB capture is not copied into a str it does not need. A report
+    # Only the head is decoded, for detection; a parser that takes bytes (fio-json) gets them
+    # as read, so a 250 MB capture is not copied into a str it does not need. A report
     # flattened onto one line (seed 001) is put back on its lines for the text parsers.
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
     text = restore_line_breaks(decode_output(data)) if utf16 else None
     head = restore_line_breaks(text[: registry.DETECT_HEAD_BYTES] if text is not None
                                else decode_output(data[: registry.DETECT_HEAD_BYTES]))
-    parsers = _make(registry.choose(head, among), host, path, histograms)
+    shape, classes = registry.choose_stream(head, among)
+    if shape is not None:  # pdsh's host: prefixes, a logger's stamps
+        if text is None:
+            text = restore_line_breaks(decode_output(data))
+        return _parse_prefixed(text, classes, shape, host=host, path=path, writer=writer,
+                               histograms=histograms, reference=_mtime(path))
+    parsers = _make(classes, host, path, histograms)
     outcome = _Outcome()
     # A one-hour capture makes about a million objects and no reference cycles: the cyclic
     # collector would only walk the samples already made, again and again.
@@ -141,14 +159,47 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
     return outcome
 
 
+def _mtime(path: str) -> float:
+    """When the file was last written: the year of its syslog stamps (which print none)."""
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return time.time()
+
+
+def _parse_prefixed(text: str, classes: list[type[Parser]], shape: PrefixShape, *, host: str,
+                    path: str, writer: SampleWriter, histograms: bool,
+                    reference: float) -> _Outcome:
+    """A saved capture whose lines carry prefixes: each host's lines to its own parsers."""
+    streams = HostStreams(classes, shape, host=host, source=path, histograms=histograms,
+                          reference=reference)
+    outcome = _Outcome()
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for block in text_blocks(text):
+            outcome.samples += writer.write(streams.feed_text(block))
+        outcome.samples += writer.write(streams.finish())
+    finally:
+        if collecting:
+            gc.enable()
+    outcome.warnings = streams.warnings
+    outcome.unknown_lines = streams.unknown_lines if streams.parsers else text.count("\n") + 1
+    return outcome
+
+
 def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
                   writer: SampleWriter, *, histograms: bool, source: str) -> _Outcome:
-    """stdin (or a pipe): buffer until the tool is recognised, then parse and print line by
-    line, so that ``fio ... | benchtui parse -`` shows samples as fio prints them."""
+    """stdin (or a pipe): buffer until the tool is recognised, then parse and print as it
+    comes (line by line, or chunk by chunk for a parser that takes bytes), so that
+    ``fio ... | benchtui parse -`` shows samples as fio prints them (with
+    ``pdsh ... | benchtui parse -``, each host's under its name)."""
     buffered: list[bytes] = []
     size = 0
     flattened = False  # a line long enough to be a flattened report was read
-    classes: list[type[Parser]] = among if among is not None and len(among) == 1 else []
+    single = among is not None and len(among) == 1
+    classes: list[type[Parser]] = []
+    shape: PrefixShape | None = None
     while not classes:
         line = stream.readline()
         if line:
@@ -159,12 +210,17 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
         if flattened:
             head = restore_line_breaks(head)
         if not line or size >= STDIN_DETECT_BYTES:
-            classes = registry.choose(head, among)
+            shape, classes = registry.choose_stream(head, among)
             break
-        found = registry.detect(head, among)
-        if found and registry.scores(head, among)[0][0] >= 90:
-            classes = found
-    parsers = _make(classes, host, source, histograms)
+        shape, found = registry.choose_stream(head, among)
+        if single and len(buffered) >= _PREFIX_LINES:
+            classes = found  # --tool: the prefixes are known after a few lines
+        elif found and not single:
+            best = registry.scores(_shape_head(head, shape), among)[0][0]
+            if best >= 90:
+                classes = found
+    streams = HostStreams(classes, shape, host=host, source=source, histograms=histograms,
+                          reference=time.time())
     outcome = _Outcome()
     lines = 0
 
@@ -176,22 +232,43 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
             line = text.rstrip("\n")
             restored = restore_line(line)
             if restored is not line:
-                for p in parsers:
-                    outcome.samples += writer.write(p.feed_text(restored))
+                outcome.samples += writer.write(streams.feed_text(restored))
                 return
-        for p in parsers:
-            outcome.samples += writer.write(p.feed(text))
+        outcome.samples += writer.write(streams.feed(text))
 
-    for raw in buffered:
-        feed(raw)
-    if parsers:
-        for raw in iter(stream.readline, b""):
-            feed(raw)
+    if streams.takes_bytes:
+        # (fio-json) raw chunks as they come: documents are found on the bytes, not line by line
+        chunk = b"".join(buffered) or _read_some(stream)
+        while chunk:
+            outcome.samples += writer.write(streams.feed_bytes(chunk))
             sys.stdout.flush()
-    for p in parsers:
-        outcome.samples += writer.write(p.finish())
-    _collect(outcome, parsers, lines)
+            chunk = _read_some(stream)
+    else:
+        for raw in buffered:
+            feed(raw)
+        if classes:
+            for raw in iter(stream.readline, b""):
+                feed(raw)
+                sys.stdout.flush()
+    outcome.samples += writer.write(streams.finish())
+    outcome.warnings = streams.warnings
+    outcome.unknown_lines = streams.unknown_lines if streams.parsers else lines
     return outcome
+
+
+def _read_some(stream: BinaryIO) -> bytes:
+    """What the stream has now (at least a byte, at most STREAM_CHUNK_BYTES), b"" at its end."""
+    read1 = getattr(stream, "read1", None)
+    return read1(STREAM_CHUNK_BYTES) if read1 is not None else stream.read(STREAM_CHUNK_BYTES)
+
+
+#: Lines of a stream read before its prefixes are decided when --tool names its parser.
+_PREFIX_LINES = 8
+
+
+def _shape_head(head: str, shape: PrefixShape | None) -> str:
+    """``head`` as its parsers read it: without its line prefixes."""
+    return head if shape is None else LinePrefixes(shape).strip_head(head)
 
 
 def _collect(outcome: _Outcome, parsers: list[Parser], lines: int) -> None:

@@ -19,6 +19,7 @@ import sys
 from benchtui.cli.extras import attach_state, recording, session_extras
 from benchtui.cli.fleet_cmd import ProgressPrinter, run_until_signal, session_options
 from benchtui.errors import RecordingError, UsageError
+from benchtui.model.format import plural
 from benchtui.parsers.registry import all_parsers
 from benchtui.plan.loader import load_plan
 from benchtui.session.engine import Session
@@ -52,7 +53,7 @@ def run_record(args: argparse.Namespace) -> int:
             code = asyncio.run(run_until_signal(session, args.facts))
     _print_summary(args.output)
     if args.history_catalog is not None:  # record --history [URL]
-        from benchtui.cli.history_cmd import add_recorded
+        from benchtui.cli.history_add import add_recorded
 
         code = code if add_recorded(args.output, args.history_catalog) else code or 1
     return code
@@ -69,9 +70,10 @@ def _print_summary(path: str) -> None:
         seconds = max(reader.end - reader.start, 0.0)
         hosts = reader.host_count
         per_hour = reader.size_bytes / max(hosts, 1) / max(seconds, 1.0) * 3600
-        print(f"benchtui: recorded {path}: {hosts} host(s), {seconds:.0f} s, "
-              f"{reader.sample_count} samples, {reader.event_count} events, "
-              f"{reader.output_line_count} output lines; {reader.size_bytes / 1e6:.2f} MB "
+        print(f"benchtui: recorded {path}: {plural(hosts, 'host')}, {seconds:.0f} s, "
+              f"{plural(reader.sample_count, 'sample')}, {plural(reader.event_count, 'event')}, "
+              f"{plural(reader.output_line_count, 'output line')}; "
+              f"{reader.size_bytes / 1e6:.2f} MB "
               f"({per_hour / 1e6:.1f} MB per host-hour)", file=sys.stderr)
         for warning in reader.warnings:
             print(f"benchtui: warning: {warning}", file=sys.stderr)

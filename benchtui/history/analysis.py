@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from benchtui.history.bounds import sql_within
 from benchtui.history.catalog import Catalog
 from benchtui.history.edivisive import Change, change_points
 from benchtui.history.ingest import COMPLETED
@@ -145,8 +146,9 @@ class Analysed:
 def load(catalog: Catalog, plan: str, *, step: str | None = None, metric: str | None = None,
          host: str | None = None, branch: str | None = None, since: float | None = None
          ) -> list[tuple[SeriesKey, list[Point]]]:
-    """Every series of ``plan`` (filtered) with its points in run order."""
-    where, params = ["s.plan = ?"], [plan]
+    """Every series of ``plan`` (filtered) with its points in run order; a figure beyond
+    its bounds is left out (``bounds.py``)."""
+    where, params = ["s.plan = ?", sql_within("s.metric", "p.value")], [plan]
     if step is not None:
         where.append("s.step = ?")
         params.append(step)

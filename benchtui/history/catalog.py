@@ -1,40 +1,25 @@
 """The catalog: a SQLite file (default, in the user's data directory) or a PostgreSQL
-database (``postgresql://...``) holding the same tables (``schema.py``, docs/history.md).
+database (``postgresql://...``) holding the same tables (``schema.py``, docs/history.md),
+opened, and its schema checked (``migrate.py``) before anything else is done with it.
 
-``Catalog`` is a thin layer over the two DB-API drivers: SQL is written once with ``?``
-placeholders and turned into ``%s`` for psycopg. Every failure to open or talk to the
-catalog is a ``CatalogError``: one sentence naming the catalog, exit status 1.
+Every failure to open or talk to the catalog is a ``CatalogError``: one sentence naming the
+catalog, exit status 1. Queries and transactions: ``database.Catalog``.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from benchtui.errors import BenchtuiError
-from benchtui.history import schema
+from benchtui.history import migrate
+from benchtui.history.connect import Waits, Watchdog, postgres_connect, sqlite_connect
+from benchtui.history.database import POSTGRESQL, SQLITE, Catalog, describe_url
+from benchtui.history.dberrors import DAMAGED, CatalogError, first_line, sqlite_meaning
 
-SQLITE, POSTGRESQL = "sqlite", "postgresql"
-
-
-@dataclass
-class CatalogError(BenchtuiError):
-    """The catalog cannot be opened, read or written."""
-
-    catalog: str
-    reason: str
-    hint: str = ""
-    exit_code = 1
-
-    def __str__(self) -> str:
-        text = f"history catalog {self.catalog}: {self.reason}"
-        return f"{text}; {self.hint}" if self.hint else text
+__all__ = ["POSTGRESQL", "SQLITE", "Catalog", "CatalogError", "default_path", "describe_url",
+           "open_catalog"]
 
 
 def default_path() -> Path:
@@ -43,162 +28,81 @@ def default_path() -> Path:
     return Path(base) / "benchtui" / "history.sqlite"
 
 
-def describe_url(url: str) -> str:
-    """The URL as said to a user: a PostgreSQL URL without its password."""
-    if "://" in url and "@" in url:
-        scheme, rest = url.split("://", 1)
-        creds, host = rest.rsplit("@", 1)
-        return f"{scheme}://{creds.split(':', 1)[0]}@{host}"
-    return url
-
-
-class Catalog:
-    """An open catalog (``open_catalog``). Use as a context manager or call ``close``."""
-
-    def __init__(self, url: str, kind: str, conn: Any) -> None:
-        self.url = url
-        self.name = describe_url(url)
-        self.kind = kind
-        self.conn = conn
-
-    def __enter__(self) -> Catalog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):  # a broken connection: nothing to tell
-            self.conn.close()
-
-    def _sql(self, sql: str) -> str:
-        return sql.replace("?", "%s") if self.kind == POSTGRESQL else sql
-
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        try:
-            yield
-        except CatalogError:
-            raise
-        except Exception as exc:
-            if not _is_db_error(exc):
-                raise
-            raise CatalogError(self.name, _first_line(exc)) from None
-
-    def rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple[Any, ...]]:
-        with self._errors():
-            cur = self.conn.cursor()
-            cur.execute(self._sql(sql), tuple(params))
-            return [tuple(r) for r in cur.fetchall()] if cur.description else []
-
-    def table(self, sql: str, params: Sequence[object] = ()
-              ) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """The column names and rows of a query."""
-        with self._errors():
-            cur = self.conn.cursor()
-            cur.execute(self._sql(sql), tuple(params))
-            names = [str(d[0]) for d in cur.description or ()]
-            return names, [tuple(r) for r in cur.fetchall()]
-
-    def one(self, sql: str, params: Sequence[object] = ()) -> tuple[Any, ...] | None:
-        found = self.rows(sql, params)
-        return found[0] if found else None
-
-    def execute(self, sql: str, params: Sequence[object] = ()) -> None:
-        with self._errors():
-            self.conn.cursor().execute(self._sql(sql), tuple(params))
-
-    def executemany(self, sql: str, seq: Sequence[Sequence[object]]) -> None:
-        if not seq:
-            return
-        with self._errors():
-            self.conn.cursor().executemany(self._sql(sql), [tuple(p) for p in seq])
-
-    def commit(self) -> None:
-        with self._errors():
-            self.conn.commit()
-
-    def rollback(self) -> None:
-        with self._errors():
-            self.conn.rollback()
-
-    def _version(self) -> str | None:
-        """The schema version the catalog says it has (None: a new or foreign database)."""
-        try:
-            cur = self.conn.cursor()
-            cur.execute("SELECT value FROM catalog_meta WHERE key = 'schema'")
-            row = cur.fetchone()
-        except Exception as exc:
-            if not _is_db_error(exc):
-                raise
-            self.conn.rollback()  # PostgreSQL: the failed statement aborted the transaction
-            return None
-        self.conn.commit()
-        return str(row[0]) if row else None
-
-    def create(self) -> None:
-        """The tables, indexes and views, unless the catalog already has this version's
-        (then nothing is run: many machines may open a team's catalog at once)."""
-        if self._version() == str(schema.VERSION):
-            return
-        with self._errors():
-            cur = self.conn.cursor()
-            for stmt in schema.statements(self.kind):
-                cur.execute(stmt)
-            self.conn.commit()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
-
-
-def _is_db_error(exc: BaseException) -> bool:
-    if isinstance(exc, sqlite3.Error):
-        return True
-    try:
-        import psycopg
-    except ImportError:
-        return False
-    return isinstance(exc, psycopg.Error)
-
-
-def open_catalog(url: str | None = None, *, create: bool = True) -> Catalog:
+def open_catalog(url: str | None = None, *, create: bool = True, read_only: bool = False,
+                 waits: Waits | None = None, say: Callable[[str], None] | None = None
+                 ) -> Catalog:
     """The catalog at ``url``: None or a path (SQLite; the default file is made with its
-    directory), ``sqlite:///PATH``, or ``postgresql://USER@HOST:PORT/DB``. With ``create``
-    False a SQLite file must exist already (a command that only reads never leaves a stray
-    file behind a typo); a database gets its tables either way. Raises CatalogError (one
-    sentence) when it cannot be opened."""
+    directory), ``sqlite:///PATH``, or ``postgresql://USER@HOST:PORT/DB``.
+
+    ``create``: a missing SQLite file or an empty database becomes a new catalog; without
+    it a command that only reads never leaves a stray file behind a typo. ``read_only``:
+    nothing is ever written (``history check``), an older catalog is not upgraded. A
+    database that is not a benchtui catalog, or one made by a newer benchtui, is refused
+    and left as it was. Raises CatalogError (one sentence) when it cannot be opened."""
+    waits = waits or Waits.from_env()
     text = url or str(default_path())
     if text.startswith(("postgresql://", "postgres://")):
-        return _open_postgres(text)
+        catalog = _open_postgres(text, waits, read_only)
+    else:
+        catalog = _open_sqlite(text, url is None, create, read_only, waits)
+    if say is not None:
+        catalog.say = say
+    try:
+        if catalog.kind == SQLITE and not read_only:
+            _quick_check(catalog)
+        migrate.prepare(catalog, create=create and not read_only, upgrade=not read_only)
+    except BaseException:
+        catalog.close()
+        raise
+    return catalog
+
+
+def _open_sqlite(text: str, default: bool, create: bool, read_only: bool, waits: Waits
+                 ) -> Catalog:
     path = Path(text.removeprefix("sqlite://").removeprefix("sqlite:")) \
         if text.startswith("sqlite:") else Path(text)
-    if url is None and create:
+    if default and create and not read_only:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise CatalogError(str(path), f"cannot make its directory: {exc.strerror}") \
                 from None
-    if not create and not path.exists():
-        raise CatalogError(str(path), "no such file",
-                           hint="import sessions first (benchtui history import SESSION...)")
     if path.is_dir():
         raise CatalogError(str(path), "is a directory, not a catalog file")
+    exists = path.exists()
+    if not exists and (read_only or not create):
+        raise CatalogError(str(path), "no such file",
+                           hint="import sessions first (benchtui history import SESSION...)")
+    mode = "ro" if read_only else "rw" if exists else "rwc"
     try:
-        conn = sqlite3.connect(str(path), timeout=30)
-        conn.execute("PRAGMA foreign_keys = ON")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        conn = sqlite_connect(path, waits, mode)
     except sqlite3.Error as exc:
-        raise CatalogError(str(path), f"cannot be opened as SQLite: {_first_line(exc)}",
-                           hint="give another file with --catalog") from None
-    catalog = Catalog(str(path), SQLITE, conn)
-    catalog.create()
-    return catalog
+        m = sqlite_meaning(exc, str(path))
+        raise CatalogError(str(path), m.reason, m.hint, m.kind) from None
+    return Catalog(str(path), SQLITE, conn, waits=waits)
 
 
-def _open_postgres(url: str) -> Catalog:
+#: A SQLite catalog up to this size is checked when it is opened (``PRAGMA quick_check``:
+#: 27 ms for a year of a 50-host fleet's nights, 4.4 MB; 0.2 s at 45 MB:
+#: docs/benchmarks/history_check.md); a larger one by ``history check`` only.
+QUICK_CHECK_MAX = 64 << 20
+
+
+def _quick_check(catalog: Catalog) -> None:
+    """A damaged file (a page, a b-tree, a record's format) is said before anything is
+    read or written in it."""
+    size = Path(catalog.url).stat().st_size
+    if not 0 < size <= QUICK_CHECK_MAX:
+        return
+    found = [str(r[0]) for r in catalog.rows("PRAGMA quick_check(3)")]
+    if found != ["ok"]:
+        raise CatalogError(catalog.name, f"is damaged: {'; '.join(found)} (PRAGMA "
+                           "quick_check); nothing was written to it",
+                           f"benchtui history check --catalog {catalog.name} says more; "
+                           "restore it from a copy", DAMAGED)
+
+
+def _open_postgres(url: str, waits: Waits, read_only: bool) -> Catalog:
     name = describe_url(url)
     try:
         import psycopg
@@ -206,12 +110,16 @@ def _open_postgres(url: str) -> Catalog:
         raise CatalogError(name, "PostgreSQL needs the psycopg driver",
                            hint="pip install 'benchtui[postgresql]'") from None
     try:
-        conn = psycopg.connect(url, connect_timeout=10)
+        conn = postgres_connect(url, waits)
     except psycopg.Error as exc:
-        raise CatalogError(name, f"the server refused or cannot be reached: "
-                           f"{_first_line(exc)}",
+        said = first_line(exc)
+        why = f"the server did not answer while connecting ({said}: stopped, frozen or " \
+            "unreachable)" if "timeout" in said else f"the server refused or cannot be " \
+            f"reached: {said}"
+        raise CatalogError(name, why,
                            hint="check the URL, that the server runs and that the user may "
-                           "connect") from None
-    catalog = Catalog(url, POSTGRESQL, conn)
-    catalog.create()
-    return catalog
+                           "connect (BENCHTUI_CATALOG_CONNECT_TIMEOUT sets how long to "
+                           "wait)") from None
+    if read_only:
+        conn.read_only = True
+    return Catalog(url, POSTGRESQL, conn, waits=waits, watchdog=Watchdog(conn.pgconn.socket))

@@ -48,6 +48,11 @@ CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _ESCAPED: Final = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")  # a tab is only a space
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 step``, ``2 steps``, ``0 warnings``; ``nouns`` when the plural is not noun + s."""
+    return f"{count} {noun if count == 1 else nouns or noun + 's'}"
+
+
 def escape_control(text: str) -> str:
     """``text`` with each control character but tab written as Python writes it (``\\x1b``,
     ``\\n``): safe to print anywhere, and still telling what was there. Other text is

@@ -88,6 +88,10 @@ class Parser:
     aliases: ClassVar[tuple[str, ...]] = ()
     #: One line for ``benchtui parse --list``.
     description: ClassVar[str] = ""
+    #: True when every line of the tool's own output may start with a wall-clock stamp that
+    #: the parser reads itself (SPDK's log prefix, rados bench --show-time): such stamps are
+    #: not a logger's, and are left on the lines (``registry.choose_stream``).
+    stamps_own_lines: ClassVar[bool] = False
 
     def __init__(self, host: str = "-", source: str = "-") -> None:
         self.host = host
@@ -179,11 +183,13 @@ class Parser:
                 extend(checked(produced))
         return out
 
-    #: True when feed_bytes reads raw bytes faster than feed_text reads their decoded text.
+    #: True when feed_bytes takes the raw output in chunks cut anywhere (a live channel's
+    #: reads), faster than feed_text its decoded text (docs/architecture.md).
     takes_bytes: bool = False
 
     def feed_bytes(self, data: bytes, t: float | None = None) -> list[Sample]:
-        """Raw UTF-8 output, as read from a file (undecodable bytes become U+FFFD)."""
+        """Raw UTF-8 output of whole lines, as read from a file (undecodable bytes become
+        U+FFFD); any chunk when ``takes_bytes``."""
         return self.feed_text(data.decode("utf-8", errors="replace").removeprefix("\ufeff"), t)
 
     def feed_lines(self, lines: Iterable[str], t: float | None = None) -> list[Sample]:

@@ -72,6 +72,7 @@ class FbbenchParser(Parser):
     name: ClassVar[str] = "fbbench"
     tool: ClassVar[str] = "fbbench"
     description: ClassVar[str] = "fastblock fbbench per-second counts, ops and latency histogram"
+    stamps_own_lines: ClassVar[bool] = True
 
     def __init__(self, host: str = "-", source: str = "-", *, op: str | None = None,
                  io_size: int | None = None) -> None:

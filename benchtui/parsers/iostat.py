@@ -31,6 +31,10 @@ fields      layout assumed
 ==========  ====================================================================================
 
 Where a count is ambiguous, the most recent sysstat's layout and default unit (kB) is taken.
+A header-less line is only taken when it is shaped like a device line of its layout (a device
+name first, the values as iostat prints them: ``headerless_columns``), and a header's layout
+only maps the rows of its table (up to iostat's blank line) without that check: another
+program's table in the same stream (a devfreq ``trans_stat``) is never read as devices.
 
 Reports: the ``avg-cpu:`` line and the line after it give ``cpu_ratio``; each device line
 gives its samples as soon as it arrives. A report starts at a ``-t`` timestamp, at ``avg-cpu:``,
@@ -89,6 +93,49 @@ HEADERLESS: dict[int, tuple[str, ...]] = {
 SHORT_X: tuple[str, ...] = ("tps", "kB/s", "rqm/s", "await", "areq-sz", "aqu-sz", "%util")
 
 _BANNER = re.compile(r"^Linux\s+\S+\s+\([^)]*\)\s+(\S+)")
+
+#: A device name as iostat prints one: a kernel name (sda, nvme0n1, dm-0, cciss/c0d0), a -N
+#: device-mapper name (vg0-root) or an SPDK bdev (Nvme0n1). It starts with a letter and does
+#: not end in ":" (a table's row label: devfreq's `` 528000000:``, ``free``'s ``Mem:``).
+_DEVICE = re.compile(r"[A-Za-z][\w.:/+@-]*(?<!:)\Z").match
+#: iostat's rates, times and sizes: ``%.2f`` (a decimal comma in some locales).
+_DECIMAL = re.compile(r"\d+[.,]\d+\Z").match
+#: iostat -d's totals (kB_read, kB_wrtn, kB_dscd): integers.
+_INTEGER = re.compile(r"\d+\Z").match
+#: A value of a headed table's row: a number, maybe with iostat -h's unit or a percent sign.
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?[%BkMGTPs]?\Z").match
+#: Header-less layouts: how many of the values are ``%.2f`` (the rest are integer totals).
+_DECIMALS = {6: 3, 8: 4}
+
+
+def _device_name(text: str) -> bool:
+    return _DEVICE(text) is not None
+
+
+def _numbers(parts: list[str], dev_index: int) -> bool:
+    return all(_NUMBER(p) is not None for i, p in enumerate(parts) if i != dev_index)
+
+
+def headerless_columns(parts: list[str]) -> tuple[str, ...] | None:
+    """The columns of a device line whose header is not in the stream (``iostat -x 1 | grep
+    sda``): by its field count (``HEADERLESS``), when it is shaped like one: a device name
+    first, then values as iostat prints them in that layout (``-x``: every value ``%.2f``;
+    ``-d``: the rates ``%.2f`` and the totals integers). Another program's table with as many
+    columns (a devfreq ``trans_stat``: `` 528000000:  0  0  0  15  814526``) is not one."""
+    columns = HEADERLESS.get(len(parts))
+    if columns is None or _DEVICE(parts[0]) is None:
+        return None
+    decimals = _DECIMALS.get(len(parts))
+    values = parts[1:]
+    if decimals is None or (len(parts) == 8 and _DECIMAL(values[-1]) is not None):
+        if all(_DECIMAL(v) is not None for v in values):
+            return SHORT_X if len(parts) == 8 else columns
+        return None
+    if all(_DECIMAL(v) is not None for v in values[:decimals]) and \
+            all(_INTEGER(v) is not None for v in values[decimals:]):
+        return columns
+    return None
+
 
 class _Plan:
     """What one device line of one layout turns into, ready for C-speed mapping."""
@@ -213,7 +260,11 @@ class IostatParser(Parser):
             self._foreign = False
         layout = self._layout
         if layout is not None and len(parts) == layout.nfields:
-            return self._device_line(parts, layout, True, line, t)
+            if not self._closed:  # a row of the table under the header
+                return self._device_line(parts, layout, True, line, t)
+            # After the table's blank line: only a line shaped like a device line
+            if _device_name(parts[layout.dev_index]) and _numbers(parts, layout.dev_index):
+                return self._device_line(parts, layout, False, line, t)
         layout = self._headerless_layout(parts)
         if layout is not None:
             return self._device_line(parts, layout, False, line, t)
@@ -252,11 +303,11 @@ class IostatParser(Parser):
         return None
 
     def _headerless_layout(self, parts: list[str]) -> _Layout | None:
-        columns = HEADERLESS.get(len(parts))
+        """The layout of a line with no header over it, when it is shaped like an iostat
+        device line of one (see ``headerless_columns``); None for any other line."""
+        columns = headerless_columns(parts)
         if columns is None:
             return None
-        if len(parts) == 8 and "." in parts[-1]:
-            columns = SHORT_X
         layout = self._headerless.get(columns)
         if layout is None:
             layout = self._headerless[columns] = _Layout(columns, 0)

@@ -52,9 +52,15 @@ _LINE: Final = re.compile(
 _PREFIX: Final = re.compile(r"\[\s*\*?(?:\d+|SUM(?:-\d+)?)\s*\]\s*\d+\.\d+\s*-\s*\d+\.\d+\s+sec")
 _UDP_REST: Final = re.compile(
     r"^\s+(?:(?P<jitter>\d+(?:\.\d+)?)\s+ms\s+)?(?P<lost>-?\d+)/\s*(?P<total>\d+)\s+\(")
+#: ``-e`` client columns after Write/Err: Rtry, then Cwnd/RTT in one of the shapes iperf 2's
+#: src/Locale.c prints (report_bw_write_enhanced*_format): ``%8dK/%u us`` (2.0.x; ``-1K`` when
+#: the kernel gave no cwnd), ``%8dK/%u(%u) us`` (2.1), ``%8dK(%u)/%u(%u) us`` (Cwnd(pkts),
+#: 2.1.9+), ``%8dK(%u)/%dK(%u)/%u(%u) us`` (InF(pkts)/Cwnd(pkts)/RTT(var): the second is the
+#: cwnd), ``NA/%u us`` and ``NA/%u(%u)us`` (no cwnd). The RTT is read in every shape.
 _ENHANCED_REST: Final = re.compile(
     r"^\s+\d+/\d+\s+(?P<rtry>\d+)(?![\d.]|\s*pps)"
-    r"(?:\s+(?P<cwnd>\d+)(?P<cunit>[KMG]?)/(?P<rtt>\d+)(?:\(\d+\))?\s*us)?")
+    r"(?:\s+(?:-?\d+K\(\d+\)/)?(?:(?P<cwnd>-?\d+)(?P<cunit>[KMG]?)(?:\(\d+\))?|NA)"
+    r"/(?P<rtt>\d+)(?:\(\d+\))?\s*us)?")
 _CONNECTED: Final = re.compile(r"\[\s*(?P<star>\*)?(?P<id>\d+)\s*\] local \S+ port \d+ connected")
 _REPORT: Final = re.compile(r"\[\s*(?P<star>\*)?(?P<id>\d+|SUM(?:-\d+)?)\s*\] Server Report:")
 _INTERVAL_DETECT: Final = re.compile(
@@ -267,10 +273,10 @@ class Iperf2Parser(Parser):
         retry = parse_float(e.group("rtry"))
         if retry is not None:
             out.append(self.sample("net_retransmits", retry, labels, t, kind=kind, elapsed=end))
-        if e.group("cwnd") is not None:
-            cwnd = parse_float(e.group("cwnd"))
+        if e.group("rtt") is not None:
+            cwnd = parse_float(e.group("cwnd") or "")
             rtt = parse_float(e.group("rtt"))
-            if cwnd is not None:
+            if cwnd is not None and cwnd >= 0:  # -1K: the kernel gave no cwnd
                 out.append(self.sample("net_cwnd_bytes", cwnd * _CWND_UNITS[e.group("cunit")],
                                        labels, t, kind=kind, elapsed=end))
             if rtt is not None and rtt > 0:

@@ -126,6 +126,7 @@ class RadosBenchParser(Parser):
     tool: ClassVar[str] = "rados_bench"
     aliases: ClassVar[tuple[str, ...]] = ("rados",)
     description: ClassVar[str] = "Ceph rados bench write/seq/rand per-second table and summary"
+    stamps_own_lines: ClassVar[bool] = True
 
     def __init__(self, host: str = "-", source: str = "-", *, mode: str | None = None,
                  pool: str | None = None) -> None:

@@ -13,6 +13,7 @@ import pkgutil
 from functools import cache
 
 from benchtui.errors import UsageError
+from benchtui.parsers._prefixes import LinePrefixes, PrefixShape, find_prefixes
 from benchtui.parsers.base import Parser
 
 #: A parser is chosen for a stream when it scores at least this much.
@@ -53,9 +54,31 @@ def tool_names() -> list[str]:
     return sorted(names)
 
 
+def _named_module(name: str) -> type[Parser] | None:
+    """The parser called ``name`` when its module is named after it (``fio-json`` in
+    ``fio_json``): found without importing every parser and compiling its patterns (a third
+    of ``benchtui parse --tool NAME``'s start-up)."""
+    module_name = name.replace("-", "_")
+    if not module_name.isidentifier() or module_name.startswith("_") or module_name in (
+            "base", "registry"):
+        return None
+    try:
+        module = importlib.import_module(f"benchtui.parsers.{module_name}")
+    except ImportError:
+        return None
+    for obj in vars(module).values():
+        if (isinstance(obj, type) and issubclass(obj, Parser) and obj.name == name
+                and obj.__module__ == module.__name__):
+            return obj
+    return None
+
+
 def candidates(name: str) -> list[type[Parser]]:
     """The parsers a ``--tool`` name stands for (several when it names a tool with several
     formats, e.g. ``fio``)."""
+    named = _named_module(name)
+    if named is not None:
+        return [named]
     parsers = all_parsers()
     if name in parsers:
         return [parsers[name]]
@@ -113,3 +136,24 @@ def choose(head: str, among: list[type[Parser]] | None = None) -> list[type[Pars
         ranked = scores(head, among)
         found = [ranked[0][1]] if ranked else among[:1]
     return found
+
+
+def choose_stream(head: str, among: list[type[Parser]] | None = None
+                  ) -> tuple[PrefixShape | None, list[type[Parser]]]:
+    """The line prefixes of a stream that starts with ``head`` (pdsh's ``host: ``, a logger's
+    stamp: ``_prefixes``), or None, and its parsers (``choose``) for its lines once those are
+    removed. A prefix shape carried by most lines is kept only when the output is recognised at
+    least as well without it (and at ``DETECT_THRESHOLD`` at least, unless ``--tool`` names
+    the tool), and a stamp alone only when the tool does not stamp its own lines (SPDK's log,
+    rados bench --show-time: ``Parser.stamps_own_lines``)."""
+    shape = find_prefixes(head)
+    if shape is not None:
+        stripped = LinePrefixes(shape).strip_head(head)
+        best = max((score for score, _ in scores(stripped, among)), default=0)
+        raw = max((score for score, _ in scores(head, among)), default=0)
+        if best >= raw and (best >= DETECT_THRESHOLD or among is not None):
+            chosen = choose(stripped, among)
+            if shape.hosts or not any(c.stamps_own_lines for c in chosen):
+                return shape, chosen
+    return None, choose(head, among)
+

@@ -14,6 +14,8 @@ import contextlib
 import re
 from dataclasses import dataclass, field
 
+from benchtui.plan.fio_values import read_size, read_time
+
 #: fio's default ioengine on Linux, and the synchronous engines (one I/O at a time per job).
 DEFAULT_IOENGINE = "psync"
 SYNC_IOENGINES = frozenset({"sync", "psync", "vsync", "pvsync", "pvsync2", "mmap", "splice"})
@@ -30,19 +32,6 @@ _VALUE_OPTIONS = frozenset({
     "iodepth", "direct", "buffered", "runtime", "ramp_time", "startdelay", "numjobs",
     "output-format", "output", "status-interval", "eta", "eta-newline", "section", "verify",
 })
-#: Multipliers of fio's size suffixes (kb_base=1024, fio's default).
-_SIZE_SUFFIXES = {
-    "": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
-    "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3, "t": 1024**4, "tb": 1024**4,
-    "tib": 1024**4, "p": 1024**5, "pb": 1024**5, "pib": 1024**5,
-}
-#: Multipliers of fio's time suffixes (a bare number is seconds for runtime and ramp_time).
-_TIME_SUFFIXES = {
-    "": 1.0, "s": 1.0, "sec": 1.0, "ms": 1e-3, "msec": 1e-3, "us": 1e-6, "usec": 1e-6,
-    "m": 60.0, "min": 60.0, "h": 3600.0, "d": 86400.0,
-}
-_NUMBER_SUFFIX = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([A-Za-z]*)\s*$")
-
 
 @dataclass
 class FioJob:
@@ -143,23 +132,20 @@ def int_value(text: str | None) -> int | None:
 
 
 def size_value(text: str | None) -> int | None:
-    """fio sizes: ``4g`` = 4 GiB (fio's kb_base=1024), ``100M``, ``512k``, ``4096``."""
+    """A size in bytes as fio reads it (``4g`` = 4 GiB with fio's kb_base=1024; ``1.5g`` is
+    1 byte to fio: ``fio_values``); None when absent, not a number, or a percentage."""
     if not text:
         return None
-    m = _NUMBER_SUFFIX.match(text)
-    if not m or m.group(2).lower() not in _SIZE_SUFFIXES:
-        return None
-    return int(float(m.group(1)) * _SIZE_SUFFIXES[m.group(2).lower()])
+    reading = read_size(text.split(",", 1)[0])
+    return None if reading.value is None or reading.percent else int(reading.value)
 
 
 def seconds_value(text: str | None) -> float | None:
-    """fio times: a bare number is seconds; ``500ms``, ``2m``, ``1h`` also work."""
+    """A time in seconds as fio reads it for runtime-like options (a bare number is seconds;
+    ``500ms``, ``2m``, ``1h``; ``15sec`` is 15 microseconds to fio: ``fio_values``)."""
     if not text:
         return None
-    m = _NUMBER_SUFFIX.match(text)
-    if not m or m.group(2).lower() not in _TIME_SUFFIXES:
-        return None
-    return float(m.group(1)) * _TIME_SUFFIXES[m.group(2).lower()]
+    return read_time(text, bare_seconds=True).value
 
 
 def split_option(word: str) -> tuple[str, str | None] | None:

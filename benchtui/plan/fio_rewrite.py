@@ -11,7 +11,13 @@ Options are compared by fio's name for them (``blocksize`` is ``bs``).
 
 from __future__ import annotations
 
-from benchtui.plan.fio_option_names import ALIASES, ENGINE_OPTIONS, FLAG_OPTIONS, GENERAL_OPTIONS
+from benchtui.plan.fio_option_names import (
+    ALIASES,
+    ENGINE_OPTIONS,
+    FLAG_OPTIONS,
+    GENERAL_OPTIONS,
+    SINCE,
+)
 from benchtui.plan.fio_options import split_option
 
 
@@ -22,8 +28,9 @@ def canonical_option(key: str) -> str:
 
 
 def is_fio_option(key: str) -> bool:
-    """Whether fio (or one of its I/O engines) has a job option called ``key``."""
-    return key in GENERAL_OPTIONS or key in ENGINE_OPTIONS or key in ALIASES
+    """Whether fio (or one of its I/O engines) has a job option called ``key``: in the fio
+    the names were read from, or in a later release (preflight checks each host's fio)."""
+    return key in GENERAL_OPTIONS or key in ENGINE_OPTIONS or key in ALIASES or key in SINCE
 
 
 def known_fio_options() -> list[str]:

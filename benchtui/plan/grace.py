@@ -1,9 +1,11 @@
 """``controller_grace``: how long a host lets a session's processes run on once the controller
-is gone (``[session] controller_grace`` in a plan, ``--controller-grace`` on the command line).
+is gone (``[session] controller_grace`` in a plan, ``--controller-grace`` on the command line);
+``reconnect_window``: how long the controller lets a host stay unreachable before it gives the
+host up (``[session] reconnect_window``, ``--reconnect-window``).
 
-Written as seconds (``60``, ``"60s"``, ``"2m"``, ``"1h"``, ``"0"``: stop at once) or ``"off"``
-(no watchdog: the processes run until their deadline, for deliberately unattended runs). Held
-as seconds, ``math.inf`` for off.
+Written as seconds (``60``, ``"60s"``, ``"2m"``, ``"1h"``, ``"0"``: stop at once) or, for the
+grace, ``"off"`` (no watchdog: the processes run until their deadline, for deliberately
+unattended runs). Held as seconds, ``math.inf`` for off.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ DEFAULT_CONTROLLER_GRACE = 60.0
 OFF = "off"
 #: How to write it, for messages.
 EXAMPLES = '"60s", "5m", 0 (stop at once) or "off"'
+#: How to write a reconnect window, for messages.
+WINDOW_EXAMPLES = '"30s", "2m" or 90'
 _LONGEST = 1e9
 
 
@@ -39,6 +43,21 @@ def parse_grace(value: object) -> float:
         raise ValueError(f"{value!r} is not a duration: write {EXAMPLES}")
     if seconds < 0 or seconds > _LONGEST:
         raise ValueError(f"{value!r} must be zero or more seconds: write {EXAMPLES}")
+    return seconds
+
+
+def parse_window(value: object) -> float:
+    """A reconnect window in seconds (more than zero, finite) from a number or a text;
+    ``ValueError`` saying what is wrong with ``value`` ("is not a duration", ...) when it is
+    not one (the caller names it, and shows ``WINDOW_EXAMPLES``)."""
+    if isinstance(value, str) and value.strip().lower() == OFF:
+        raise ValueError("cannot be off: a host that stays unreachable is given up after it")
+    try:
+        seconds = parse_grace(value)
+    except ValueError:
+        raise ValueError("is not a duration") from None
+    if seconds <= 0:
+        raise ValueError("must be more than zero seconds")
     return seconds
 
 

@@ -19,7 +19,7 @@ from benchtui.errors import PlanError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
 from benchtui.model.jump import JumpError, parse_jump
 from benchtui.plan.fields import NAME, Fields, Source, checked_name, closest, shown, type_name
-from benchtui.plan.grace import DEFAULT_CONTROLLER_GRACE, parse_grace
+from benchtui.plan.grace import DEFAULT_CONTROLLER_GRACE, parse_grace, parse_window
 from benchtui.plan.loader_steps import HostNames, read_monitors, read_steps
 from benchtui.plan.locate import syntax_error
 from benchtui.plan.model import (
@@ -41,6 +41,8 @@ SESSION_KEYS = {
                       f"{FIO_PLAT_BITS} keeps fio's own resolution)",
     "controller_grace": f'controller_grace = "{DEFAULT_CONTROLLER_GRACE:g}s" (or "5m"; 0 '
                         'stops at once; "off" leaves the processes to their deadline)',
+    "reconnect_window": 'reconnect_window = "2m" (how long a host may stay unreachable '
+                        'before it is given up)',
 }
 HOST_KEYS = {
     "address": 'address = "10.0.0.11"',
@@ -153,6 +155,7 @@ def _read_settings(source: Source, table: Mapping[str, Any], path: Path) -> Sett
         histogram_bits=fields.whole("histogram_bits", DEFAULT_BITS, MIN_BITS,
                                     FIO_PLAT_BITS) or DEFAULT_BITS,
         controller_grace=_controller_grace(fields),
+        reconnect_window=_reconnect_window(fields),
     )
 
 
@@ -187,6 +190,17 @@ def _controller_grace(fields: Fields) -> float:
         raise fields.error("controller_grace", f"controller_grace {shown(value)} of "
                            "[session] is not a duration", fields.example("controller_grace")
                            ) from None
+
+
+def _reconnect_window(fields: Fields) -> float | None:
+    if not fields.has("reconnect_window"):
+        return None
+    value = fields.table["reconnect_window"]
+    try:
+        return parse_window(value)
+    except ValueError as exc:
+        raise fields.error("reconnect_window", f"reconnect_window {shown(value)} of [session] "
+                           f"{exc}", fields.example("reconnect_window")) from None
 
 
 def _read_hosts(source: Source, table: Mapping[str, Any] | None) -> dict[str, HostSpec]:

@@ -20,6 +20,7 @@ from typing import Any
 from benchtui.errors import PlanError
 from benchtui.model.units import parse_duration
 from benchtui.plan.fields import Fields, Source, checked_name, closest, shown, type_name
+from benchtui.plan.fio_check import args_options, check_options, external_engine, jobfile_options
 from benchtui.plan.fio_options import JobfileSyntaxError, parse_jobfile
 from benchtui.plan.model import (
     COMMAND_TOOL,
@@ -352,6 +353,7 @@ def read_monitors(source: Source, tables: list[Any], hosts: HostNames,
                                    fields.example("devices"))
             devices.append(name)
         _check_placeholders(fields, run, monitor=True)
+        _check_fio_options(fields, run)
         name = fields.table.get("name") or _unique_name(run.tool if run.spec else run.parser,
                                                         used)
         used.add(name)
@@ -389,6 +391,7 @@ def read_steps(source: Source, tables: list[Any], hosts: HostNames,
         matrix = read_matrix(fields, run.tool, run.command, run.args)
         _check_placeholders(fields, run, jobfile=jobfile, jobfile_text=jobfile_text,
                             matrix=matrix)
+        _check_fio_options(fields, run, jobfile, jobfile_text)
         name = fields.table.get("name") or _unique_name(run.tool if run.spec else run.parser,
                                                         used)
         used.add(name)
@@ -430,6 +433,23 @@ def _check_placeholders(fields: Fields, run: _Runnable, *, monitor: bool = False
             line = jobfile_text.count("\n", 0, unknown.offset) + 1
             raise PlanError(str(jobfile), f"{unknown.reason} (jobfile of {fields.what})", line,
                             hint(unknown))
+
+
+def _check_fio_options(fields: Fields, run: _Runnable, jobfile: Path | None = None,
+                       jobfile_text: str | None = None) -> None:
+    """fio's options in args and the jobfile, as fio will read them (``fio_check``): an
+    option fio does not have, or a value it would refuse or misread, is a ``PlanError`` at
+    the args' line (or the jobfile's)."""
+    if run.tool != "fio" or run.command:
+        return
+    given = args_options(run.args)
+    in_jobfile = jobfile_options(jobfile_text) if jobfile_text is not None else []
+    external = external_engine(given + in_jobfile)
+    for problem in check_options(given, external=external):
+        raise fields.error("args", f"args of {fields.what}: {problem.reason}", problem.hint)
+    for problem in check_options(in_jobfile, external=external, jobfile=True):
+        raise PlanError(str(jobfile), f"jobfile of {fields.what}: {problem.reason}",
+                        problem.line, problem.hint)
 
 
 def _read_placement(fields: Fields, run: _Runnable, hosts: HostNames

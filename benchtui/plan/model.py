@@ -45,6 +45,9 @@ class Settings:
     #: Seconds a host lets the session's processes go on once the controller is gone (its
     #: connection closed and not back, or its process dead); ``math.inf``: "off".
     controller_grace: float = DEFAULT_CONTROLLER_GRACE
+    #: Seconds a host may stay unreachable before the session gives it up; None: the
+    #: default (``session.hosts.reconnect_window``).
+    reconnect_window: float | None = None
 
 
 @dataclass(frozen=True)

@@ -20,12 +20,16 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from benchtui.plan.commands import monitor_for_host, plan_warnings, step_for_host
+from benchtui.plan.findings import ERROR as ERROR  # noqa: PLC0414 (re-exported)
+from benchtui.plan.findings import WARNING as WARNING  # noqa: PLC0414
+from benchtui.plan.findings import Finding as Finding  # noqa: PLC0414
+from benchtui.plan.fio_check import args_options, jobfile_options, newer_options, release
 from benchtui.plan.fio_options import READ_MODES, SYNC_IOENGINES, FioJob, fio_jobs
 from benchtui.plan.model import DEFAULT_SELECT, MonitorSpec, Plan, StepSpec
 from benchtui.plan.placeholders import has_placeholders
+from benchtui.plan.same_machine import same_machines
 from benchtui.plan.tools import TOOLS, programs_of
 
-ERROR, WARNING = "error", "warning"
 #: Buffered I/O is flagged when the data is smaller than this many times the host's RAM.
 RAM_FACTOR = 2
 #: Runs shorter than this on an SSD are flagged (seconds).
@@ -80,20 +84,6 @@ class PreflightFacts(TypedDict, total=False):
     machine_id: str          # /etc/machine-id
     boot_id: str             # /proc/sys/kernel/random/boot_id (one per running kernel)
     host_key: str            # the SSH host key's fingerprint (SSH hosts only)
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem found before running: on a host (or the plan), about a step or monitor."""
-
-    host: str | None
-    step: str | None
-    severity: str
-    message: str
-    hint: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.message} ({self.hint})" if self.hint else self.message
 
 
 def is_block_device_path(path: str) -> bool:
@@ -268,6 +258,7 @@ def preflight(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Findin
     """Every problem found in ``plan`` given each host's ``facts`` (host name -> facts, in
     the shape of ``PreflightFacts``); errors first, then warnings, in plan order."""
     findings = _missing_programs(plan, facts)
+    findings += _fio_releases(plan, facts)
     findings += _fio_checks(plan, facts)
     findings += [Finding(None, name, WARNING, warning) for name, warning in plan_warnings(plan)]
     findings += _select_warnings(plan)
@@ -275,33 +266,6 @@ def preflight(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Findin
     unique = _said_once_per_sweep(plan, list(dict.fromkeys(findings)))
     return [f for f in unique if f.severity == ERROR] + \
         [f for f in unique if f.severity != ERROR]
-
-
-def same_machines(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
-    """A warning per pair of plan hosts that are one machine: the same running kernel
-    (``boot_id``: one machine, or containers and namespaces of one), the same
-    ``/etc/machine-id``, or the same SSH host key (one sshd). Their workloads share CPUs,
-    memory, disks and links, so each one's numbers are disturbed by the other's."""
-    findings: list[Finding] = []
-    hosts = [h for h in plan.hosts_in_use() if facts.get(h)]
-    signs = (("boot_id", "the same running kernel (boot id)"),
-             ("machine_id", "the same /etc/machine-id"),
-             ("host_key", "the same SSH host key"))
-    for i, first in enumerate(hosts):
-        for second in hosts[i + 1:]:
-            a, b = facts[first], facts[second]
-            same = [words for key, words in signs if a.get(key) and a.get(key) == b.get(key)]
-            if not same:
-                continue
-            why = ", ".join(same)
-            if same == ["the same /etc/machine-id"]:
-                why += " (a cloned image would also share it)"
-            findings.append(Finding(
-                None, None, WARNING,
-                f"hosts {first} and {second} are one machine: {why}; their workloads share "
-                "its CPUs, memory, disks and network, so each disturbs the other's numbers",
-                "give each plan host its own machine, or remove one of them"))
-    return findings
 
 
 def _said_once_per_sweep(plan: Plan, findings: list[Finding]) -> list[Finding]:
@@ -384,6 +348,27 @@ def _missing_programs(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> lis
         step = next((s.name for s in specs if isinstance(s, StepSpec)), first.name)
         findings.append(Finding(host, step, ERROR, f"{program} is not installed on {host}",
                                 hint))
+    return findings
+
+
+def _fio_releases(plan: Plan, facts: Mapping[str, Mapping[str, Any]]) -> list[Finding]:
+    """An option of a fio release newer than a host's fio (``fio_check.newer_options``): an
+    error on that host, naming the option and the release that brought it."""
+    findings = []
+    for what, spec, _ in _fio_runnables(plan):
+        text = spec.jobfile_text if isinstance(spec, StepSpec) else None
+        newer = newer_options(args_options(spec.args) + jobfile_options(text or ""))
+        for host in spec.hosts if newer else ():
+            tools = _Facts(facts.get(host)).tools or {}
+            version = tools.get(programs_of(spec, host, plan.name)[0])
+            have = release(version) if isinstance(version, str) else None
+            lacking = [f"{name} (since {since})" for name, since in newer.items()
+                       if have is not None and (release(since) or (0, 0)) > have]
+            if lacking:
+                findings.append(Finding(
+                    host, spec.name, ERROR, f"{what} uses fio options that {version} on "
+                    f"{host} does not have: {', '.join(lacking)}",
+                    f"install a newer fio on {host}, or remove the option"))
     return findings
 
 

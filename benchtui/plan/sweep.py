@@ -20,7 +20,6 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from benchtui.plan.fields import Fields, did_you_mean, shown, type_name
-from benchtui.plan.fio_option_names import FIO_VERSION
 from benchtui.plan.fio_rewrite import (
     is_fio_option,
     jobfiles_in_args,
@@ -28,6 +27,7 @@ from benchtui.plan.fio_rewrite import (
     set_in_args,
     set_in_jobfile,
 )
+from benchtui.plan.fio_value_check import value_problem
 from benchtui.plan.model import DEFAULT_SELECT, SELECT_CHOICES, StepSpec
 
 #: Most steps one matrix may make (as many as ``repeat`` may run one step).
@@ -92,7 +92,7 @@ def _read_values(fields: Fields, key: str, values: object) -> tuple[str, ...]:
                                   "sweep the options of the job instead")
     if not is_fio_option(key):
         guess = did_you_mean(key, known_fio_options())
-        raise fields.source.error(path, f"{where} is not a fio option (of {FIO_VERSION})",
+        raise fields.source.error(path, f"{where} is not a fio option",
                                   guess or "matrix keys are fio option names, as in "
                                   "matrix = { bs = [\"4k\", \"1m\"] }")
     if not isinstance(values, list):
@@ -117,6 +117,9 @@ def _read_values(fields: Fields, key: str, values: object) -> tuple[str, ...]:
             raise fields.source.error(
                 path, f"value {n} of {where} ({shown(text)}) is empty or holds spaces at its "
                       "ends or control characters", f'write it as fio reads it, e.g. "{key}"')
+        problem = value_problem(key, text)
+        if problem is not None:
+            raise fields.source.error(path, f"value {n} of {where}: {problem[0]}", problem[1])
         if text in texts:
             raise fields.source.error(
                 path, f"{where} lists {shown(text)} twice, which would make two steps with "

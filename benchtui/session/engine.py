@@ -2,66 +2,55 @@
 
 ``Session.run`` connects to every host at once, gathers facts, runs the preflight checks,
 starts the monitors, runs the steps one after another (each on all its hosts at once; iperf
-servers before their clients), follows every process's output through a ``LineSplitter`` into
-its parser, labels the samples with the plan's host and step names and hands them to the
-sinks. However it ends (done, a failed step, Ctrl-C, SIGTERM), every process it started on
-every host is stopped before ``run`` returns.
+servers before their clients), follows every process's output into its parser
+(``runs.Runner``, ``ingest.RunIngest``), labels the samples with the plan's host and step
+names and hands them to the sinks. A host that cannot be used any more fails
+(``host_states``: a lost link is given up after the reconnect window) and the steps go on
+without it. However the session ends (done, a failed step, Ctrl-C, SIGTERM), every process
+it started on every host is stopped before ``run`` returns, each stop bounded; an
+interrupted session is given ``INTERRUPT_END`` seconds for that, and a second interrupt
+ends it at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
-import re
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from benchtui.errors import HostError
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.fio_buckets import check_bits
 from benchtui.model.sample import Sample
-from benchtui.parsers import registry
-from benchtui.parsers.base import Parser
 from benchtui.plan.commands import (
     MONITOR,
     SERVER,
     RemoteCommand,
-    Upload,
     expected_step_seconds,
     monitor_commands,
     step_commands,
 )
-from benchtui.plan.grace import grace_text
 from benchtui.plan.model import Plan, StepSpec
 from benchtui.plan.preflight import ERROR as FINDING_ERROR
-from benchtui.plan.preflight import Finding, fallback_hosts, paths_to_inspect, preflight
-from benchtui.plan.tools import TOOLS, executables_needed
+from benchtui.plan.preflight import Finding, fallback_hosts, preflight
 from benchtui.session import silence
-from benchtui.session.endings import Ending, process_ending, step_ending
-from benchtui.session.facts import HostFacts, facts_script, parse_facts
-from benchtui.session.hosts import SshOptions, close_all, connect_all, make_transport
-from benchtui.session.leftovers import (
-    find_leftovers,
-    leftover_findings,
-    same_plan,
-    stop_leftovers,
-    stopped_message,
+from benchtui.session.endings import Ending, step_ending
+from benchtui.session.facts import HostFacts, gather_facts
+from benchtui.session.host_states import DONE, RUNNING, UP, HostStates, without_host
+from benchtui.session.hosts import (
+    SshOptions,
+    close_all,
+    connect_all,
+    make_transport,
+    reconnect_window,
 )
+from benchtui.session.ingest import Ingested
+from benchtui.session.leftovers import check_leftovers
+from benchtui.session.runs import Run, Runner
 from benchtui.session.silence import Quiet
-from benchtui.transport import (
-    LineSplitter,
-    LinkState,
-    RemoteRun,
-    RunHandle,
-    Transport,
-    WatchdogStop,
-    new_session_id,
-)
+from benchtui.transport import LinkState, Transport, new_session_id
 
 SampleSink = Callable[[list[Sample]], None]
 EventSink = Callable[[Event], None]
@@ -69,11 +58,14 @@ OutputSink = Callable[[OutputLines], None]
 
 #: How long an iperf server gets to start listening before its clients start (seconds).
 SERVER_READY_TIMEOUT = 5.0
-#: Seconds between a process's TERM and KILL when benchtui stops it.
-STOP_GRACE = 2.0
+#: Seconds an interrupted session (Ctrl-C, SIGTERM, SIGHUP, a quit) gives the hosts to stop
+#: its processes and its followers to read their end, whatever state the hosts are in;
+#: what is not done by then is said and left to the hosts' watchdogs.
+INTERRUPT_END = 3.0
+#: Seconds closing every link may take at the very end.
+CLOSE_TIMEOUT = 1.0
 #: The default reason of an interrupt that said none.
 _INTERRUPTED = "the session was interrupted"
-_UNSAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 @dataclass(frozen=True)
@@ -86,32 +78,11 @@ class SessionOptions:
     #: Seconds the hosts let the processes go on once this controller is gone (``math.inf``:
     #: off); None: the plan's ``controller_grace``.
     controller_grace: float | None = None
+    #: Seconds a host may stay unreachable before it is given up; None: the plan's
+    #: ``reconnect_window``, else the default (``hosts.reconnect_window``).
+    reconnect_window: float | None = None
     #: Stop what an earlier run of the same plan left running, instead of refusing to start.
     stop_leftovers: bool = False
-
-
-@dataclass
-class _Run:
-    """One process of a step or monitor on one host, while benchtui follows it."""
-
-    command: RemoteCommand
-    step: str
-    handle: RunHandle | None = None
-    task: asyncio.Task[int] | None = None
-    samples: int = 0
-    ready: asyncio.Event = field(default_factory=asyncio.Event)
-    #: benchtui stopped it on purpose (end of a step's duration, a server after its clients).
-    stopped: bool = False
-    #: The host's watchdog stopped it (this controller was gone for longer than the grace).
-    watchdog: WatchdogStop | None = None
-    #: When it started (``time.monotonic``).
-    started: float = 0.0
-    #: How long its tool printed nothing (its limit: ``StepSpec.silence_limit``).
-    quiet: Quiet = field(default_factory=Quiet)
-    #: How it ended (``events.OUTCOMES``), why, and its exit status; None while it runs.
-    outcome: str | None = None
-    reason: str = ""
-    status: int | None = None
 
 
 @dataclass
@@ -123,27 +94,6 @@ class SessionResult:
     #: How the session ended (``events.OUTCOMES``) and why ("" when it completed).
     outcome: str = ev.COMPLETED
     reason: str = ""
-
-
-def _without_host(error: HostError) -> str:
-    """The error's sentence without its leading host name (the caller names the host)."""
-    return str(error).removeprefix(f"{error.host}: ")
-
-
-async def _put(transport: Transport, upload: Upload) -> None:
-    """Copy an upload to its host: its text when it has one (a jobfile as the plan loader
-    checked it, a sweep's values set in it), else the local file."""
-    if upload.text is None:
-        await transport.put_file(str(upload.local), upload.remote)
-        return
-    with tempfile.TemporaryDirectory(prefix="benchtui-") as directory:
-        path = Path(directory) / upload.local.name
-        path.write_bytes(upload.text.encode("utf-8"))
-        await transport.put_file(str(path), upload.remote)
-
-
-def _run_id(*parts: str) -> str:
-    return _UNSAFE_ID.sub("_", "-".join(parts))[:100].strip("._-") or "run"
 
 
 class Session:
@@ -161,19 +111,26 @@ class Session:
         #: Seconds each host lets this session's processes go on once the controller is gone.
         self.controller_grace = plan.settings.controller_grace \
             if self.options.controller_grace is None else self.options.controller_grace
+        #: Seconds a lost host is tried again before it is given up.
+        self.reconnect_window = reconnect_window(
+            self.options.reconnect_window if self.options.reconnect_window is not None
+            else plan.settings.reconnect_window, self.controller_grace)
         self._sample_sinks: list[SampleSink] = [on_samples] if on_samples else []
         self._event_sinks: list[EventSink] = [on_event] if on_event else []
         self._output_sinks: list[OutputSink] = []
         self.transports: dict[str, Transport] = dict(transports) if transports else {
-            name: make_transport(spec, self.session_id, self.options.ssh, self._on_link_state,
-                                 controller_grace=self.controller_grace, label=plan.name)
+            name: make_transport(spec, self.session_id, self.options.ssh,
+                                 self._on_link,
+                                 controller_grace=self.controller_grace,
+                                 reconnect_window=self.reconnect_window, label=plan.name)
             for name, spec in plan.hosts.items() if name in plan.hosts_in_use()}
         self.facts: dict[str, HostFacts] = {}
-        self.host_state: dict[str, str] = dict.fromkeys(self.transports, "connecting")
         self.current_step: str | None = None
-        self._active: list[_Run] = []
-        self._failures: list[str] = []
-        self._watchdog_hosts: set[str] = set()
+        self.hosts = HostStates(self.transports, self.emit, lambda: self.current_step)
+        self.runner = Runner(self.transports, self.hosts, self.emit, self._deliver,
+                             controller_grace=self.controller_grace,
+                             interrupt=lambda: self._interrupt_reason,
+                             lines_wanted=lambda: bool(self._output_sinks))
         #: Why the session is being interrupted (set before its task is cancelled).
         self._interrupt_reason: str | None = None
         #: The session stopped itself (``abort``): its cancellation is its own.
@@ -184,7 +141,21 @@ class Session:
         self._step_outcomes: list[str] = []
         #: The running step's start (``time.monotonic``) and processes.
         self._step_started = 0.0
-        self._step_runs: list[_Run] = []
+        self._step_runs: list[Run] = []
+
+    def _on_link(self, host: str, state: LinkState) -> None:
+        self.hosts.on_link(host, state)
+
+    @property
+    def unstopped_hosts(self) -> list[str]:
+        """The hosts where a process could not be stopped (each said as it happened): their
+        watchdogs stop them."""
+        return sorted(self.runner.unstopped)
+
+    @property
+    def host_state(self) -> dict[str, str]:
+        """Each host's state: connecting, up, running, reconnecting, done or failed."""
+        return self.hosts.state
 
     # --- sinks -----------------------------------------------------------------------------
 
@@ -241,23 +212,6 @@ class Session:
         self.emit(ev.MARK, f"mark: {note}" if note else "mark", step=self.current_step,
                   note=note)
 
-    def _set_host_state(self, host: str, state: str, reason: str = "") -> None:
-        if self.host_state.get(host) == state:
-            return
-        self.host_state[host] = state
-        level = ev.ERROR if state == "failed" else \
-            ev.WARNING if state == "reconnecting" else ev.INFO
-        self.emit(ev.HOST_STATE, f"{host}: {state}" + (f" ({reason})" if reason else ""),
-                  level=level, host=host, state=state)
-
-    def _on_link_state(self, host: str, state: LinkState) -> None:
-        if self.host_state.get(host) in ("failed", "done"):
-            return
-        if state is LinkState.RECONNECTING:
-            self._set_host_state(host, "reconnecting")
-        elif state is LinkState.UP and self.host_state.get(host) == "reconnecting":
-            self._set_host_state(host, "running" if self.current_step else "up")
-
     # --- the phases ------------------------------------------------------------------------
 
     async def prepare(self) -> list[Finding]:
@@ -265,68 +219,26 @@ class Session:
         reached are marked failed. Returns the findings (errors and warnings)."""
         failed = await connect_all(self.transports)
         for host, error in failed.items():
-            self._fail_host(host, _without_host(error))
+            self.hosts.fail(host, without_host(error))
         up = [h for h in self.transports if h not in failed]
         for host in up:
-            self._set_host_state(host, "up")
-        needed = executables_needed(self.plan)
-        paths = paths_to_inspect(self.plan)
-        results = await asyncio.gather(
-            *(self._gather_facts(h, needed.get(h, {}), paths.get(h, [])) for h in up),
-            return_exceptions=True)
-        for host, result in zip(up, results, strict=True):
-            if isinstance(result, BaseException):
-                if isinstance(result, asyncio.CancelledError):
-                    raise result
-                self._fail_host(host, f"cannot read host facts: {result}")
-            else:
-                self.facts[host] = result
-                self.emit(ev.FACTS, f"{host}: {result['os']}, kernel {result['kernel']}, "
-                          f"{result['cpu_count']} CPUs", host=host, facts=dict(result))
-        findings = await self._leftovers(list(self.facts)) + preflight(self.plan, self.facts)
+            self.hosts.set(host, UP)
+        for host, found in (await gather_facts(self.plan, self.transports, up)).items():
+            if isinstance(found, str):
+                self.hosts.fail(host, f"cannot read host facts: {found}")
+                continue
+            self.facts[host] = found
+            self.emit(ev.FACTS, f"{host}: {found['os']}, kernel {found['kernel']}, "
+                      f"{found['cpu_count']} CPUs", host=host, facts=dict(found))
+        findings = await check_leftovers(self.plan.name, self.transports, list(self.facts),
+                                         stop=self.options.stop_leftovers, emit=self.emit)
+        findings += preflight(self.plan, self.facts)
         findings.sort(key=lambda f: f.severity != FINDING_ERROR)  # errors first (stable)
         for f in findings:
             level = ev.ERROR if f.severity == FINDING_ERROR else ev.WARNING
             text = f.message + (f" ({f.hint})" if f.hint else "")
             self.emit(ev.PREFLIGHT, text, level=level, host=f.host, step=f.step)
         return findings
-
-    async def _leftovers(self, hosts: list[str]) -> list[Finding]:
-        """What earlier sessions left running on ``hosts``: findings, or (for the same
-        plan, with ``stop_leftovers``) stopped here, with an event saying so."""
-        found, findings = await find_leftovers(self.transports, hosts)
-        if self.options.stop_leftovers:
-            for host, leftovers in list(found.items()):
-                ours = same_plan(leftovers, self.plan.name)
-                if not ours:
-                    continue
-                problems = await stop_leftovers(self.transports[host], ours, STOP_GRACE)
-                for problem in problems:
-                    findings.append(Finding(host, None, FINDING_ERROR, problem))
-                if not problems:
-                    self.emit(ev.PREFLIGHT, f"{host}: {stopped_message(ours)}", host=host)
-                found[host] = [each for each in leftovers if each not in ours]
-        return findings + leftover_findings(found, self.plan.name)
-
-    async def _gather_facts(self, host: str, programs: Mapping[str, str],
-                            paths: list[str]) -> HostFacts:
-        """``programs``: program -> the tool it is for (its catalogue says how to ask the
-        program its version)."""
-        versions = {}
-        for program, tool in programs.items():
-            spec = TOOLS.get(tool)
-            versions[program] = spec.version if spec and spec.executable == program else None
-        transport = self.transports[host]
-        result = await transport.run(facts_script(versions, paths), timeout=30.0)
-        facts = parse_facts(result.stdout)
-        host_key = getattr(transport, "host_key", None)  # SSH only: preflight's same-machine check
-        if isinstance(host_key, str):
-            facts["host_key"] = host_key
-        return facts
-
-    def _fail_host(self, host: str, reason: str) -> None:
-        self._failures.append(f"{host}: {reason}")
-        self._set_host_state(host, "failed", reason)
 
     async def check(self) -> SessionResult:
         """``benchtui check``: connect, gather facts, preflight; run nothing."""
@@ -335,45 +247,40 @@ class Session:
         finally:
             await close_all(self.transports)
         errors = [f for f in findings if f.severity == FINDING_ERROR]
-        return SessionResult(not self._failures and not errors,
-                             self._failures + [f.message for f in errors], self.facts, findings)
+        failures = self.hosts.failures
+        return SessionResult(not failures and not errors,
+                             failures + [f.message for f in errors], self.facts, findings)
 
     async def run(self) -> SessionResult:
         """Run the whole plan. Cancelling the task (Ctrl-C) stops everything, then re-raises;
-        ``abort`` stops everything too, and returns a failed result."""
+        ``abort`` stops everything too, and returns a failed result. Cancelling it again
+        while it stops (a second Ctrl-C) ends it at once."""
         findings: list[Finding] = []
+        failures = self.hosts.failures
         self._task = asyncio.current_task()
         self._loop = asyncio.get_running_loop()
         watcher: asyncio.Task[None] | None = None
         try:
             findings = await self.prepare()
             errors = [f for f in findings if f.severity == FINDING_ERROR]
-            if (errors or self._failures) and not self.options.keep_going:
+            if (errors or failures) and not self.options.keep_going:
                 reason = "preflight found problems" if errors else "some hosts cannot be used"
                 self.emit(ev.SESSION_END, f"nothing was started: {reason} "
                           "(fix them, or run with --keep-going)", level=ev.ERROR)
-                return SessionResult(False, self._failures + [f.message for f in errors],
+                return SessionResult(False, failures + [f.message for f in errors],
                                      self.facts, findings)
-            blocked = {f.host for f in errors if f.host}
-            for host in blocked:
-                self._fail_host(host, "preflight refused it")
-            self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})")
+            for host in {f.host for f in errors if f.host}:
+                self.hosts.fail(host, "preflight refused it")
+            self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})",
+                      reconnect_window=self.reconnect_window)
             watcher = asyncio.create_task(silence.watch(self._audible, self._warn_silent),
                                           name="benchtui-silence")
             monitors = await self._start_monitors()
             for step in self.plan.steps:
                 for repeat in range(step.repeat):
                     await self._run_step(step, repeat)
-            await self._stop_runs(monitors)
-            ok = not self._failures
-            outcome = ev.worst(self._step_outcomes)
-            if not ok and outcome == ev.COMPLETED:
-                outcome = ev.FAILED
-            reason = "" if ok else f"{len(self._failures)} failure(s): {self._failures[0]}"
-            self.emit(ev.SESSION_END, "done" if ok else f"done with {len(self._failures)} "
-                      "failure(s)", level=ev.INFO if ok else ev.ERROR, outcome=outcome,
-                      reason=reason)
-            return SessionResult(ok, self._failures, self.facts, findings, outcome, reason)
+            await self.runner.stop(monitors)
+            return self._ended(findings)
         except asyncio.CancelledError:
             self._emit_interrupted()
             if not self._aborted:
@@ -382,17 +289,34 @@ class Session:
             if task is not None:
                 task.uncancel()
             reason = self._interrupt_reason or _INTERRUPTED
-            return SessionResult(False, [*self._failures, reason], self.facts, findings,
+            return SessionResult(False, [*failures, reason], self.facts, findings,
                                  ev.INTERRUPTED, reason)
         finally:
             if watcher is not None:
                 watcher.cancel()
-            await asyncio.shield(self._stop_everything())
+            try:
+                await self._stop_everything()
+            finally:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(close_all(self.transports), CLOSE_TIMEOUT)
+
+    def _ended(self, findings: list[Finding]) -> SessionResult:
+        """Every step ran: the session's end, as good as its worst step or host."""
+        failures = self.hosts.failures
+        ok = not failures
+        outcome = ev.worst(self._step_outcomes)
+        if not ok and outcome == ev.COMPLETED:
+            outcome = ev.FAILED
+        reason = "" if ok else f"{len(failures)} failure(s): {failures[0]}"
+        self.emit(ev.SESSION_END, "done" if ok else f"done with {len(failures)} failure(s)",
+                  level=ev.INFO if ok else ev.ERROR, outcome=outcome, reason=reason)
+        return SessionResult(ok, list(failures), self.facts, findings, outcome, reason)
 
     def _emit_interrupted(self) -> None:
         """Ctrl-C, SIGTERM, a quit or a broken output: the running step and the session end
         here, so that a recording or a log says how it ended rather than stopping mid-step."""
         reason = self._interrupt_reason or _INTERRUPTED
+        self.note_interrupt(reason)  # (a quit from the console gives none)
         step = self.current_step
         if step is not None:
             self.emit(ev.STEP_END, f"step {step} stopped: interrupted ({reason})",
@@ -403,17 +327,25 @@ class Session:
         self.emit(ev.SESSION_END, f"stopped: interrupted ({reason})", level=ev.WARNING,
                   interrupted=True, outcome=ev.INTERRUPTED, reason=reason)
 
+    async def _stop_everything(self) -> None:
+        """Stop every process still running on every host: within ``INTERRUPT_END`` s
+        when the session was interrupted, each stop bounded otherwise."""
+        if self.runner.active:
+            until = None if self._interrupt_reason is None else \
+                time.monotonic() + INTERRUPT_END
+            await self.runner.stop(list(self.runner.active), expected=False, until=until)
+
     # --- tools that fall silent ------------------------------------------------------------
 
     def _audible(self) -> list[Quiet]:
         """The silence of each run that could be heard now (not while its host's link is
         down: nothing can arrive then)."""
-        return [r.quiet for r in self._active if r.task is not None and not r.task.done()
-                and self.host_state.get(r.command.host) not in ("reconnecting", "failed")]
+        return [r.quiet for r in self.runner.active
+                if r.running and self.hosts.audible(r.host)]
 
     def _warn_silent(self, quiet: Quiet, seconds: float) -> None:
         """A run's tool fell silent (``silence.watch``): a warning, once per run."""
-        run = next((r for r in self._active if r.quiet is quiet), None)
+        run = next((r for r in self.runner.active if r.quiet is quiet), None)
         if run is None:  # (it ended meanwhile)
             return
         cmd = run.command
@@ -426,39 +358,38 @@ class Session:
                   seconds=seconds, silence=quiet.limit, role=cmd.role)
 
     @staticmethod
-    def _silences(runs: list[_Run]) -> list[dict[str, object]]:
-        """The runs whose tool fell silent past its ``silence``: host, tool, longest seconds."""
+    def _silences(runs: list[Run]) -> list[dict[str, object]]:
+        """The runs whose tool fell silent past its ``silence``, counted from their start
+        (a run that never started is left out): host, tool, longest seconds."""
         now = time.monotonic()
         out: list[dict[str, object]] = []
         for r in runs:
+            if not r.started:
+                continue
             longest = r.quiet.longest_so_far(now, running=r.outcome is None)
             if longest > 0:
-                out.append({"host": r.command.host, "tool": r.command.tool,
-                            "seconds": round(longest, 1)})
+                out.append({"host": r.host, "tool": r.tool, "seconds": round(longest, 1)})
         return out
 
-    # --- running processes -----------------------------------------------------------------
+    # --- monitors and steps -----------------------------------------------------------------
 
-    def _usable(self, host: str) -> bool:
-        return host in self.transports and self.host_state.get(host) != "failed"
-
-    async def _start_monitors(self) -> list[_Run]:
-        runs: list[_Run] = []
+    async def _start_monitors(self) -> list[Run]:
+        runs: list[Run] = []
         for monitor in self.plan.monitors:
             fallback = fallback_hosts(self.plan, monitor, self.facts)
             for cmd in monitor_commands(self.plan, monitor, fallback_hosts=fallback):
-                if self._usable(cmd.host):
+                if self.hosts.usable(cmd.host):
                     if cmd.tool != monitor.tool:
                         self.emit(ev.RUN_START, f"{cmd.host}: {monitor.tool} is missing, "
                                   f"using {cmd.tool} instead", level=ev.WARNING, host=cmd.host)
-                    runs.append(_Run(cmd, monitor.name, quiet=Quiet(monitor.silence_limit)))
-        await asyncio.gather(*(self._start(r) for r in runs))
+                    runs.append(Run(cmd, monitor.name, quiet=Quiet(monitor.silence_limit)))
+        await asyncio.gather(*(self.runner.start(r) for r in runs))
         return [r for r in runs if r.task is not None]
 
     async def _run_step(self, step: StepSpec, repeat: int) -> None:
         label = step.name if step.repeat == 1 else f"{step.name}#{repeat + 1}"
         self.current_step = label
-        hosts = [h for h in step.hosts if self._usable(h)]
+        hosts = [h for h in step.hosts if self.hosts.usable(h)]
         self.emit(ev.STEP_START, f"step {label} on {', '.join(hosts) or 'no host'}",
                   step=label, hosts=hosts, tool=step.tool,
                   expected_seconds=expected_step_seconds(step), index=step.index,
@@ -466,57 +397,55 @@ class Session:
                   sweep=step.sweep, matrix=dict(step.matrix))
         started = self._step_started = time.monotonic()
         self._step_runs = []
+        failures = self.hosts.failures
+        failed_before = len(failures)
         try:
             commands = self._step_commands(step, repeat + 1)
         except ValueError as exc:
-            self._failures.append(f"step {label}: {exc}")
+            failures.append(f"step {label}: {exc}")
             self._step_outcomes.append(ev.FAILED)
             self.emit(ev.STEP_END, f"step {label} failed: {exc}", level=ev.ERROR, step=label,
                       outcome=ev.FAILED, reason=str(exc))
             self.current_step = None
             return
-        runs = [_Run(c, label, quiet=Quiet(step.silence_limit)) for c in commands
-                if self._usable(c.host)]
+        runs = [Run(c, label, quiet=Quiet(step.silence_limit)) for c in commands
+                if self.hosts.usable(c.host)]
         self._step_runs = runs
-        for host in {r.command.host for r in runs}:
-            self._set_host_state(host, "running")
-        await self._upload(runs)
+        self.hosts.set_all((r.host for r in runs), RUNNING)
         servers = [r for r in runs if r.command.role == SERVER]
         others = [r for r in runs if r.command.role != SERVER]
         if servers:
-            await asyncio.gather(*(self._start(r) for r in servers))
+            await asyncio.gather(*(self.runner.start(r) for r in servers))
             await self._wait_ready(servers)
-        await asyncio.gather(*(self._start(r) for r in others))
+        await asyncio.gather(*(self.runner.start(r) for r in others))
         tasks = [r.task for r in others if r.task is not None]
         if step.duration is not None and tasks:
             # A tool that runs until stopped (iostat as a step): stop it, as a success.
             await asyncio.wait(tasks, timeout=step.duration)
-            await self._stop_runs([r for r in others if r.task is not None and not r.task.done()],
-                                  expected=True)
+            await self.runner.stop([r for r in others if r.running], expected=True)
         await asyncio.gather(*tasks, return_exceptions=True)
         if servers:
-            await self._stop_runs(servers)
-        failed_before = len(self._failures)
+            await self.runner.stop(servers)
+        await self.runner.settle(runs)
         for r in runs:
             if r.outcome in (ev.FAILED, ev.DEADLINE) and r.command.role != SERVER:
-                self._failures.append(f"{r.command.host}: step {label} {r.reason}")
-        for host in {r.command.host for r in runs}:
-            if self.host_state.get(host) == "running":
-                self._set_host_state(host, "done")
-        seconds = time.monotonic() - started
-        ok = len(self._failures) == failed_before
+                failures.append(f"{r.host}: step {label} {r.reason}")
+        self.hosts.set_all((r.host for r in runs), DONE, only=RUNNING)
+        self._step_ended(label, runs, failures[failed_before:], time.monotonic() - started)
+
+    def _step_ended(self, label: str, runs: list[Run], failures: list[str],
+                    seconds: float) -> None:
         outcome, reason, status = step_ending(
-            [Ending(r.command.host, r.command.tool, r.outcome, r.reason, r.status) for r in runs
-             if r.command.role != SERVER and r.outcome is not None],
-            self._failures[failed_before:])
+            [Ending(r.host, r.tool, r.outcome, r.reason, r.status) for r in runs
+             if r.command.role != SERVER and r.outcome is not None], failures)
         self._step_outcomes.append(outcome)
         said = {ev.COMPLETED: "done", ev.FAILED: "failed", ev.WATCHDOG: "stopped by the "
                 "host's watchdog", ev.DEADLINE: "cut by its deadline"}.get(outcome, outcome)
         self.emit(ev.STEP_END, f"step {label} {said} in {seconds:.1f} s"
                   + (f" ({reason})" if reason else ""),
-                  level=ev.INFO if ok and outcome == ev.COMPLETED else ev.ERROR, step=label,
-                  seconds=seconds, outcome=outcome, reason=reason, exit_status=status,
-                  silences=self._silences(runs))
+                  level=ev.INFO if not failures and outcome == ev.COMPLETED else ev.ERROR,
+                  step=label, seconds=seconds, outcome=outcome, reason=reason,
+                  exit_status=status, silences=self._silences(runs))
         self.current_step = None
 
     def _step_commands(self, step: StepSpec, run: int = 1) -> list[RemoteCommand]:
@@ -526,154 +455,31 @@ class Session:
             address = "127.0.0.1" if spec.local else (spec.address or spec.ssh_alias)
         return step_commands(self.plan, step, server_address=address, run=run)
 
-    async def _upload(self, runs: list[_Run]) -> None:
-        for r in runs:
-            for up in r.command.uploads:
-                await _put(self.transports[r.command.host], up)
-
-    async def _wait_ready(self, servers: list[_Run]) -> None:
+    async def _wait_ready(self, servers: list[Run]) -> None:
         """Until every server printed its first line (it is listening), or a timeout."""
-        waits = [asyncio.wait_for(r.ready.wait(), SERVER_READY_TIMEOUT) for r in servers]
+        waits = [asyncio.wait_for(r.ready.wait(), SERVER_READY_TIMEOUT) for r in servers
+                 if r.task is not None]
         await asyncio.gather(*waits, return_exceptions=True)
 
-    async def _start(self, run: _Run) -> None:
+    # --- output to the sinks -----------------------------------------------------------------
+
+    def _deliver(self, run: Run, got: Ingested, t: float) -> None:
+        """What a chunk of ``run``'s output completed, to the sinks: its lines, and its
+        samples labelled with their step, histograms at the session's resolution."""
         cmd = run.command
-        transport = self.transports[cmd.host]
-        run_id = _run_id(run.step, cmd.role, cmd.name, cmd.host, str(len(self._active)))
-        try:
-            handle = await transport.start(RemoteRun(run_id, cmd.exec_argv, cmd.deadline))
-        except HostError as exc:
-            self._fail_host(cmd.host, f"cannot start {cmd.tool}: {_without_host(exc)}")
-            return
-        run.handle = handle
-        run.started = run.quiet.last = time.monotonic()
-        self._active.append(run)
-        parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
-        parser.stream = True  # live output (fio runs with --status-interval=1)
-        run.task = asyncio.create_task(self._follow(transport, run, parser))
-        if cmd.role != MONITOR:
-            self.emit(ev.RUN_START, f"{cmd.host}: {cmd.tool} started", host=cmd.host,
-                      step=run.step, command=cmd.shell_line())
-
-    async def _follow(self, transport: Transport, run: _Run, parser: Parser) -> int:
-        """Output -> lines -> samples -> sinks, until the process ends; its exit status."""
-        assert run.handle is not None
-        cmd = run.command
-        splitter = LineSplitter()
-        warned = 0
-        try:
-            async for chunk in transport.follow(run.handle):
-                run.quiet.heard()
-                if self._output_sinks:
-                    lines = splitter.feed(chunk)
-                    text = "\n".join(lines) if lines else None
-                else:  # nobody wants the lines: the parser takes them as one text
-                    lines, text = [], splitter.feed_text(chunk)
-                if text is not None:
-                    run.ready.set()
-                    now = time.time()
-                    if lines:
-                        self._output(run, lines, now)
-                    self._deliver(run, parser.feed_text(text, now))
-                    warned = self._report_parse_warnings(parser, run, warned)
-        except HostError as exc:
-            run.outcome, run.reason = ev.FAILED, f"was lost: {_without_host(exc)}"
-            self._fail_host(cmd.host, f"lost {cmd.tool}: {_without_host(exc)}")
-            return -1
-        rest = splitter.finish()
-        if rest:
-            now = time.time()
-            self._output(run, rest, now)
-            self._deliver(run, parser.feed_text("\n".join(rest), now))
-        self._deliver(run, parser.finish())
-        self._report_parse_warnings(parser, run, warned)
-        outcome = await transport.outcome(run.handle)
-        status = -1 if outcome.status is None else outcome.status
-        if outcome.watchdog is not None:
-            run.watchdog = outcome.watchdog
-            self._watchdog_stopped(run, outcome.watchdog)
-        run.quiet.heard()  # (the silence up to its end counts)
-        run.status = status
-        run.outcome, run.reason = process_ending(
-            status, stopped=run.stopped, watchdog=run.watchdog,
-            interrupt=self._interrupt_reason, ran=time.monotonic() - run.started,
-            deadline=cmd.deadline)
-        if cmd.role != MONITOR:
-            how = "was stopped" if run.stopped else run.reason
-            fine = run.outcome == ev.COMPLETED or cmd.role == SERVER
-            self.emit(ev.RUN_END, f"{cmd.host}: {cmd.tool} {how}, {run.samples} samples",
-                      level=ev.INFO if fine else ev.ERROR, host=cmd.host, step=run.step,
-                      status=status, exit_status=status, outcome=run.outcome,
-                      reason=run.reason, seconds=time.monotonic() - run.started,
-                      silent_seconds=round(run.quiet.longest, 1))
-        return status
-
-    def _watchdog_stopped(self, run: _Run, stop: WatchdogStop) -> None:
-        """The host stopped ``run`` itself: this controller was gone (its link down) for
-        longer than the grace. The host is failed, once."""
-        host = run.command.host
-        if host in self._watchdog_hosts:
-            return
-        self._watchdog_hosts.add(host)
-        self._fail_host(host, f"the host's watchdog stopped {run.command.tool} and every "
-                        f"other process of this session there: it had not heard from this "
-                        f"controller for {stop.gone_for:.0f} s (controller_grace "
-                        f"{grace_text(stop.grace)})")
-
-    def _output(self, run: _Run, lines: list[str], t: float) -> None:
-        if self._output_sinks:
-            cmd = run.command
-            step = run.step if cmd.role != MONITOR else (self.current_step or "-")
-            out = OutputLines(t, cmd.host, step, cmd.tool, cmd.role, tuple(lines))
-            for sink in self._output_sinks:
-                sink(out)
-
-    def _deliver(self, run: _Run, samples: list[Sample]) -> None:
+        step = run.step if cmd.role != MONITOR else (self.current_step or "-")
+        if got.lines and self._output_sinks:
+            out = OutputLines(t, cmd.host, step, cmd.tool, cmd.role, tuple(got.lines))
+            for output_sink in self._output_sinks:
+                output_sink(out)
+        samples = got.samples
         if not samples:
             return
-        step = run.step if run.command.role != MONITOR else (self.current_step or "-")
         bits = self.histogram_bits
         for s in samples:
             s.labels = {**s.labels, "step": step}
             if s.histogram is not None:  # once, here: every sink sees the same histograms
                 s.histogram = s.histogram.coarsened(bits)
-        run.samples += len(samples)
         for sink in self._sample_sinks:
             sink(samples)
 
-    def _report_parse_warnings(self, parser: Parser, run: _Run, already: int) -> int:
-        for w in parser.warnings[already:]:
-            self.emit(ev.PARSE_WARNING, str(w), level=ev.WARNING, host=run.command.host,
-                      step=run.step)
-        return len(parser.warnings)
-
-    async def _stop_runs(self, runs: list[_Run], *, expected: bool = True) -> None:
-        async def stop(r: _Run) -> None:
-            if r.handle is None:
-                return
-            r.stopped = expected
-            try:
-                await self.transports[r.command.host].stop(r.handle, grace=STOP_GRACE)
-            except HostError as exc:
-                after = "" if math.isinf(self.controller_grace) else (
-                    " (the host's watchdog stops it once this controller has been gone for "
-                    f"{grace_text(self.controller_grace)})")
-                self.emit(ev.RUN_END, f"{r.command.host}: could not stop {r.command.tool}: "
-                          f"{_without_host(exc)}{after}", level=ev.ERROR, host=r.command.host)
-            if r.task is not None:
-                try:
-                    await asyncio.wait_for(asyncio.shield(r.task), 10.0)
-                except (TimeoutError, asyncio.CancelledError):
-                    r.task.cancel()
-                except Exception:  # noqa: BLE001 - already reported by the follower
-                    pass
-        await asyncio.gather(*(stop(r) for r in runs))
-        for r in runs:
-            if r in self._active:
-                self._active.remove(r)
-
-    async def _stop_everything(self) -> None:
-        """Stop every process still running on every host, then close the links."""
-        if self._active:
-            await self._stop_runs(list(self._active), expected=False)
-        await close_all(self.transports)

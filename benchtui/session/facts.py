@@ -7,9 +7,18 @@ on every Linux host, over SSH or locally. It prints tagged, tab-separated lines 
 
 from __future__ import annotations
 
+import asyncio
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NotRequired, TypedDict
+
+from benchtui.plan.model import Plan
+from benchtui.plan.preflight import paths_to_inspect
+from benchtui.plan.tools import TOOLS, executables_needed
+from benchtui.transport import Transport
+
+#: Seconds the facts script may run on a host.
+FACTS_TIMEOUT = 30.0
 
 
 class BlockDevice(TypedDict):
@@ -159,3 +168,38 @@ def parse_facts(output: str) -> HostFacts:
         cpu_count=_int(keys.get("cpu_count", "0")), mem_bytes=_int(keys.get("mem_kb", "0")) * 1024,
         block_devices=devices, mounts=mounts, tools=tools, tool_paths=paths, files=files,
         machine_id=keys.get("machine_id", ""), boot_id=keys.get("boot_id", ""))
+
+
+async def gather_facts(plan: Plan, transports: Mapping[str, Transport], hosts: list[str]
+                       ) -> dict[str, HostFacts | str]:
+    """Every host's facts, all at once: its ``HostFacts``, or why they could not be read."""
+    needed = executables_needed(plan)
+    paths = paths_to_inspect(plan)
+    results = await asyncio.gather(
+        *(_host_facts(transports[h], needed.get(h, {}), paths.get(h, [])) for h in hosts),
+        return_exceptions=True)
+    found: dict[str, HostFacts | str] = {}
+    for host, result in zip(hosts, results, strict=True):
+        if isinstance(result, BaseException):
+            if not isinstance(result, Exception):  # (cancelled, interrupted)
+                raise result
+            found[host] = str(result)
+        else:
+            found[host] = result
+    return found
+
+
+async def _host_facts(transport: Transport, programs: Mapping[str, str],
+                      paths: list[str]) -> HostFacts:
+    """``programs``: program -> the tool it is for (its catalogue says how to ask the
+    program its version)."""
+    versions = {}
+    for program, tool in programs.items():
+        spec = TOOLS.get(tool)
+        versions[program] = spec.version if spec and spec.executable == program else None
+    result = await transport.run(facts_script(versions, paths), timeout=FACTS_TIMEOUT)
+    facts = parse_facts(result.stdout)
+    host_key = getattr(transport, "host_key", None)  # SSH only: preflight's same-machine check
+    if isinstance(host_key, str):
+        facts["host_key"] = host_key
+    return facts

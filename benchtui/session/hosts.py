@@ -23,19 +23,31 @@ class SshOptions:
     connect_timeout: float = 10.0
 
 
-#: Seconds an SSH transport keeps trying to get a lost link back, at least; longer when the
-#: hosts let the runs go on longer (``controller_grace``), so that a link back within the
-#: grace is resumed.
+#: The default reconnect window: seconds a host may stay unreachable (its link lost and not
+#: made again) before the session gives it up; longer when the hosts let the runs go on
+#: longer (``controller_grace``), so that a link back within the grace is resumed.
 RECONNECT_TIMEOUT = 120.0
-#: How much longer than the grace it keeps trying (seconds).
+#: How much longer than the grace the default window is (seconds).
 RECONNECT_MARGIN = 30.0
+
+
+def reconnect_window(given: float | None, controller_grace: float) -> float:
+    """The reconnect window in seconds: as ``given`` (``--reconnect-window``, the plan's
+    ``reconnect_window``), else ``RECONNECT_TIMEOUT`` or the grace + ``RECONNECT_MARGIN``,
+    whichever is longer."""
+    if given is not None:
+        return given
+    if math.isfinite(controller_grace):
+        return max(RECONNECT_TIMEOUT, controller_grace + RECONNECT_MARGIN)
+    return RECONNECT_TIMEOUT
 
 
 def make_transport(spec: HostSpec, session_id: str, options: SshOptions,
                    on_state: StateCallback | None = None, *, controller_grace: float,
-                   label: str) -> Transport:
+                   reconnect_window: float = RECONNECT_TIMEOUT, label: str) -> Transport:
     """The transport for one host of the plan: its runs are watched on the host with
-    ``controller_grace`` (seconds, ``math.inf``: off); ``label`` is the plan's name."""
+    ``controller_grace`` (seconds, ``math.inf``: off), its link given up once the host has
+    been unreachable for ``reconnect_window`` seconds; ``label`` is the plan's name."""
     if spec.local:
         return LocalTransport(spec.name, session_id=session_id, on_state=on_state,
                               controller_grace=controller_grace, label=label)
@@ -48,11 +60,8 @@ def make_transport(spec: HostSpec, session_id: str, options: SshOptions,
         identity=str(spec.identity) if spec.identity else None, jump=spec.jump,
         known_hosts=options.known_hosts, accept_new_host_keys=options.accept_new_host_keys,
         config=options.config, connect_timeout=options.connect_timeout)
-    reconnect = RECONNECT_TIMEOUT
-    if math.isfinite(controller_grace):
-        reconnect = max(reconnect, controller_grace + RECONNECT_MARGIN)
     return SshTransport(spec.name, target, session_id=session_id, on_state=on_state,
-                        reconnect_timeout=reconnect, controller_grace=controller_grace,
+                        reconnect_timeout=reconnect_window, controller_grace=controller_grace,
                         label=label)
 
 

@@ -12,15 +12,35 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from benchtui.errors import HostError
+from benchtui.model import events as ev
 from benchtui.plan.grace import grace_text
 from benchtui.plan.preflight import ERROR, WARNING, Finding
+from benchtui.session.runs import STOP_GRACE
 from benchtui.transport import Leftover, Transport
 
 #: The option that stops the leftovers of the same plan before the session starts.
 STOP_OPTION = "--stop-leftovers"
+
+
+async def check_leftovers(plan: str, transports: Mapping[str, Transport], hosts: list[str],
+                          *, stop: bool, emit: Callable[..., None]) -> list[Finding]:
+    """What earlier sessions left running on ``hosts``: findings, or (for the same
+    ``plan``, with ``stop``: ``--stop-leftovers``) stopped here, with an event saying so."""
+    found, findings = await find_leftovers(transports, hosts)
+    if stop:
+        for host, each in list(found.items()):
+            ours = same_plan(each, plan)
+            if not ours:
+                continue
+            problems = await stop_leftovers(transports[host], ours, STOP_GRACE)
+            findings += [Finding(host, None, ERROR, problem) for problem in problems]
+            if not problems:
+                emit(ev.PREFLIGHT, f"{host}: {stopped_message(ours)}", host=host)
+            found[host] = [one for one in each if one not in ours]
+    return findings + leftover_findings(found, plan)
 
 
 async def find_leftovers(transports: Mapping[str, Transport], hosts: Iterable[str]

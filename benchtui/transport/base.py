@@ -25,6 +25,8 @@ from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from benchtui.errors import HostError
+
 #: Seconds the host waits after the deadline's SIGTERM before it sends SIGKILL.
 KILL_AFTER = 5.0
 
@@ -201,6 +203,12 @@ class Transport(Protocol):
     @property
     def state(self) -> LinkState:
         """The link's current state."""
+        ...
+
+    @property
+    def given_up(self) -> HostError | None:
+        """Why the host was given up (unreachable for the whole reconnect window): every
+        later use fails at once with this error. None while it is not (always, locally)."""
         ...
 
     async def connect(self) -> None:

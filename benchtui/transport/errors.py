@@ -18,6 +18,13 @@ class HostUnreachableError(HostError):
     transient: ClassVar[bool] = True
 
 
+class HostGivenUpError(HostUnreachableError):
+    """The host stayed unreachable for the whole reconnect window: the transport gave it up
+    and tries no more (until ``connect`` or ``reconnect`` is called again)."""
+
+    transient: ClassVar[bool] = False
+
+
 class HostLookupError(HostError):
     """The host name does not resolve (a typo, or an alias missing from ~/.ssh/config)."""
 

@@ -11,6 +11,7 @@ The scripts need ``sh``, coreutils (``timeout``, ``tail``, ``sleep`` with fracti
 
 from __future__ import annotations
 
+import secrets
 import shlex
 from collections.abc import Sequence
 
@@ -30,9 +31,11 @@ DEFAULT_RUNS_DIR = ".cache/benchtui/runs"
 
 #: Runs detached (setsid -f) as the run's wrapper: starts the command under ``timeout`` with
 #: its output in ``out``, records "WRAPPER_PID PGID" in ``pid``, starts the run's watchdog
-#: beside it (unless the run's ``controller`` file says "off"), waits, writes ``rc``.
+#: beside it (unless the run's ``controller`` file says "off"), waits; once the command has
+#: ended, however it ended (by itself, its deadline, benchtui's stop, the watchdog, or a
+#: signal from another hand), sweeps what is left of the run (``SWEEP``); writes ``rc``.
 #: ``timeout`` makes itself a process group leader, so PGID is its PID.
-WRAPPER = watchdog.WATCHDOG + r"""
+WRAPPER = watchdog.WATCHDOG + watchdog.SWEEP + r"""
 d=$1 deadline=$2 kill_after=$3 tag=$4 cwd=$5 ticks=$6
 shift 6
 finish() { printf '%s\n' "$1" > "$d/rc.tmp" && mv -f "$d/rc.tmp" "$d/rc"; }
@@ -55,6 +58,7 @@ fi
 printf '%s %s\n' "$$" "$p" > "$d/pid.tmp" && mv -f "$d/pid.tmp" "$d/pid"
 wait "$p"
 status=$?
+sweep "$d" "$tag" "$ticks"
 if [ -n "$wd" ]; then kill "$wd" 2>/dev/null; wait "$wd"; fi
 finish "$status"
 """.replace("$TAGVAR", RUN_TAG_VARIABLE)
@@ -89,12 +93,14 @@ done
 printf '%s %s\n' "$d" "$(cat "$d/pid")"
 """
 
-#: Ends a run: SIGTERM to its process group (while it runs) and to every process tagged
-#: with the run's tag, SIGKILL to what is left after the grace ticks (0.1 s each); then ends
-#: the run's watchdog (its wrapper does that too, unless the wrapper itself was killed).
+#: Ends a run: marks it ``stopping``, SIGTERM to its process group (while it runs) and to
+#: every process tagged with the run's tag, SIGKILL to what is left after the grace ticks
+#: (0.1 s each), a check that none is left (exit 3 naming them); then ends the run's
+#: watchdog (its wrapper does that too, unless the wrapper itself was killed).
 STOP = STOP_RUN + STARTED_AT + r"""
 d=$1 tag=$2 ticks=$3
 [ -r "$d/pid" ] || { echo "no run in $d" >&2; exit 2; }
+: > "$d/stopping"
 stop_run "$d" "$tag" "$ticks"
 if { read -r wd wd_start < "$d/watchdog.pid"; } 2>/dev/null && started_at "$wd" \
     && [ "$st" = "$wd_start" ]; then
@@ -151,11 +157,12 @@ DRAIN = r"""
 exec tail -c "+$(($2 + 1))" "$1/out"
 """
 
-#: Writes standard input to PATH atomically (through PATH.benchtui-tmp), parents created.
+#: Writes standard input to PATH atomically (through PATH.TOKEN.benchtui-tmp: two plan hosts
+#: on one machine or one shared file system may copy the same file at once), parents created.
 PUT = r"""
-p=$1
+p=$1 t=$p.$2.benchtui-tmp
 dir=$(dirname -- "$p")
-mkdir -p -- "$dir" && cat > "$p.benchtui-tmp" && mv -f -- "$p.benchtui-tmp" "$p"
+mkdir -p -- "$dir" && cat > "$t" && mv -f -- "$t" "$p"
 """
 
 
@@ -246,7 +253,7 @@ def drain_argv(handle: RunHandle, offset: int) -> list[str]:
 
 
 def put_argv(remote_path: str) -> list[str]:
-    return script_argv(PUT, remote_path)
+    return script_argv(PUT, remote_path, secrets.token_hex(4))
 
 
 def _seconds(value: float) -> str:

@@ -5,14 +5,18 @@ or between the ``\\r`` and ``\\n`` of a CRLF. ``LineSplitter`` keeps the partial
 is complete, ends lines at ``\\n``, ``\\r\\n`` and a lone ``\\r`` (fio's ``--eta`` line is
 rewritten in place with ``\\r``), and checks that every chunk starts at the byte where the
 previous one ended, so a resumed follow that lost or repeated a byte is caught at once.
+
+A line longer than ``MAX_LINE_BYTES`` is cut there: its first ``MAX_LINE_BYTES`` bytes are a
+line (given as soon as they are there), the rest of it up to its end is dropped and counted
+(``cut_lines``, ``dropped_bytes``), so that a tool printing garbage or an endless line costs
+a bounded memory.
 """
 
 from __future__ import annotations
 
 from benchtui.transport.base import Chunk
 
-#: A line longer than this many bytes is cut, so a stream without newlines cannot grow
-#: memory without bound.
+#: A line longer than this many bytes is cut to it, and the rest of it dropped.
 MAX_LINE_BYTES = 1 << 20
 
 
@@ -27,11 +31,18 @@ class LineSplitter:
     def __init__(self, offset: int = 0, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
         if offset < 0:
             raise ValueError(f"offset must be >= 0, not {offset}")
+        if max_line_bytes < 1:
+            raise ValueError(f"max_line_bytes must be >= 1, not {max_line_bytes}")
         self.offset = offset
         self.consumed = offset
         self._buffer = bytearray()
         self._after_cr = False
         self._max_line = max_line_bytes
+        #: The line being read was cut: its bytes are dropped up to its end.
+        self._skipping = False
+        #: Lines cut at ``max_line_bytes``, and the bytes dropped from them.
+        self.cut_lines = 0
+        self.dropped_bytes = 0
 
     def feed(self, chunk: Chunk) -> list[str]:
         """The lines that ``chunk`` completes. ``ValueError`` if the chunk does not start
@@ -46,15 +57,27 @@ class LineSplitter:
     def feed_text(self, chunk: Chunk) -> str | None:
         """As ``feed``, but the completed lines come as one text (joined with ``\\n``, no
         final line end), None when the chunk completes none: for a consumer that would join
-        them again (``Parser.feed_text``), output with no ``\\r`` is never split at all."""
+        them again (``Parser.feed_text``), output with no ``\\r`` and no long line is never
+        split at all."""
         data = chunk.data
-        if self._after_cr or b"\r" in data or chunk.offset - len(data) != self.offset:
+        last = data.rfind(b"\n")
+        if (self._after_cr or self._skipping or b"\r" in data
+                or chunk.offset - len(data) != self.offset
+                or len(self._buffer) + len(data) > self._max_line):
             lines = self.feed(chunk)
             return "\n".join(lines) if lines else None
-        text, cut = self._text_without_cr(data, 0)
-        if cut is None:
-            return text
-        return cut if text is None else f"{text}\n{cut}"
+        text = None
+        if last >= 0:
+            if self._buffer:  # the end of a line begun in an earlier chunk
+                self._buffer += data[:last]
+                text = self._buffer.decode("utf-8", errors="replace")
+                self._buffer.clear()
+            else:
+                text = data[:last].decode("utf-8", errors="replace")
+            self.consumed = self.offset + last + 1
+        self._buffer += data[last + 1:]
+        self.offset += len(data)
+        return text
 
     def feed_bytes(self, data: bytes) -> list[str]:
         """The lines that ``data`` (the next bytes of the stream) completes."""
@@ -66,21 +89,24 @@ class LineSplitter:
             if data[0] == 0x0A:  # the \n of a \r\n split across chunks
                 pos = 1
                 self.consumed = self.offset + 1
-        if data.find(b"\r", pos) < 0:
-            block, long_line = self._text_without_cr(data, pos)
-            if block is not None:
-                lines.extend(block.split("\n"))
-            if long_line is not None:
-                lines.append(long_line)
+        if (not self._skipping and data.find(b"\r", pos) < 0
+                and len(self._buffer) + end - pos <= self._max_line):
+            # most output: no \r, no long line; the lines decoded at once as one text
+            # (many times faster than line by line)
+            last = data.rfind(b"\n", pos)
+            if last >= 0:
+                self._buffer += data[pos:last]
+                lines = self._take(self.offset + last + 1).split("\n")
+                pos = last + 1
+            self._buffer += data[pos:]
+            self.offset += end
             return lines
         while pos < end:
             cut = _next_line_end(data, pos)
             if cut < 0:
-                self._buffer += data[pos:]
-                if len(self._buffer) >= self._max_line:
-                    lines.append(self._take(self.offset + end))
+                self._keep(data, pos, end, lines)
                 break
-            self._buffer += data[pos:cut]
+            self._keep(data, pos, cut, lines)
             after = cut + 1
             if data[cut] == 0x0D:
                 if after < end:
@@ -88,36 +114,34 @@ class LineSplitter:
                         after += 1
                 else:
                     self._after_cr = True
-            lines.append(self._take(self.offset + after))
+            if self._skipping:  # the end of a line cut (and given) already
+                self._skipping = False
+                self.consumed = self.offset + after
+            else:
+                lines.append(self._take(self.offset + after))
             pos = after
         self.offset += end
         return lines
 
-    def _text_without_cr(self, data: bytes, pos: int) -> tuple[str | None, str | None]:
-        """The bytes from ``pos`` of data with no ``\\r`` (most output): (the lines they
-        complete, decoded at once as one text, which is many times faster than line by line;
-        a partial line cut at ``max_line_bytes``), each None when there is none."""
-        end = len(data)
-        last = data.rfind(b"\n", pos)
-        text = cut = None
-        if last >= 0:
-            if self._buffer:  # the end of a line begun in an earlier chunk
-                self._buffer += data[pos:last]
-                text = self._buffer.decode("utf-8", errors="replace")
-                self._buffer.clear()
-            else:
-                text = data[pos:last].decode("utf-8", errors="replace")
-            self.consumed = self.offset + last + 1
-            pos = last + 1
-        if pos < end:
-            self._buffer += data[pos:]
-            if len(self._buffer) >= self._max_line:
-                cut = self._take(self.offset + end)
-        self.offset += end
-        return text, cut
+    def _keep(self, data: bytes, pos: int, stop: int, lines: list[str]) -> None:
+        """Hold ``data[pos:stop]``, a piece of the line being read; once the line reaches
+        ``max_line_bytes``, give it (cut there) and drop the rest of it, counted."""
+        if self._skipping:
+            self.dropped_bytes += stop - pos
+            return
+        room = self._max_line - len(self._buffer)
+        if stop - pos < room:
+            self._buffer += data[pos:stop]
+            return
+        self._buffer += data[pos:pos + room]
+        self.dropped_bytes += stop - pos - room
+        self.cut_lines += 1
+        self._skipping = True
+        lines.append(self._take(self.consumed))
 
     def finish(self) -> list[str]:
         """The last line if the stream ended without a line end."""
+        self._skipping = False
         if not self._buffer:
             return []
         return [self._take(self.offset)]

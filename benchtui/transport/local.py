@@ -17,6 +17,7 @@ import time
 from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 
+from benchtui.errors import HostError
 from benchtui.transport import hostscripts
 from benchtui.transport.base import (
     DEFAULT_CONTROLLER_GRACE,
@@ -67,6 +68,11 @@ class LocalTransport:
     @property
     def state(self) -> LinkState:
         return self._state
+
+    @property
+    def given_up(self) -> HostError | None:
+        """This machine is never given up."""
+        return None
 
     def _set_state(self, state: LinkState) -> None:
         if state is not self._state:

@@ -54,17 +54,21 @@ tagged() {
 }
 """.replace("$TAGVAR", RUN_TAG_VARIABLE)
 
-#: ``stop_run DIR TAG TICKS``: ends a run as benchtui's stop does: SIGTERM to its process
-#: group (while it has no ``rc``) and to every process tagged TAG, SIGKILL to what is left
-#: after TICKS tenths of a second. Returns 3, with the PIDs in ``left``, if any survive 5 s
-#: more; 2 when DIR holds no run.
+#: ``stop_run DIR TAG TICKS [tagged]``: ends a run as benchtui's stop does: SIGTERM to its
+#: process group (while it has no ``rc``, unless ``tagged`` is given: the group's leader
+#: gone, its number may be another's) and to every process tagged TAG, SIGKILL to what is
+#: left after TICKS tenths of a second, then a check that none is left. Returns 3, with the
+#: PIDs in ``left``, if any survive 5 s more; 2 when DIR holds no run.
 STOP_RUN = TAGGED + r"""
 stop_signal() {
-  if [ ! -e "$1/rc" ] && [ "$sr_pgid" -gt 1 ]; then kill -"$3" -- "-$sr_pgid" 2>/dev/null; fi
+  if [ "$sr_group" = group ] && [ ! -e "$1/rc" ] && [ "$sr_pgid" -gt 1 ]; then
+    kill -"$3" -- "-$sr_pgid" 2>/dev/null
+  fi
   for sr_p in $(tagged "$2"); do kill -"$3" "$sr_p" 2>/dev/null; done
 }
 stop_run() {
   left=
+  sr_group=${4:-group}
   [ -r "$1/pid" ] || return 2
   read -r sr_wpid sr_pgid < "$1/pid"
   stop_signal "$1" "$2" TERM

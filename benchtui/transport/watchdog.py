@@ -50,13 +50,23 @@ OFF = "off"
 
 _GONE_FOR = with_silence(GONE_FOR, round(BEAT_SILENCE * 100))
 
+#: ``said_left RUNDIR``: appends to the run's output a line naming the processes that
+#: ``stop_run`` left (they survived SIGKILL: blocked in the kernel), if any.
+SAID_LEFT = r"""
+said_left() {
+  [ -n "$left" ] || return 0
+  printf 'benchtui: processes of the run still running after SIGKILL: %s\n' \
+    "$(echo $left)" >> "$1/out"
+}
+"""
+
 #: ``watchdog RUNDIR PID TAG TICKS``, run in the background by the wrapper: watches the
 #: controller every second while PID (the command's ``timeout``) lives; once the controller
 #: has been gone for the grace, writes it in RUNDIR/watchdog, stops the run, and appends why
 #: to its output (after what the tool printed as it ended, before ``rc``). The wrapper kills
 #: it when the command ends; while it stops the run it ignores that (``trap '' TERM``) and
 #: the wrapper waits for it, so no worker is left behind and ``rc`` comes last.
-WATCHDOG = _GONE_FOR + STOP_RUN + r"""
+WATCHDOG = _GONE_FOR + STOP_RUN + SAID_LEFT + r"""
 cs_text() {
   txt=$(($1 / 100)) ct_f=$(($1 % 100))
   if [ "$ct_f" -ne 0 ]; then
@@ -77,16 +87,40 @@ watchdog() {
       cs_text "$wd_grace"
       printf "benchtui: controller gone for %s s (controller_grace %s s), stopped by the \
 host's watchdog\n" "$((gone / 100))" "$txt" >> "$1/out"
+      said_left "$1"
       return 0
     fi
   done
 }
 """
 
+#: ``sweep RUNDIR TAG TICKS``, run by the wrapper once the command has ended: every process
+#: of the run still there (a fio job process in its own session, ignoring SIGTERM, after
+#: fio's main process was killed; the children of a shell killed alone) gets SIGTERM, SIGKILL
+#: after TICKS tenths of a second, then a check; the run's output says so (unless a stop
+#: of benchtui's or the watchdog's was under way: its processes were already going). Nothing
+#: is signalled when nothing is left (the usual end: fio waits for its workers). Uses the
+#: functions of WATCHDOG, which comes before it in the wrapper.
+SWEEP = r"""
+sweep() {
+  sw_found=$(tagged "$2")
+  [ -n "$sw_found" ] || return 0
+  stop_run "$1" "$2" "$3" tagged
+  [ -e "$1/stopping" ] || [ -e "$1/watchdog" ] || {
+    if [ -n "$(tail -c 1 "$1/out")" ]; then printf '\n' >> "$1/out"; fi
+    printf 'benchtui: processes of the run still running after it ended were stopped: %s\n' \
+      "$(echo $sw_found)" >> "$1/out"
+  }
+  said_left "$1"
+}
+"""
+
 #: The keeper of an SSH controller: ``env BENCHTUI_RUN=SESSION/.keeper-NAME sh -c KEEPER sh
 #: BASE SESSION NAME``, its standard input fed one line per beat through the controller's
 #: connection. It first ends older keepers of the same session and host (a cut link leaves
-#: them waiting on a connection the host has not noticed is dead).
+#: them waiting on a connection the host has not noticed is dead). Each beat replaces the
+#: file whole (written aside, then renamed): a keeper killed as it writes never leaves an
+#: empty beat file, which would read as a controller still there.
 KEEPER = UPTIME + TAGGED + r"""
 base=$1 session=$2 name=$3
 case $base in /*) ;; *) base="$HOME/$base";; esac
@@ -94,7 +128,7 @@ unset $TAGVAR
 f=$base/$session/.beat-$name
 me=$$
 for k in $(tagged "$session/.keeper-$name"); do [ "$k" = "$me" ] || kill "$k" 2>/dev/null; done
-beat() { uptime_cs; printf '%s %s %s\n' "$now" "$1" "$me" > "$f"; }
+beat() { uptime_cs; printf '%s %s %s\n' "$now" "$1" "$me" > "$f.$me" && mv -f "$f.$me" "$f"; }
 [ -d "$base/$session" ] || exit 0
 beat open
 while read -r _; do beat open; done
