@@ -1,5 +1,6 @@
 """Issue 30, for real: what a report's rows are made of, on sessions recorded by ``benchtui
-record`` from real fio, iostat and iperf3 on local hosts.
+record`` from real fio, iostat and iperf3 (the network session's three hosts real sshd
+hosts, the iperf3 server one of them).
 
 - A step run twice with fio's rate limit at 1000 and then 2000 IOPS (``--rate_iops={run}000``)
   is one row per host: the median of the two runs (their mean), with the runs' range beside
@@ -38,6 +39,7 @@ from benchtui.store.fleet import FleetState
 from benchtui.store.recording import Gap, SessionReader
 from tests.helpers import require_tool
 from tests.report_recording import benchtui
+from tests.sshd import SshdHost
 from tests.test_report_html import md_tables
 
 pytestmark = pytest.mark.slow
@@ -79,13 +81,7 @@ NET_PLAN = """
 [session]
 name = "net"
 
-[hosts.alpha]
-local = true
-[hosts.beta]
-local = true
-[hosts.gamma]
-local = true
-
+{hosts}
 [[step]]
 name = "net"
 tool = "iperf3"
@@ -104,11 +100,11 @@ command = "sh -c 'fio --status-interval=1 --output-format=json+ --eta=never --na
 """
 
 
-def _record(tmp: Path, name: str, plan: str) -> Path:
+def _record(tmp: Path, name: str, plan: str, *args: str, hosts: str = "") -> Path:
     path = tmp / f"{name}.toml"
-    path.write_text(plan.format(data=tmp / "fio.dat"))
+    path.write_text(plan.format(data=tmp / "fio.dat", hosts=hosts))
     out = tmp / f"{name}.btr"
-    done = benchtui("record", str(path), "-o", str(out), timeout=240)
+    done = benchtui("record", str(path), "-o", str(out), *args, timeout=240)
     assert done.returncode == 0, done.stderr
     return out
 
@@ -121,10 +117,16 @@ def runs_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def net_session(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def net_session(tmp_path_factory: pytest.TempPathFactory, sshd_hosts: list[SshdHost]) -> Path:
+    """The network session on three real sshd hosts: the iperf3 server is an SSH host too."""
     require_tool("fio")
     require_tool("iperf3")
-    return _record(tmp_path_factory.mktemp("net"), "net", NET_PLAN)
+    hosts = "".join(
+        f'[hosts.{name}]\naddress = "{h.address}"\nport = {h.port}\nuser = "{h.user}"\n'
+        f'identity = "{h.identity}"\n' for name, h in zip(("alpha", "beta", "gamma"),
+                                                            sshd_hosts, strict=False))
+    return _record(tmp_path_factory.mktemp("net"), "net", NET_PLAN, "--known-hosts",
+                   sshd_hosts[0].known_hosts, hosts=hosts)
 
 
 def _samples(path: Path, metric: str, kind: str) -> list[Sample]:
