@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from benchtui.report.fleet_series import FleetLatency, fleet_latency
+from benchtui.report.fleet_series import FleetLatency, fleet_latency, starts_of
 from benchtui.report.model import Row
 from benchtui.report.series import Points, RunSeries, run_series
-from benchtui.session.compare import RunWindow, SessionLayout
+from benchtui.session.compare import SessionLayout
 from benchtui.store.recording import SessionReader
 
 
@@ -30,28 +30,25 @@ class SeriesSource:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run_of(self, row: Row) -> RunWindow | None:
-        return next((r for r in self.layout.runs if r.label == row.label
-                     and r.host == row.host), None)
-
     def series(self, rows: Iterable[Row]) -> list[RunSeries]:
-        """The series of each row's run (rows with no run in the file are left out). The
-        fleet's latency of those runs is computed on the way (``fleet``)."""
-        pairs = [(row, run) for row in rows for run in (self.run_of(row),) if run is not None]
-        fleet = FleetLatency(run.t0 for _row, run in pairs)
-        found = run_series(self.reader, pairs, also=fleet.feed)
-        self._fleet = (_runs(pairs), fleet)
+        """The series of each row's runs (rows with no run are left out). The fleet's
+        latency of those runs is computed on the way (``fleet``)."""
+        rows = [r for r in rows if r.runs]
+        fleet = FleetLatency(starts_of(rows))
+        found = run_series(self.reader, rows, also=fleet.feed)
+        self._fleet = (_runs(rows), fleet)
         return found
 
-    def fleet(self, pairs: Sequence[tuple[Row, RunWindow]]) -> dict[str, dict[str, Points]]:
-        """``fleet_latency`` of these runs: from the last ``series`` read when it read
-        the same runs (the same samples: no second decoding), else read."""
+    def fleet(self, rows: Sequence[Row]) -> dict[str, dict[str, Points]]:
+        """``fleet_latency`` of these rows: from the last ``series`` read when it read the
+        same runs (the same samples: no second decoding), else read."""
+        rows = [r for r in rows if r.runs]
         kept = self._fleet
-        if len(pairs) >= 2 and kept is not None and kept[0] == _runs(pairs) \
+        if len(rows) >= 2 and kept is not None and kept[0] == _runs(rows) \
                 and not kept[1].late:
             return kept[1].lines()
-        return fleet_latency(self.reader, pairs)
+        return fleet_latency(self.reader, rows)
 
 
-def _runs(pairs: Sequence[tuple[Row, RunWindow]]) -> frozenset[tuple[str, str]]:
-    return frozenset((run.host, run.label) for _row, run in pairs)
+def _runs(rows: Sequence[Row]) -> frozenset[tuple[str, str]]:
+    return frozenset(starts_of(rows))
