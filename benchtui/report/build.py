@@ -33,7 +33,7 @@ from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
 from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
 from benchtui.report.steady import Steadiness, steadiness
-from benchtui.report.window import TOOL_METRICS, tool_span, without_part
+from benchtui.report.window import tool_span, without_part
 from benchtui.session.changes import Change, fact_changes, plan_changes, plan_description
 from benchtui.session.compare import (
     FLEET,
@@ -58,8 +58,6 @@ SELECTS = repeats.SELECTS
 FIGURES = ("window", "summary")
 #: A summary arrives with the run's last output, at most this long after its run_end event.
 _SUMMARY_SLACK = 1.0
-#: The interval series a run's whole read takes (``_ends_and_span``).
-_SPAN_METRICS = TOOL_METRICS - {"latency_histogram"}
 #: How far outside a window a stats-block cut is looked for (``_stats``), seconds, nearest
 #: first (a run's blocks are 5 s long for its first minute).
 _EDGE = 30.0
@@ -107,19 +105,6 @@ def _in_step(host: str, label: str) -> Callable[[SeriesDef], bool]:
 
     def wanted(d: SeriesDef) -> bool:
         return d.host == host and pair in d.labels
-    return wanted
-
-
-def _ends_and_span(host: str, label: str) -> Callable[[SeriesDef], bool]:
-    """What a recorded run's whole read is for: its end-of-run series (``figures`` reads
-    nothing else of the summary it is given) and the tool's interval series that say when
-    it ran (``window.tool_span``), less their latency histograms (each interval's comes with
-    the tool's IOPS of that interval, and decoding them was half the read)."""
-    pair = ("step", label)
-
-    def wanted(d: SeriesDef) -> bool:
-        return d.host == host and pair in d.labels and (d.kind == figures.SUMMARY or (
-            d.kind == figures.INTERVAL and d.metric in _SPAN_METRICS))
     return wanted
 
 
@@ -205,9 +190,7 @@ class _SessionRows:
         # ``read: IOPS=...``), unless ``--figures window`` asks for the window's means
         prefer_summary = self.options.figures != "window"
         # the whole run: its end-of-run figures, and when its tool ran (``window.py``)
-        whole = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host) \
-            if self.imported else self._stats(run.t0, t1 + _SUMMARY_SLACK,
-                                              _ends_and_span(run.host, run.label), run.host)
+        whole = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
         span = None if self.imported else tool_span(whole)
         if span is None:
             # an imported session (its times are made up) or a tool that printed no
