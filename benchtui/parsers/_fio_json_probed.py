@@ -57,15 +57,17 @@ class Probed:
             base = ends[k - 1] if k else 0
             run = inner.get(k)
             if run is None:
-                run = inner[k] = self._block(k)
-                if run[-1] != ends[k] - base or run != sorted(run):  # not as fio adds buckets
+                made = self._block(k)
+                if made is None or made[-1] != ends[k] - base:  # not as fio adds buckets
                     return _by_value(self.cur.raw, self.prev.raw if self.prev else {}, qs)
+                run = inner[k] = made
             at = (cuts[k - 1] if k else 0) + bisect_left(run, target - base, 1) - 1
             out.append((label, BIN_KEYS[keys[at]] / NS_PER_SECOND))
         return out
 
-    def _block(self, k: int) -> list[int]:
-        """The interval's running sums over block ``k`` (its own: 0 before its first bucket)."""
+    def _block(self, k: int) -> list[int] | None:
+        """The interval's running sums over block ``k`` (its own: 0 before its first bucket);
+        None when a count went down."""
         cur, prev = self.cur, self.prev
         assert cur.keys is not None and cur.counts is not None
         start, stop = (self.cuts[k - 1] if k else 0), self.cuts[k]
@@ -78,6 +80,8 @@ class Probed:
             else:
                 before = list(map(prev.raw.get, cur.keys[start:stop], repeat(0)))
             part = list(map(sub, part, before))
+            if min(part) < 0:
+                return None
         # from 0: an interval's counts in one block are small, Python's cached integers
         return list(accumulate(part, initial=0))
 
