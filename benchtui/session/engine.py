@@ -51,6 +51,7 @@ from benchtui.session.leftovers import check_leftovers
 from benchtui.session.runs import Run, Runner
 from benchtui.session.silence import Quiet
 from benchtui.transport import LinkState, Transport, new_session_id
+from benchtui.transport.heartbeats import Heartbeats
 
 SampleSink = Callable[[list[Sample]], None]
 EventSink = Callable[[Event], None]
@@ -118,11 +119,14 @@ class Session:
         self._sample_sinks: list[SampleSink] = [on_samples] if on_samples else []
         self._event_sinks: list[EventSink] = [on_event] if on_event else []
         self._output_sinks: list[OutputSink] = []
+        #: The process the SSH hosts' heartbeats come from (started with the first run).
+        self.heartbeats = Heartbeats(on_trouble=self.warn)
         self.transports: dict[str, Transport] = dict(transports) if transports else {
             name: make_transport(spec, self.session_id, self.options.ssh,
                                  self._on_link,
                                  controller_grace=self.controller_grace,
-                                 reconnect_window=self.reconnect_window, label=plan.name)
+                                 reconnect_window=self.reconnect_window, label=plan.name,
+                                 heartbeats=self.heartbeats)
             for name, spec in plan.hosts.items() if name in plan.hosts_in_use()}
         self.facts: dict[str, HostFacts] = {}
         self.current_step: str | None = None
@@ -299,6 +303,7 @@ class Session:
             finally:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(close_all(self.transports), CLOSE_TIMEOUT)
+                await self.heartbeats.close()
 
     def _ended(self, findings: list[Finding]) -> SessionResult:
         """Every step ran: the session's end, as good as its worst step or host."""
