@@ -269,8 +269,8 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
                              session_id=session_id, controller_grace=grace)
     session = Session(load_plan(plan_path), options=options, on_samples=probe.sink,
                       on_event=probe.event)
-    session.transports = {name: ArrivalStamps(t, probe.arrivals)
-                          for name, t in session.transports.items()}
+    for name, transport in list(session.transports.items()):  # (the runner shares the dict)
+        session.transports[name] = ArrivalStamps(transport, probe.arrivals)
     helpers = [asyncio.create_task(probe.sample_resources()),
                asyncio.create_task(probe.measure_lag())]
     started, cpu0 = time.monotonic(), time.process_time()
