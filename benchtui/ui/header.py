@@ -1,7 +1,8 @@
 """The fleet header: the session, its step, its hosts and the fleet's totals, in three lines.
 
 Line 1: session name, the current step with its progress and ETA, elapsed time, hosts up out
-of the total, and the display's own state (paused, chart window, anything a subclass adds).
+of the total, how far behind the controller is when it is (its figures that late), and the
+display's own state (paused, chart window, anything a subclass adds).
 Line 2: fleet IOPS and bandwidth, reads and writes summed over every host and job.
 Line 3: fleet latency p50/p99/p99.9 per direction, quantiles of the merged per-interval
 histograms of every host (never an average of percentiles).
@@ -86,7 +87,8 @@ class FleetHeader(ReusedLines):
             f.versus = ghost.fleet_versus(f, now)
         width = max(self.content_region.width or self.size.width, 1)
         try:
-            lines = [self._line1(f), _right(self._line2(f), self._counts(f), width),
+            lines = [self._line1(f, state.controller_lag),
+                     _right(self._line2(f), self._counts(f), width),
                      _right(self._line3(f), self._badges(), width)]
         except KeyError:  # styled before the theme reached this widget: next tick
             self._key = None
@@ -102,7 +104,7 @@ class FleetHeader(ReusedLines):
     def render(self) -> Text:
         return self._text
 
-    def _line1(self, f: fig.FleetFigures) -> Text:
+    def _line1(self, f: fig.FleetFigures, behind: float | None = None) -> Text:
         label, muted = self._style("label"), self._style("muted")
         line = Text()
         line.append(f.name or "benchtui", self._style("title"))
@@ -135,6 +137,9 @@ class FleetHeader(ReusedLines):
         up_style = self._style("ok") if f.hosts_up == f.hosts_total else self._style("bad")
         line.append(f"{f.hosts_up}/{f.hosts_total}", up_style)
         line.append(" up", muted)
+        if behind is not None:
+            line.append("  ")
+            line.append(f"behind {format_duration(behind)}", self._style("bad"))
         return line
 
     def _counts(self, f: fig.FleetFigures) -> Text:
