@@ -1,0 +1,95 @@
+"""The controller's heartbeat process (transport/heartbeats.py, beat_process.py) with a real
+sshd host: it beats while the controller's event loop turns, however late; once the loop has
+not turned for its stall limit, the beats stop and the host's watchdog stops the run as it
+would a dead controller's; killed, the heartbeat process hands the beats back to the
+transport (the run goes on) and says so. (A controller killed with SIGKILL takes its
+heartbeat process with it: tests/test_cli_watchdog.py.)"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import shutil
+import signal
+import time
+from pathlib import Path
+
+from benchtui.transport import RemoteRun, RunHandle
+from benchtui.transport.heartbeats import Heartbeats
+from benchtui.transport.ssh import SshTransport
+from tests import transport_checks as checks
+from tests.sshd import TEST_USER, SshdHost
+
+
+def beat_file(transport: SshTransport) -> Path:
+    home = Path(pwd.getpwnam(TEST_USER).pw_dir)
+    return home / ".cache" / "benchtui" / "runs" / transport.session_id / ".beat-db1"
+
+
+async def wait_for_beats(transport: SshTransport) -> str:
+    """Until the host's keeper wrote a beat; the beat file's text."""
+    path = beat_file(transport)
+    give_up = time.monotonic() + 30
+    while time.monotonic() < give_up:
+        if path.exists() and "open" in (text := path.read_text()):
+            return text
+        await asyncio.sleep(0.1)
+    raise AssertionError("no beat reached the host")
+
+
+async def wait_ended(transport: SshTransport, handle: RunHandle, seconds: float) -> bool:
+    give_up = time.monotonic() + seconds
+    while time.monotonic() < give_up:
+        if await transport.exit_status(handle) is not None:
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def test_a_loop_stalled_past_the_limit_is_taken_for_gone(
+        sshd_hosts: list[SshdHost]) -> None:
+    beats = Heartbeats(stall_limit=2.0)
+    transport = SshTransport("db1", sshd_hosts[0].target(), controller_grace=1.0,
+                             heartbeats=beats)
+    await transport.connect()
+    try:
+        handle = await transport.start(RemoteRun(checks.run_id(), ["sleep", "120"],
+                                                 deadline=150))
+        await wait_for_beats(transport)
+        time.sleep(9.0)  # the event loop stands still: no tick for 9 s
+        # 2 s of stall, 3 s without a beat, 1 s of grace: the watchdog has stopped it
+        assert await wait_ended(transport, handle, 10), "the run outlived a hung controller"
+        outcome = await transport.outcome(handle)
+        assert outcome.watchdog is not None and outcome.watchdog.grace == 1.0
+    finally:
+        await transport.close()
+        await beats.close()
+        shutil.rmtree(beat_file(transport).parent, ignore_errors=True)
+
+
+async def test_a_killed_heartbeat_process_hands_the_beats_back(
+        sshd_hosts: list[SshdHost]) -> None:
+    troubles: list[str] = []
+    beats = Heartbeats(on_trouble=troubles.append)
+    transport = SshTransport("db1", sshd_hosts[1].target(), controller_grace=3.0,
+                             heartbeats=beats)
+    await transport.connect()
+    try:
+        handle = await transport.start(RemoteRun(checks.run_id(), ["sleep", "120"],
+                                                 deadline=150))
+        first = await wait_for_beats(transport)
+        assert beats.pid is not None
+        os.kill(beats.pid, signal.SIGKILL)
+        await asyncio.sleep(9.0)  # past 3 s without a beat and the 3 s grace
+        assert await transport.exit_status(handle) is None, "the run was stopped"
+        assert len(troubles) == 1, troubles
+        assert troubles[0].startswith("the heartbeat process ended (exit status -9"), troubles
+        assert "heartbeats come from this controller's event loop" in troubles[0]
+        beat = beat_file(transport).read_text().split()
+        assert beat[1] == "open" and beat[2] != first.split()[2]  # another keeper beats
+        await transport.stop(handle)
+    finally:
+        await transport.close()
+        await beats.close()
+        shutil.rmtree(beat_file(transport).parent, ignore_errors=True)
