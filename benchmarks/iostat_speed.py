@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -55,13 +56,21 @@ def _widths(header: str) -> list[int]:
 
 
 def generate(seconds: int, devices: int, seed: int = 7) -> str:
+    return "\n".join(generate_lines(seconds, devices, seed)) + "\n"
+
+
+def generate_lines(seconds: int, devices: int, seed: int = 7) -> Iterator[str]:
+    """The capture's lines, one report (a second) at a time (``generate`` joins them;
+    benchmarks/import_memory.py writes hundreds of MB of them to a file as they come)."""
     rng = random.Random(seed)
     widths = _widths(HEADER)
     names = [f"nvme{i}n1" for i in range(devices)]
     levels = [(rng.uniform(200, 20000), rng.uniform(100, 40000)) for _ in names]
     start = datetime(2026, 11, 22, 3, 0, 0, tzinfo=UTC).timestamp()
-    out = ["Linux 6.1.0-26-amd64 (bench)\t11/22/26\t_x86_64_\t(64 CPU)", ""]
+    yield "Linux 6.1.0-26-amd64 (bench)\t11/22/26\t_x86_64_\t(64 CPU)"
+    yield ""
     for k in range(seconds):
+        out: list[str] = []
         stamp = datetime.fromtimestamp(start + k + 1, UTC).strftime("%m/%d/%y %H:%M:%S")
         out.append(stamp)
         out.append(CPU_HEADER)
@@ -88,7 +97,7 @@ def generate(seconds: int, devices: int, seed: int = 7) -> str:
                 f" {v:>{w_ - 1}.2f}" for v, w_ in zip(values, widths, strict=True)))
         out.append("")
         out.append("")
-    return "\n".join(out) + "\n"
+        yield from out
 
 
 def time_in_process(text: str, repeat: int, *, collector: bool) -> tuple[float, float, int]:

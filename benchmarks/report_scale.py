@@ -139,15 +139,15 @@ runpy.run_module("benchtui", run_name="__main__", alter_sys=True)
 """
 
 
-def timed(argv: list[str]) -> tuple[float, float, float, str]:
+def timed(argv: list[str], cwd: Path = ROOT) -> tuple[float, float, float, str]:
     """(wall s, CPU s, peak RSS MB, stderr) of ``python -m benchtui ...`` (``argv``) in a
-    process of its own."""
+    process of its own, run in ``cwd`` (a checkout: its ``benchtui`` is the one run)."""
     assert argv[1:3] == ["-m", "benchtui"], argv
     fd, hwm_path = tempfile.mkstemp(prefix="benchtui-hwm-")
     os.close(fd)
     argv = [argv[0], "-c", _HWM, hwm_path, *argv[3:]]
     t = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
     assert proc.stderr is not None
     err = proc.stderr.read()

@@ -61,7 +61,7 @@ def test_pdsh_iostat_live_and_imported(sshd_hosts: list[SshdHost], tmp_path: Pat
                                     str(session)), capture_output=True, text=True, timeout=60,
                           check=False)
     assert done.returncode == 0, done.stderr
-    assert f"{len(names)} host(s)" in done.stderr
+    assert f"{len(names)} hosts," in done.stderr
     info = subprocess.run(_benchtui("info", str(session)), capture_output=True, text=True,
                           timeout=60, check=True).stdout
     assert all(f"\n  {name}\n" in info for name in names)

@@ -9,15 +9,23 @@ import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from benchtui.session.replay import ReplayPlayer
+from benchtui.session.replay import ReplayPlayer, Timeline, TimelineStep
 from benchtui.store.recording import SessionReader
 from benchtui.ui.replay import SEEK_FRACTION, SEEK_STEP, GotoScreen, ReplayApp, ReplaySource
-from benchtui.ui.replay_timeline import POSITION, STEP_START, TimelineBar, timeline_lines
+from benchtui.ui.replay_timeline import (
+    POSITION,
+    STEP_START,
+    TimelineBar,
+    bar_width,
+    step_label,
+    timeline_lines,
+)
 from tests.helpers import require_tool
 from tests.replay_recording import STEPS, RecordedRun
 from tests.test_ui_tmux import ROOT, Tmux
@@ -116,18 +124,28 @@ async def test_g_goes_to_a_time_or_a_fraction(app: ReplayApp) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("g")
         assert isinstance(app.screen, GotoScreen)
+        # its examples of a clock time and an ISO 8601 time are a moment of this session
+        example = app.screen.question.rsplit(" · ", 1)[1]
+        assert player.start <= datetime.fromisoformat(example).timestamp() <= player.end
         await pilot.press(*"50%", "enter")
         assert not isinstance(app.screen, GotoScreen)
-        assert player.fraction == pytest.approx(0.5)
+        # times into the session count from its start, as the header's elapsed does
+        origin = app.origin
+        assert player.start < origin < player.end
+        assert player.position == pytest.approx((origin + player.end) / 2)
         await pilot.press("g", *"3s", "enter")
-        assert player.position == pytest.approx(player.start + 3)
+        assert player.position == pytest.approx(origin + 3)
+        await pilot.pause()
+        app.refresh_display()
+        assert "elapsed 3s" in header_text(app)
+        assert "⏸ x1  3s / " in app.timeline_bar.render().plain
         await pilot.press("g", *"later", "enter")
         await pilot.pause()
-        assert player.position == pytest.approx(player.start + 3)
+        assert player.position == pytest.approx(origin + 3)
         assert any("is not a time" in n.message for n in app.notices.notices)
         await pilot.press("g", "escape")
         assert not isinstance(app.screen, GotoScreen)
-        assert player.position == pytest.approx(player.start + 3)
+        assert player.position == pytest.approx(origin + 3)
 
 
 async def test_n_and_shift_n_jump_between_events(app: ReplayApp, reader: SessionReader
@@ -182,12 +200,16 @@ async def test_a_seek_is_drawn_with_the_collector_held_off_then_back_on(
 async def test_click_on_the_timeline_seeks_there(app: ReplayApp) -> None:
     player = app.player
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
         bar = app.query_one(TimelineBar)
-        width = bar.content_region.width
+        width = bar_width(bar.content_region.width, app.status())  # the status after it
         await pilot.click(TimelineBar, offset=(1 + width // 2, 0))
         assert player.fraction == pytest.approx(0.5, abs=1.5 / width)
         text = bar.render().plain
         assert POSITION in text and STEPS[0] in text
+        position = player.position
+        await pilot.click(TimelineBar, offset=(1 + width + 5, 0))  # on the status: nothing
+        assert player.position == position
 
 
 async def test_q_quits_without_asking(app: ReplayApp) -> None:
@@ -228,13 +250,59 @@ def test_timeline_lines_show_steps_events_and_position(reader: SessionReader) ->
     assert STEPS[0] in console.export_text()
 
 
+def sweep_timeline() -> Timeline:
+    """A layout step of 0.4 s, a sweep of 4 steps run 3 times each (about 4 s a run), then
+    a network step: what examples/sweep.toml and a network test give."""
+    steps = [TimelineStep("layout", 0.0, 0.4, True)]
+    t = 0.5
+    for engine, bs in (("psync", "4k"), ("psync", "1m"), ("libaio", "4k"), ("libaio", "1m")):
+        for run in (1, 2, 3):
+            steps.append(TimelineStep(f"randread ioengine={engine} bs={bs}#{run}", t,
+                                      t + 3.8, True))
+            t += 4.0
+    steps.append(TimelineStep("net", t, t + 10.0, True))
+    return Timeline(0.0, t + 10.0, tuple(steps))
+
+
+@pytest.mark.parametrize("width", [80, 120, 200])
+def test_the_timeline_names_every_step(width: int) -> None:
+    """Every step has a name under the bar, shortened where the runs crowd: a repeat run
+    after the first as its run ("#2"), a sweep's step by its values, cut with "…" last."""
+    timeline = sweep_timeline()
+    bar, names = timeline_lines(timeline, 20.0, width, status="⏸ x1  20s / 1m00s  08:00:20")
+    assert len(bar.plain) == len(names.plain) == width
+    assert bar.plain.endswith(" ⏸ x1  20s / 1m00s  08:00:20")
+    words = [w for w in names.plain.split() if w != "00:00:58"]  # the clock at the end
+    assert words[0].startswith("lay") and words[-1] == "net", names.plain
+    assert words.count("#2") == words.count("#3") == 4, names.plain
+    if width >= 200:
+        assert "psync 1m#1" in names.plain and "libaio 1m#1" in names.plain
+
+
+def test_step_labels_shorten_as_the_room_does() -> None:
+    name = "randread ioengine=psync bs=4k#1"
+    assert step_label(name, 40) == name
+    assert step_label(name, 20) == "randread psync 4k#1"
+    assert step_label(name, 12) == "psync 4k#1"
+    assert step_label(name, 6) == "psync…"
+    assert step_label(name, 7) == "psync…"  # not "psync …"
+    assert step_label(name, 8) == "psync 4…"
+    assert step_label(name, 1) == ""
+    assert step_label("randread ioengine=psync bs=4k#2", 40, previous=name) == "#2"
+    assert step_label("net", 2) == "n…"
+
+
 async def test_the_chart_window_keys_set_what_replay_keeps(app: ReplayApp) -> None:
     player = app.player
     async with app.run_test(size=SIZE) as pilot:
         assert player.window == app.window
         await pilot.press("end")
-        await pilot.press("plus")
+        await pilot.pause()
+        fitted = app.window  # the last step's planned length and its start/stop, 5 s steps
+        assert app.chart_window.fitted and fitted < 30 and player.window == fitted
+        await pilot.press(*["plus"] * 4)  # 30 s, 1 m, 2 m, 5 m
         assert app.window > 120 and player.window == app.window
+        assert not app.chart_window.fitted and "= step" not in header_text(app)
         assert player.history >= app.window
         await pilot.press("minus", "minus")
         assert player.window == app.window < 120

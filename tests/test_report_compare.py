@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.page_layout import CHROMIUM, measure
 from tests.report_recording import SKIP, benchtui, compare_sessions
-from tests.test_report_html import CHROMIUM, md_tables
+from tests.test_report_html import md_tables
 
 pytestmark = pytest.mark.slow
 
@@ -108,7 +109,8 @@ def test_repeats_are_one_row_per_host_with_their_range(markdown: str,
     overview = md_tables(_section(markdown, "Overview by step"))[0]
     assert [r[0] for r in overview[1:]] == ["alpha", "beta", "fleet"]
     iops = overview[0].index("rand bs=4k rw=randread IOPS")
-    assert re.search(r"\[[\d.]+k–[\d.]+k\]$", overview[1][iops])
+    # (a loaded machine's psync 4k reads may be under 1k IOPS: "[510–4.21k]")
+    assert re.search(r"\[[\d.]+k?–[\d.]+k?\]$", overview[1][iops])
     assert "each host's median run" in markdown
     every = _report(sessions, "--select", "all").stdout
     names = [r[0] for r in md_tables(_section(every, "Overview by step"))[0][1:]]
@@ -152,33 +154,21 @@ def test_the_csv_and_json_have_the_sweep_columns(sessions: tuple[Path, Path]) ->
     assert data["changes"]["after"][0]["where"] in ("step rand", "[session]")
 
 
-_MEASURE = """<script>
-const d = document.documentElement;
-const over = [...document.querySelectorAll("table")].filter(
-  t => t.getBoundingClientRect().right > d.clientWidth + 0.5).length;
-document.body.setAttribute("data-measure",
-  JSON.stringify({scroll: d.scrollWidth, client: d.clientWidth, over: over}));
-</script>"""
-
-
-def test_no_table_scrolls_sideways_at_1400_px(page: Path, tmp_path: Path) -> None:
-    """Chromium lays the page out 1400 px wide; a copy with a measuring script (the page
-    itself has none) says the document's scroll width and the tables past its edge."""
+def test_the_page_reads_at_1000_to_1600_px(page: Path) -> None:
+    """Chromium lays the page out 1000, 1400 and 1600 px wide (tests/page_layout.py): no
+    heading breaks inside a word, no text is under 10 px (SVG text at its size on
+    screen), every plot's titles and legends are inside it and its points inside their
+    axes; the page never scrolls sideways, and from 1400 px on no table does either."""
     if not Path(CHROMIUM).exists():
         pytest.skip("Chromium is not installed (scripts/setup test installs it as root)")
-    measured = tmp_path / "measured.html"
-    measured.write_text(page.read_text(encoding="utf-8").replace("</body>",
-                                                                  _MEASURE + "</body>"))
-    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
-                           "--window-size=1400,1000", "--dump-dom", measured.as_uri()],
-                          capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    m = re.search(r'data-measure="([^"]*)"', done.stdout)
-    assert m is not None, done.stdout[-2000:]
-    found = json.loads(m.group(1).replace("&quot;", '"'))
-    assert found["client"] > 1300
-    assert found["scroll"] <= found["client"], found
-    assert found["over"] == 0, found
+    for width, found in measure(page, (1000, 1400, 1600)).items():
+        assert found["broken"] == [], (width, found["broken"])
+        assert found["small"] == [] and found["smallest"] >= 10, (width, found["small"])
+        assert found["cut"] == [], (width, found["cut"])
+        assert found["off"] == [], (width, found["off"])
+        assert found["client"] > width - 30 and found["scroll"] <= found["client"], found
+        if width >= 1400:
+            assert found["over"] == 0, (width, found)
 
 
 def test_latency_per_host_and_the_fleets_percentiles(page: Path) -> None:
@@ -187,5 +177,7 @@ def test_latency_per_host_and_the_fleets_percentiles(page: Path) -> None:
     # one small panel per host, and the fleet's merged-histogram percentiles in one plot
     for host in ("alpha", "beta"):  # each host's median run: "alpha (run 2) read"
         assert re.search(host + r" \(run \d\) read", rand), host
-    assert "the fleet's latency percentiles per second" in rand and "fleet read" in rand
+    # (a title is on as many lines as its plot's width needs: one text each)
+    words = " ".join(re.sub(r"<[^>]*>", " ", rand).split())
+    assert "the fleet's latency percentiles per second" in words and "fleet read" in rand
     assert "baseline: before" in rand

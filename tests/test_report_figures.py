@@ -10,6 +10,7 @@ from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
 from benchtui.report import figures
 from benchtui.report.gate import ABOVE, BELOW, parse_threshold, regressions
+from benchtui.report.markdown import render_markdown, report_tables
 from benchtui.report.model import Report, Row, Value
 from benchtui.report.steady import steadiness
 from benchtui.store.recording.codec import SeriesDef
@@ -96,3 +97,31 @@ def test_thresholds() -> None:
         parse_threshold("95", BELOW)
     with pytest.raises(UsageError, match=r"write --fail-above p99=110%"):
         parse_threshold("p99=110", ABOVE)
+
+
+def _step_rows(step: str, *values: Value) -> list[Row]:
+    return [Row("s", step, h, step, 1, 0.0, 1.0, list(values)) for h in ("h1", "h2")]
+
+
+def test_shares_only_beside_figures_that_compare_and_lower_is_better_said() -> None:
+    util = Value("disk_util_ratio", "", 0.032, "ratio", item="vda", baseline=0.0097)
+    await_ = Value("disk_await_seconds", "read", 2e-4, "s", item="vda", baseline=1e-4)
+    net = Value("net_bandwidth_bytes", "send", 2.9e9, "B/s", baseline=2.2e9)
+    tables = report_tables(Report(["s"], _step_rows("net", net, util, await_)))
+    (table,) = [t for t in tables if t.step == "net"]
+    cells = dict(zip(table.header, table.body[0], strict=True))
+    # a network step: the disk's figures are context, not compared ("3.20% (330%)")
+    assert cells["disk util"] == "3.20% vda" and cells["disk await"] == "r 200 µs"
+    assert cells["net send"].endswith("(132%)")
+    assert table.note == ""
+    p99 = Value("latency_p99_seconds", "read", 1e-3, "s", baseline=2e-3)
+    iops = Value("iops", "read", 9e4, "ops/s", baseline=1e5)
+    tables = report_tables(Report(["s"], _step_rows("rand", iops, p99, util, await_)))
+    (table,) = [t for t in tables if t.step == "rand"]
+    cells = dict(zip(table.header, table.body[0], strict=True))
+    # an I/O step: its devices compare too; which percentages are better lower is said
+    assert cells["disk util"] == "3.20% (330%) vda" and cells["r p99"] == "1.00 ms (50%)"
+    assert table.note == "latency and await: lower is better (under 100% of the baseline's " \
+        "is better)"
+    markdown = render_markdown(Report(["s"], _step_rows("rand", iops, p99)))
+    assert "\n_latency: lower is better (under 100% of the baseline's is better)_\n" in markdown

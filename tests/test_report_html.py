@@ -18,35 +18,44 @@ from pathlib import Path
 import pytest
 
 from benchtui.store.recording import SessionReader
+from tests.page_layout import CHROMIUM
 from tests.report_recording import HOSTS, ROOT, SKIP, benchtui, report_session
 
 SVG = "{http://www.w3.org/2000/svg}"
 SEED000 = ROOT / "tests/fixtures/seeds/000_217b3b91532e58e6.txt"
-CHROMIUM = "/usr/bin/chromium"
 
 
 class _Tables(HTMLParser):
-    """The cells' text of every ``<table class="values">``, and the ``<li>`` texts inside
-    each ``<div class="steady">``."""
+    """The cells' text of every ``<table class="values">`` (a header on two rows, the
+    overview's steps over their figures, as the one row the Markdown has: "<step>
+    <figure>"), and the ``<li>`` texts inside each ``<div class="steady">``."""
 
     def __init__(self) -> None:
         super().__init__()
         self.tables: list[list[list[str]]] = []
         self.steady: list[str] = []
         self._in_values = False
+        self._in_head = False
+        self._heads: list[list[tuple[str, int, int]]] = []
+        self._span = (1, 1)
         self._cell: list[str] | None = None
         self._steady_li: list[str] | None = None
         self._steady_depth = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        cls = dict(attrs).get("class") or ""
+        found = dict(attrs)
+        cls = found.get("class") or ""
         if tag == "table" and cls == "values":
             self._in_values = True
+            self._heads = []
             self.tables.append([])
+        elif self._in_values and tag == "thead":
+            self._in_head = True
         elif self._in_values and tag == "tr":
-            self.tables[-1].append([])
+            (self._heads if self._in_head else self.tables[-1]).append([])
         elif self._in_values and tag in ("td", "th"):
             self._cell = []
+            self._span = (int(found.get("colspan") or 1), int(found.get("rowspan") or 1))
         elif tag == "div" and cls == "steady":
             self._steady_depth = 1
         elif self._steady_depth and tag == "div":
@@ -55,10 +64,17 @@ class _Tables(HTMLParser):
             self._steady_li = [cls + ":"]
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "table":
+        if tag == "table" and self._in_values:
             self._in_values = False
+            self.tables[-1].insert(0, _flat_head(self._heads))
+        elif tag == "thead":
+            self._in_head = False
         elif self._cell is not None and tag in ("td", "th"):
-            self.tables[-1][-1].append("".join(self._cell))
+            text = "".join(self._cell)
+            if self._in_head:
+                self._heads[-1].append((text, *self._span))
+            else:
+                self.tables[-1][-1].append(text)
             self._cell = None
         elif self._steady_depth and tag == "div":
             self._steady_depth -= 1
@@ -71,6 +87,21 @@ class _Tables(HTMLParser):
             self._cell.append(data)
         if self._steady_li is not None:
             self._steady_li.append(data)
+
+
+def _flat_head(rows: list[list[tuple[str, int, int]]]) -> list[str]:
+    """A header of one or two rows as one: a cell over several columns prefixed to each of
+    the cells under it; a cell over both rows as it is."""
+    if len(rows) == 1:
+        return [text for text, _cols, _rows in rows[0]]
+    under = iter(text for text, _cols, _rows in rows[1])
+    out: list[str] = []
+    for text, cols, spans_rows in rows[0]:
+        if spans_rows == 2:
+            out.append(text)
+        else:
+            out += [f"{text} {next(under)}" for _ in range(cols)]
+    return out
 
 
 def md_tables(text: str) -> list[list[list[str]]]:

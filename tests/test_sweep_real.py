@@ -74,7 +74,9 @@ def test_check_lists_the_expanded_steps_and_the_time(tmp_path: Path) -> None:
     assert listed == NAMES
     assert all(line.endswith("on here: 2 x 1s, select median")
                for line in lines[start + 1:start + 5])
-    assert lines[start + 5] == "estimated time: 8s"
+    # 8 runs of 1 s, each with the default cost of starting and stopping it
+    assert lines[start + 5] == ("estimated time: 32s (8s of steps, about 3s a run to start "
+                                "and stop)")
 
 
 @pytest.mark.slow

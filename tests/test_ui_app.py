@@ -14,8 +14,10 @@ from textual.pilot import Pilot
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.format import format_count, format_latency
+from benchtui.session.estimate import PlannedRun
 from benchtui.ui import figures as fig
-from benchtui.ui.app import WINDOWS, ConsoleApp
+from benchtui.ui.app import ConsoleApp
+from benchtui.ui.chart_window import WINDOWS
 from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.pane import HostPane
 from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
@@ -48,7 +50,9 @@ async def test_header_shows_session_step_hosts_and_fleet_figures() -> None:
         text = screen_text(app)
         f = fig.fleet_figures(source.state, NOW)
         assert "demo" in text and "step randrw-4k" in text
-        assert f"{(NOW - START) / 120 * 100:3.0f}%" in text and "ETA 1m00s" in text
+        # 59.5 s of its planned 120 s left, and a run's start and stop (3 s before one has
+        # been measured)
+        assert f"{(NOW - START) / 120 * 100:3.0f}%" in text and "ETA 1m02s" in text
         assert "elapsed 1m02s" in text and "hosts 3/3 up" in text
         assert f"r {format_count(f.iops['read'])} w {format_count(f.iops['write'])}" in text
         lat = f.latency["read"]
@@ -167,20 +171,48 @@ async def test_pause_freezes_the_display_while_data_keeps_flowing() -> None:
         assert "✔ host01 · done" in screen_text(app) and "PAUSED" not in screen_text(app)
 
 
+async def test_the_header_says_the_sessions_time_left() -> None:
+    runs = [PlannedRun("randrw-4k", 120.0), PlannedRun("seqread", 60.0),
+            PlannedRun("layout", None)]
+    app = ConsoleApp(StaticSource(fleet_state(1), NOW, runs=runs))
+    async with app.run_test(size=(200, 40)) as pilot:
+        await settle(pilot, app)
+        # 59.5 s of this step, 60 s of the next, and 3 s each to start and stop them
+        assert "hosts 1/1 up  session ~2m06s left (+1 run of unknown length)" \
+            in app.header.render().plain
+
+
+async def test_a_step_past_its_length_says_what_it_waits_for() -> None:
+    source = StaticSource(fleet_state(2), START + 121)
+    app = ConsoleApp(source)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot, app)
+        assert "100% waiting for fio on host01, host02" in app.header.render().plain
+        source.state.on_event(Event(START + 121.5, ev.RUN_END, "host01: fio exited", ev.INFO,
+                                    "host01", "randrw-4k", {}))
+        source.set_now(START + 122)
+        await settle(pilot, app)
+        assert "waiting for fio on host02 " in app.header.render().plain
+
+
 async def test_plus_and_minus_change_the_chart_window() -> None:
     app, _ = make_app(1)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)
-        assert app.window == 120.0 and "window 2m00s" in screen_text(app)
+        # fitted to the 120 s step and its start and stop
+        assert app.window == 125.0 and "window 2m05s = step" in screen_text(app)
         await pilot.press("plus")
         await settle(pilot, app)
-        assert app.window == 300.0 and "window 5m00s" in screen_text(app)
-        for _ in range(3):
+        assert app.window == 300.0 and "window 5m00s " in screen_text(app)
+        for _ in range(4):
             await pilot.press("minus")
         await settle(pilot, app)
         assert app.window == WINDOWS[0]
         await pilot.press("minus")
         assert app.window == WINDOWS[0]
+        app.action_fit_window()
+        await settle(pilot, app)
+        assert app.window == 125.0 and "window 2m05s = step" in screen_text(app)
 
 
 async def test_t_cycles_the_themes() -> None:

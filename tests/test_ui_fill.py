@@ -24,6 +24,7 @@ from benchtui.ui.notices import NoticeBar
 from benchtui.ui.output_view import Folder, OutputView
 from benchtui.ui.pane import HostPane
 from benchtui.ui.pane_charts import SCALE_WIDTH, scale_text, seconds_per_column
+from benchtui.ui.pane_content import lines_text, pane_lines
 from benchtui.ui.pane_rows import PaneStyles, host_rows
 from benchtui.ui.replay import ReplayApp, ReplaySource
 from benchtui.ui.screens import SessionLogScreen
@@ -60,45 +61,45 @@ async def test_no_pane_has_more_than_a_few_blank_lines(hosts: int) -> None:
                                             "\n".join(pane.content_text()))
 
 
-def badge_window(app: ConsoleApp) -> float:
-    match = re.search(r"window (\S+)", " ".join(app.header_badges()))
-    assert match is not None
-    return next(w for w in (30.0, 60.0, 120.0, 300.0) if format_duration(w) == match[1])
-
-
-async def check_span_follows_the_window(app: ConsoleApp, pilot: object) -> None:
-    for presses in range(3):
+async def check_span_follows_the_window(app: ConsoleApp, pilot: object, key: str,
+                                        windows: tuple[float, ...]) -> None:
+    """The window is each of ``windows`` in turn, ``key`` pressed between them; the badge
+    says it, and every pane's charts cover it exactly."""
+    for presses, expected in enumerate(windows):
         await settle(pilot, app)  # type: ignore[arg-type]
-        window = badge_window(app)
-        assert window == (120.0, 60.0, 30.0)[presses]
+        window = app.window
+        assert window == expected
+        assert f"window {format_duration(window)}" in " ".join(app.header_badges())
         for pane in app.grid.visible_panes():
             pane.content_text()  # drawn at its size now
             span = pane.chart_span
             assert span.columns > 0
             assert span.seconds == pytest.approx(window), (pane.host, span.columns)
-        if presses < 2:
-            await pilot.press("minus")  # type: ignore[attr-defined]
+        if presses < len(windows) - 1:
+            await pilot.press(key)  # type: ignore[attr-defined]
 
 
 async def test_minus_twice_the_charts_cover_the_window_the_badge_says() -> None:
     app = ConsoleApp(StaticSource(fleet_state(2), NOW))
     async with app.run_test(size=(200, 60)) as pilot:
-        await check_span_follows_the_window(app, pilot)
+        # fitted to the step (120 s and its start and stop), then the shorter ones
+        await check_span_follows_the_window(app, pilot, "minus", (125.0, 120.0, 60.0, 30.0))
         pane = app.grid.visible_panes()[0]
         # 30 s over more than 30 columns: each second spread over several
         assert pane.chart_span.seconds_per_column < 1.0
         assert "30s" in "\n".join(pane.content_text())  # the scale says it too
 
 
-async def test_minus_twice_in_replay_the_same() -> None:
+async def test_the_window_keys_in_replay_the_same() -> None:
     reader = SessionReader.open(str(fixture_pair().new))
     try:
         player = ReplayPlayer(reader)
         app = ReplayApp(ReplaySource(player))
         async with app.run_test(size=(160, 50)) as pilot:
             await pilot.press("g", *"50%", "enter")
-            await check_span_follows_the_window(app, pilot)
-            assert player.window == 30.0
+            # fitted to the 6 s step (and its start and stop), then the longer ones
+            await check_span_follows_the_window(app, pilot, "plus", (10.0, 30.0, 60.0))
+            assert player.window == 60.0
     finally:
         reader.close()
     assert STEP
@@ -243,6 +244,10 @@ def row_labels(f: fig.HostFigures) -> list[str]:
     return [r.label for r in host_rows(f, PaneStyles.plain())]
 
 
+def row_numbers(f: fig.HostFigures) -> list[str]:
+    return ["".join(s.text for s in r.numbers).strip() for r in host_rows(f, PaneStyles.plain())]
+
+
 def test_rows_of_figures_the_step_does_not_produce_are_left_out() -> None:
     read = fig.Latency(p50=30e-6, p99=60e-6, p999=90e-6)
     seen = {"io_ops": ("read", "write"), "latency_ops": ("read", "write"),
@@ -260,6 +265,35 @@ def test_rows_of_figures_the_step_does_not_produce_are_left_out() -> None:
     # a host that stopped reporting keeps every row it had, its values "–"
     f = fig.HostFigures("h", "running", stale=True, **seen)  # type: ignore[arg-type]
     assert row_labels(f) == ["IOPS", "BW", "lat r", "lat w", "cpu"]
+    assert row_numbers(f)[0] == "r –  w –"
+    # a step's first second, before its first figures: no rows of "–" (the pane says it)
+    f = fig.HostFigures("h", "running", **seen)  # type: ignore[arg-type]
+    assert row_labels(f) == []
+    lines = pane_lines(fleet_state(1), f, width=60, height=8, end=NOW, window=60.0,
+                       styles=PaneStyles.plain())
+    assert "running, waiting for its first figures" in lines_text(lines).plain
+    # a finished host: its run's end-of-run figures alone, or a word
+    f = fig.HostFigures("h", "done", iops={"read": 232.0}, bandwidth={"read": 2.4e8},
+                        latency={"read": read}, final=True, **seen)  # type: ignore[arg-type]
+    assert row_labels(f) == ["IOPS", "BW", "lat r"]
+    f = fig.HostFigures("h", "done", **seen)  # type: ignore[arg-type]
+    lines = pane_lines(fleet_state(1), f, width=60, height=8, end=NOW, window=60.0,
+                       styles=PaneStyles.plain())
+    assert row_labels(f) == [] and lines_text(lines).plain.split("\n")[0].strip() == "done"
+
+
+def test_a_row_shows_only_the_directions_the_step_measures() -> None:
+    read = fig.Latency(p50=30e-6, p99=60e-6, p999=90e-6)
+    f = fig.HostFigures("h", "running", iops={"read": 1000.0}, bandwidth={"read": 4e6},
+                        latency={"read": read}, devices=[fig.DeviceFigures(
+                            "vda", util=0.5, await_read=1e-3)],
+                        io_ops=("read", "write"), latency_ops=("read", "write"),
+                        metrics=frozenset({"iops", "bandwidth_bytes", "latency_seconds",
+                                           "disk_await_seconds"}))
+    numbers = row_numbers(f)
+    assert numbers[:2] == ["r 1.00k", "r 3.81 MiB/s"]
+    assert numbers[-1] == "r 1.00 ms"  # the device's await: reads only
+    assert not any("–" in n for n in numbers), numbers
 
 
 def test_the_latency_legend_keeps_its_spaces_over_missing_values() -> None:

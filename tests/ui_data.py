@@ -89,6 +89,8 @@ def fleet_state(hosts: int = 1, *, failed: int = 0, reconnecting: int = 0,
     silent = set(names[hosts - failed - reconnecting:hosts - failed])
     for n, h in enumerate(ok_hosts):
         state.on_event(_event(START, ev.HOST_STATE, f"{h}: running", host=h, state="running"))
+        state.on_event(_event(START + 0.2, ev.RUN_START, f"{h}: fio started", host=h,
+                              step=STEP))
         fio = timeline("fio", h, START, seconds, phase=n)
         io = timeline("iostat", h, START, seconds, phase=n)
         for i, (a, b) in enumerate(zip(fio, io, strict=True)):

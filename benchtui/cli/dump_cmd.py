@@ -272,10 +272,16 @@ def _figures(info: SessionInfo) -> str:
     if info.figures is None:
         return ("no figure track: a --baseline ghost of this session computes its figures "
                 "from the samples")
+    if info.figures_until is None and not info.complete:
+        return (f"figure track ({info.figures}) not in the file: the recording stopped before "
+                "its first segment (a minute) was sealed, and the track is written a segment "
+                "at a time (a kill -9, a crash or a full disk): a --baseline ghost of this "
+                "session computes its figures from the samples")
     if info.figures_until is None:
         return f"figure track ({info.figures}), empty: no step had interval samples"
-    cut = "" if info.complete or info.figures_until >= info.end - 1.0 else \
-        f" up to +{_span(info.figures_until - info.start)} (computed past it)"
+    cut = "" if info.complete or info.figures_until >= info.end - 1.0 else (
+        f" up to +{_span(info.figures_until - info.start)} (the recording was not closed: the "
+        "track ends with its last whole segment, past it a ghost computes them)")
     return (f"the console's figures per second ({info.figures}){cut}: a --baseline ghost of "
             "this session reads them")
 

@@ -35,6 +35,7 @@ from benchtui.plan.loader import load_plan
 from benchtui.plan.model import Plan
 from benchtui.plan.preflight import Finding, fallback_hosts
 from benchtui.session.engine import Session, SessionOptions, SessionResult
+from benchtui.session.estimate import DEFAULT_OVERHEAD, planned_runs
 from benchtui.session.facts import HostFacts
 from benchtui.session.hosts import SshOptions
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
@@ -225,7 +226,10 @@ def _print_steps(plan: Plan, out: TextIO) -> None:
         select = f", select {step.select}" if step.repeat > 1 else ""
         out.write(f"  {step.name:<{width}}  on {', '.join(step.hosts)}: {runs}{select}\n")
     total, unknown = estimated_seconds(plan)
-    line = f"estimated time: {format_duration(total)}"
+    known = sum(1 for r in planned_runs(plan) if r.seconds is not None)
+    line = (f"estimated time: {format_duration(total + known * DEFAULT_OVERHEAD)} "
+            f"({format_duration(total)} of steps, about {format_duration(DEFAULT_OVERHEAD)}"
+            " a run to start and stop)")
     if unknown:
         line += f" and {len(unknown)} step(s) of unknown length ({', '.join(unknown)})"
     out.write(line + "\n")

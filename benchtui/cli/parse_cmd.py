@@ -25,6 +25,8 @@ from benchtui.session.inputs import input_error, is_stream, read_input
 MAX_WARNINGS_SHOWN = 20
 #: Bytes read from stdin before choosing parsers when nothing is recognised yet.
 STDIN_DETECT_BYTES = 256 * 1024
+#: Bytes of a stream read at a time for a parser that takes bytes.
+STREAM_CHUNK_BYTES = 1 << 20
 #: Characters of a saved capture given to a text parser at a time.
 TEXT_BLOCK_CHARS = 1 << 20
 
@@ -117,8 +119,8 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
             if path != "-":
                 stream.close()
     data = read_input(path, hint="benchtui parse - < FILE reads it as a stream, at any size")
-    # Only the head is decoded for detection; a parser with feed_bytes (fio-json) takes the
-    # bytes as read, so a 250 MB capture is not copied into a str it does not need. A report
+    # Only the head is decoded, for detection; a parser that takes bytes (fio-json) gets them
+    # as read, so a 250 MB capture is not copied into a str it does not need. A report
     # flattened onto one line (seed 001) is put back on its lines for the text parsers.
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
     text = restore_line_breaks(decode_output(data)) if utf16 else None
@@ -188,8 +190,9 @@ def _parse_prefixed(text: str, classes: list[type[Parser]], shape: PrefixShape, 
 
 def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
                   writer: SampleWriter, *, histograms: bool, source: str) -> _Outcome:
-    """stdin (or a pipe): buffer until the tool is recognised, then parse and print line by
-    line, so that ``fio ... | benchtui parse -`` shows samples as fio prints them (with
+    """stdin (or a pipe): buffer until the tool is recognised, then parse and print as it
+    comes (line by line, or chunk by chunk for a parser that takes bytes), so that
+    ``fio ... | benchtui parse -`` shows samples as fio prints them (with
     ``pdsh ... | benchtui parse -``, each host's under its name)."""
     buffered: list[bytes] = []
     size = 0
@@ -233,16 +236,30 @@ def _parse_stream(stream: BinaryIO, among: list[type[Parser]] | None, host: str,
                 return
         outcome.samples += writer.write(streams.feed(text))
 
-    for raw in buffered:
-        feed(raw)
-    if classes:
-        for raw in iter(stream.readline, b""):
-            feed(raw)
+    if streams.takes_bytes:
+        # (fio-json) raw chunks as they come: documents are found on the bytes, not line by line
+        chunk = b"".join(buffered) or _read_some(stream)
+        while chunk:
+            outcome.samples += writer.write(streams.feed_bytes(chunk))
             sys.stdout.flush()
+            chunk = _read_some(stream)
+    else:
+        for raw in buffered:
+            feed(raw)
+        if classes:
+            for raw in iter(stream.readline, b""):
+                feed(raw)
+                sys.stdout.flush()
     outcome.samples += writer.write(streams.finish())
     outcome.warnings = streams.warnings
     outcome.unknown_lines = streams.unknown_lines if streams.parsers else lines
     return outcome
+
+
+def _read_some(stream: BinaryIO) -> bytes:
+    """What the stream has now (at least a byte, at most STREAM_CHUNK_BYTES), b"" at its end."""
+    read1 = getattr(stream, "read1", None)
+    return read1(STREAM_CHUNK_BYTES) if read1 is not None else stream.read(STREAM_CHUNK_BYTES)
 
 
 #: Lines of a stream read before its prefixes are decided when --tool names its parser.

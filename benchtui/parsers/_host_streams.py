@@ -97,6 +97,20 @@ class HostStreams:
             out.extend(self._feed(key[0] or self.host, key[1], "\n".join(block), block_start))
         return out
 
+    @property
+    def takes_bytes(self) -> bool:
+        """Raw chunks can go to ``feed_bytes``: no line prefixes, and every class takes bytes
+        (fio-json finds its documents on the bytes)."""
+        return self.prefixes is None and bool(self.classes) and all(
+            cls.takes_bytes for cls in self.classes)
+
+    def feed_bytes(self, data: bytes) -> list[Sample]:
+        """A chunk of the stream cut anywhere (only when ``takes_bytes``)."""
+        out: list[Sample] = []
+        for p in self._parsers(self.host):
+            out.extend(p.feed_bytes(data))
+        return out
+
     def feed(self, line: str) -> list[Sample]:
         """One line (a trailing newline is stripped), as read from a live stream."""
         return self.feed_text(line.rstrip("\n"))

@@ -1,19 +1,23 @@
-"""A stream of pretty-printed JSON documents, split into documents, fast.
+"""Parsers of streams of JSON documents (fio's status dumps, iperf3 -J and --json-stream),
+fed raw bytes in chunks cut anywhere, blocks of whole lines, or lines.
 
-Tools like fio (``--output-format=json --status-interval=N``) print one pretty-printed JSON
-document after another: each opens with a line ``{`` and closes with a line ``}`` at column 0,
-every line in between is indented. Lines outside documents (notes on a merged stderr, other
-tools' output) are skipped and counted as unknown.
+Documents are found on the bytes by ``_json_documents.JsonDocuments`` (whatever their
+indentation: as the tool printed them, re-indented by ``jq .`` or ``python -m json.tool``, with
+every line indented deeper, compact on one line, CRLF line ends) and decoded whole by orjson:
+the cost of a document is that of decoding it, whichever way it is fed. Lines outside
+documents (notes on a merged stderr, other tools' output) are skipped and counted as unknown.
 
-``feed`` (live, line by line) keeps only "is this line ``}``?" and an append per line;
-``feed_text`` (files) finds documents with ``str.find`` over the whole block, and guesses where a
-document ends from the length of the previous one (a successful decode proves the guess right).
-Both give the same documents. Line numbers for warnings are counted only when a warning needs one.
-Subclasses implement ``document``.
+``feed_bytes`` is the stream's own path: a file as read, or a live channel's chunks as they
+come (a partial line or document waits for the next chunk; ``finish`` ends the stream).
+``feed_text`` (whole lines) and ``feed`` (one line) give the same documents. A warning names
+the line that closes its document. Subclasses implement ``wanted`` and ``document``.
 """
 
 from __future__ import annotations
 
+import codecs
+import json
+import re
 from math import isfinite
 from operator import attrgetter
 from typing import Any
@@ -21,22 +25,27 @@ from typing import Any
 import orjson
 
 from benchtui.model.sample import Sample
+from benchtui.parsers._json_documents import BROKEN, MAX_DOCUMENT_BYTES, Found, JsonDocuments
 from benchtui.parsers.base import Parser
 
-#: How much shorter than the previous one a document may be for the end guess to hold.
-_GUESS_MARGIN = 2048
 _VALUE = attrgetter("value")
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class JsonStreamParser(Parser):
-    """Base of parsers of pretty-printed JSON document streams."""
+    """Base of parsers of JSON document streams."""
+
+    takes_bytes = True
 
     def __init__(self, host: str = "-", source: str = "-") -> None:
         super().__init__(host, source)
-        self._pending: list[str] | None = None  # the lines (or blocks) of an open document
-        self._hint = 0  # the length of the last document, less a margin
-        self._text: str | bytes | None = None  # the last block fed, for line numbers
-        self._counted = self._mark = 0
+        self._docs = JsonDocuments()
+        self._started = False  # (the first bytes may carry a byte order mark)
+        self._utf16: codecs.IncrementalDecoder | None = None
+        self._at: int | None = None  # where the closing line of the document being read is
+        self._unwanted = 0  # lines of documents that are not this parser's
+        self._dropped = 0  # documents too long to be kept, already warned of
 
     def wanted(self, doc: object) -> bool:
         """Whether a decoded document is this parser's (other tools print JSON too)."""
@@ -46,181 +55,110 @@ class JsonStreamParser(Parser):
         """One decoded document that ``wanted``; the samples it gives."""
         raise NotImplementedError
 
-    def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
-        pending = self._pending
-        if pending is None:
-            if line == "{":
-                self._pending = ["{"]
-            else:
-                self.unknown()
-            return None
-        pending.append(line)
-        if line != "}":
-            return None
-        self._pending = None
-        return self._document("\n".join(pending), t)
-
-    def feed_text(self, text: str, t: float | None = None) -> list[Sample]:
-        """A block of whole lines: documents are found with str.find, not line by line."""
-        if "\r" in text:
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        return self._feed(text, t, _STR)
-
-    takes_bytes = True
+    # --- feeding ---------------------------------------------------------------------------
 
     def feed_bytes(self, data: bytes, t: float | None = None) -> list[Sample]:
-        """As ``feed_text(data decoded)``, for raw UTF-8 output (a file as read): documents go
-        to orjson as they are, so the text is never decoded nor copied."""
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 (fio on Windows, PowerShell)
-            return self.feed_text(data.decode("utf-16", errors="replace"), t)
-        if self._pending is not None:  # a document left open by feed/feed_text
-            return self.feed_text(data.decode("utf-8", errors="replace"), t)
-        data = data.removeprefix(b"\xef\xbb\xbf")
-        if b"\r" in data:
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        return self._feed(data, t, _BYTES)
+        """The next raw bytes of the output, cut anywhere: a file as read, or a live chunk.
+        UTF-8 (a byte order mark is dropped) or UTF-16 with its mark (PowerShell's ``>``)."""
+        if not self._started and data:
+            self._started = True
+            if data.startswith(_UTF16_BOMS):
+                self._utf16 = codecs.getincrementaldecoder("utf-16")(errors="replace")
+            data = data.removeprefix(_UTF8_BOM)
+        if self._utf16 is not None:
+            data = self._utf16.decode(data).encode("utf-8", errors="replace")
+        return self._read(self._docs.feed(data), t)
 
-    def _feed(self, text: Any, t: float | None, m: tuple[Any, ...]) -> list[Sample]:
-        """The block loop, over str (``m`` = _STR) or bytes (``m`` = _BYTES)."""
-        nl, nl_close_nl = m[0], m[4]
-        view: Any = memoryview(text) if m is _BYTES else text  # chunks: no copy of bytes
-        self._count_lines()
-        self._text, self._counted, self._mark = text, 0, 0
-        self.lineno += 1
-        out: list[Sample] = []
-        pos, size = 0, len(text)
-        while pos < size:
-            if self._pending is None:
-                start = _open_at(text, pos, m)
-                if start < 0:
-                    self.unknown_lines += text.count(nl, pos) + (not text.endswith(nl))
-                    break
-                self.unknown_lines += text.count(nl, pos, start)
-                if self._hint:  # skip most of the search for the end
-                    guess = text.find(nl_close_nl, start + self._hint)
-                    if guess >= 0:
-                        chunk = view[start:guess + 2]
-                        try:
-                            doc = orjson.loads(chunk)
-                        except orjson.JSONDecodeError:
-                            pass  # shorter than guessed (or broken): search from the start
-                        else:
-                            self._mark = guess + 1
-                            out.extend(self._finite(self._document(chunk, t, doc)))
-                            pos = guess + 3
-                            continue
-            else:
-                start = pos
-            end = _close_at(text, start, m)
-            if end < 0:
-                rest = text[start:].removesuffix(nl)
-                rest = rest if isinstance(rest, str) else rest.decode("utf-8", errors="replace")
-                if self._pending is None:
-                    self._pending = [rest]
-                else:
-                    self._pending.append(rest)
-                break
-            chunk = view[start:end + 1]
-            if self._pending is not None:  # (str only: feed_bytes never continues a document)
-                self._pending.append(chunk)
-                chunk = "\n".join(self._pending)
-                self._pending = None
-            self._mark = end  # a warning names the document's closing line
-            out.extend(self._finite(self._document(chunk, t)))
-            pos = end + 2
-        self._mark = len(text)
-        self.lineno += (not text.endswith(nl)) - 1
+    def feed_text(self, text: str, t: float | None = None) -> list[Sample]:
+        """A block of whole lines (as ``Parser.feed_text``)."""
+        self._started = True
+        return self._read(self._docs.feed(text.encode("utf-8", errors="replace") + b"\n"), t)
+
+    def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
+        self._started = True
+        return self._read(self._docs.feed(line.encode("utf-8", errors="replace") + b"\n"), t)
+
+    def flush_pending(self, t: float | None = None) -> list[Sample]:
+        """End of stream: the documents its last bytes close; an open one is incomplete."""
+        out = self._read(self._docs.finish(), t)
+        if self._docs.incomplete is not None:
+            self.warn("incomplete JSON document at the end of the stream (ignored)",
+                      self._docs.incomplete.decode("utf-8", errors="replace"))
+            self._docs.incomplete = None
+            self._sync_unknown()
         return out
 
-    def warn(self, reason: str, text: str = "") -> None:
-        self._count_lines(keep=True)
-        super().warn(reason, text)
+    # --- documents ---------------------------------------------------------------------------
 
-    def _finite(self, samples: list[Sample] | None) -> list[Sample]:
-        """``Parser._checked`` (no NaN or infinity), without a Python loop when all is well."""
-        if not samples:
-            return []
-        if all(map(isfinite, map(_VALUE, samples))):
-            return samples
-        return self._checked(samples)
+    def _read(self, found: Any, t: float | None) -> list[Sample]:
+        out: list[Sample] = []
+        for f in found:
+            self._at = f.last_line_at
+            samples = self._one(f, t)
+            if samples:
+                if all(map(isfinite, map(_VALUE, samples))):
+                    out.extend(samples)
+                else:
+                    out.extend(self._checked(samples))
+        self._at = None
+        self._sync_unknown()
+        return out
 
-    def flush_pending(self) -> None:
-        """End of stream: an open document is incomplete."""
-        if self._pending is not None:
-            self.warn("incomplete JSON document at the end of the stream (ignored)",
-                      self._pending[0])
-            self._pending = None
+    def _sync_unknown(self) -> None:
+        docs = self._docs
+        self.unknown_lines = docs.foreign + self._unwanted
+        if docs.too_long > self._dropped:
+            self._dropped = docs.too_long
+            self.warn(f"JSON document longer than {MAX_DOCUMENT_BYTES >> 20} MiB (skipped)")
 
-    def _count_lines(self, *, keep: bool = False) -> None:
-        if self._text is not None:
-            text = self._text
-            if isinstance(text, str):
-                self.lineno += text.count("\n", self._counted, self._mark)
-            else:
-                self.lineno += text.count(b"\n", self._counted, self._mark)
-            self._counted = self._mark
-            if not keep:
-                self._text = None
-
-    def _document(self, chunk: str | memoryview, t: float | None, doc: object = None
-                  ) -> list[Sample] | None:
-        self._hint = max(0, len(chunk) - _GUESS_MARGIN)
-        if doc is None:
-            doc = self._decode(chunk)
-            if doc is None:
+    def _one(self, f: Found, t: float | None) -> list[Sample] | None:
+        value = f.value
+        if value is BROKEN:
+            value = self._repair(bytes(f.raw).decode("utf-8", errors="replace"), f.indent)
+            if value is BROKEN:
                 return None
-        if not self.wanted(doc):
-            text = chunk if isinstance(chunk, str) else bytes(chunk).decode(errors="replace")
-            self.unknown_lines += text.count("\n") + 1
+        if not self.wanted(value):
+            self._unwanted += bytes(f.raw).count(b"\n") + 1
             return None
-        return self.document(doc, t)
-
-    def _decode(self, chunk: str | memoryview) -> object:
         try:
-            return orjson.loads(chunk)
+            return self.document(value, t)
+        except Exception as exc:  # noqa: BLE001 - as Parser.feed: never kill a live session
+            self.warn(f"internal parser error ({type(exc).__name__}: {exc})")
+            return None
+
+    def _repair(self, text: str, indent: bytes) -> object:
+        """A document whose bytes do not decode: not UTF-8; numbers orjson refuses (NaN,
+        integers past 64 bits); cut short and followed by a whole one; or with foreign lines
+        inside (a stderr merged into stdout: the document's own lines are indented deeper)."""
+        try:
+            return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-        if not isinstance(chunk, str):  # not UTF-8: as feed_text would see it
-            return self._decode(bytes(chunk).decode("utf-8", errors="replace"))
-        inner = chunk.rfind("\n{\n")
-        if inner >= 0:  # a document cut short (the tool was killed), then a whole one
-            self.warn("incomplete JSON document skipped", chunk[:40])
-            return self._decode(chunk[inner + 1:])
-        # Foreign lines (stderr merged into stdout) inside a document: its own are indented.
-        lines = chunk.split("\n")
-        kept = [x for x in lines[1:-1] if x.startswith((" ", "\t"))]
-        if len(kept) < len(lines) - 2:
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+        pad = indent.decode()
+        opening = re.compile(r"\n" + re.escape(pad) + r"\{[ \t\r]*\n")
+        inner = [m.start() for m in opening.finditer(text)]
+        if inner:  # a document cut short (the tool was killed), then a whole one
+            self.warn("incomplete JSON document skipped", text[:40])
+            return self._repair(text[inner[-1] + 1:], indent)
+        lines = text.split("\n")
+        deeper = (pad + " ", pad + "\t")
+        kept = [x for x in lines[1:-1] if x.startswith(deeper)]
+        if len(lines) > 2 and len(kept) < len(lines) - 2:
             try:
-                doc = orjson.loads("{\n" + "\n".join(kept) + "\n}")
+                doc = orjson.loads("\n".join([lines[0], *kept, lines[-1]]))
             except orjson.JSONDecodeError:
                 pass
             else:
-                self.unknown_lines += len(lines) - 2 - len(kept)
+                self._unwanted += len(lines) - 2 - len(kept)
                 return doc
-        self.warn("not a valid JSON document (ignored)", chunk[:40])
-        return None
+        self.warn("not a valid JSON document (ignored)", text[:40])
+        return BROKEN
 
-
-#: The marks the block loop looks for: line end, "{", "}", "\n{\n", "\n}\n", "\n{", "\n}".
-_STR: tuple[str, ...] = ("\n", "{", "}", "\n{\n", "\n}\n", "\n{", "\n}")
-_BYTES: tuple[bytes, ...] = tuple(x.encode() for x in _STR)
-
-
-def _open_at(text: Any, pos: int, m: tuple[Any, ...]) -> int:
-    """Index of the next line that is exactly ``{`` at or after ``pos`` (a line start)."""
-    return _line_at(text, pos, m, 1)
-
-
-def _close_at(text: Any, pos: int, m: tuple[Any, ...]) -> int:
-    """Index of the next line that is exactly ``}`` at or after ``pos`` (a line start)."""
-    return _line_at(text, pos, m, 2)
-
-
-def _line_at(text: Any, pos: int, m: tuple[Any, ...], which: int) -> int:
-    nl, mark, nl_mark_nl, nl_mark = m[0], m[which], m[which + 2], m[which + 4]
-    if text.startswith(mark, pos) and (pos + 1 == len(text) or text.startswith(nl, pos + 1)):
-        return pos
-    i: int = text.find(nl_mark_nl, pos)
-    if i >= 0:
-        return i + 1
-    return len(text) - 1 if text.endswith(nl_mark) and len(text) - 2 >= pos else -1
+    def warn(self, reason: str, text: str = "") -> None:
+        docs = self._docs
+        self.lineno = docs.line_at(self._at) if self._at is not None else docs.lines_read()
+        super().warn(reason, text)

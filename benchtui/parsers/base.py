@@ -183,11 +183,13 @@ class Parser:
                 extend(checked(produced))
         return out
 
-    #: True when feed_bytes reads raw bytes faster than feed_text reads their decoded text.
+    #: True when feed_bytes takes the raw output in chunks cut anywhere (a live channel's
+    #: reads), faster than feed_text its decoded text (docs/architecture.md).
     takes_bytes: bool = False
 
     def feed_bytes(self, data: bytes, t: float | None = None) -> list[Sample]:
-        """Raw UTF-8 output, as read from a file (undecodable bytes become U+FFFD)."""
+        """Raw UTF-8 output of whole lines, as read from a file (undecodable bytes become
+        U+FFFD); any chunk when ``takes_bytes``."""
         return self.feed_text(data.decode("utf-8", errors="replace").removeprefix("\ufeff"), t)
 
     def feed_lines(self, lines: Iterable[str], t: float | None = None) -> list[Sample]:

@@ -1,9 +1,9 @@
 """fio's JSON output: ``--output-format=json`` or ``json+``, one final report or a stream of
 status dumps (``--status-interval=N``).
 
-The stream is a sequence of pretty-printed JSON documents, each opened by a line ``{`` and closed
-by a line ``}`` at column 0 (every line in between is indented). Lines outside documents (fio's
-``fio: ...`` notes on a merged stderr, other tools' output) are skipped.
+The stream is a sequence of JSON documents (pretty-printed by fio, or re-indented, compacted
+by other programs: ``JsonStreamParser`` finds them on the bytes). Lines outside documents
+(fio's ``fio: ...`` notes on a merged stderr, other tools' output) are skipped.
 
 Every dump is cumulative since the job started (or since its counters were reset at the end of
 ``ramp_time``). Per job and direction (read/write/trim), an interval between two dumps gives:
@@ -21,31 +21,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeGuard
 
 from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample, quantile_label
-from benchtui.parsers import _fio_json_units as units
-from benchtui.parsers._fio_json_bins import (
-    Bins,
-    DeltaHistogram,
-    interval_cum,
-    quantiles,
-    read_bins,
-)
+from benchtui.parsers._fio_json_bins import Running
+from benchtui.parsers._fio_json_jobs import OPS, RESET_SLACK_MS, ZERO, JobState, Step
 from benchtui.parsers._fio_json_summary import summary_samples
 from benchtui.parsers._json_stream import JsonStreamParser
 
-OPS = ("read", "write", "trim")
-#: (measure label, fio's key) of the latencies fio reports per direction.
-MEASURES = (("clat", "clat_ns"), ("slat", "slat_ns"), ("lat", "lat_ns"))
 #: The measure whose interval histogram is emitted (one per job and direction), first found.
 HISTOGRAM_MEASURES = ("clat", "lat", "slat")
 #: Interval percentiles always emitted (json+); a job's ``percentile_list`` adds to them.
 DEFAULT_PERCENTILES = ("50", "90", "99", "99.9", "99.99")
-#: How much later than the previous dump a counter reset may seem to have happened (clock skew
-#: between fio's timestamp and its runtime accounting).
-_RESET_SLACK_MS = 100
 _NS = 1e9
 #: An interval whose work lasted within this share of the status interval is a whole one
 #: (``duration`` None); otherwise (fio's final report, a job that ended) it says its duration.
@@ -55,86 +42,11 @@ _NOMINAL_TOLERANCE = 0.05
 _RUN_GAP_SLACK_MS = 2500
 
 _DETECT_VERSION = re.compile(r'"fio version"\s*:\s*"[^"\n]*",')
-_DETECT_JOBS = re.compile(r'\n\s*"jobs"\s*:\s*\[')
-
-
-_NUMBER = (int, float)
+_DETECT_JOBS = re.compile(r'[\n{,]\s*"jobs"\s*:\s*\[')
 
 
 def _num(x: object) -> TypeGuard[int | float]:
     return type(x) is int or type(x) is float
-
-
-@dataclass(slots=True)
-class _Dir:
-    """The counters of one direction in one dump."""
-
-    n: int | float = 0  # completions: clat_ns.N, or lat_ns.N when clat is not measured
-    io: int | float = 0  # io_bytes
-    runtime: int | float = 0  # ms
-    ios: int | float = 0  # total_ios
-    stats: dict[str, tuple[int | float, int | float]] = field(default_factory=dict)  # N, mean
-    raw: dict[str, dict[str, int]] = field(default_factory=dict)  # measure -> bins as decoded
-    bins: dict[str, Bins] = field(default_factory=dict)  # the same, keys read (by _job)
-
-
-_ZERO = _Dir()
-
-
-def _snapshot(d: object) -> _Dir | None:
-    if type(d) is not dict:
-        return None
-    io, runtime, ios = d.get("io_bytes", 0), d.get("runtime", 0), d.get("total_ios", 0)
-    if not io and not ios and not runtime:
-        return _ZERO  # a direction the job does not use (shared, never written to)
-    stats: dict[str, tuple[int | float, int | float]] = {}
-    raw: dict[str, dict[str, int]] = {}
-    if "clat_ns" in d and "io_kbytes" in d:  # fio 3.x, the usual case: no conversion
-        for measure, key in MEASURES:
-            x = d.get(key)
-            if type(x) is dict:
-                n = x.get("N", ios)
-                if (isinstance(n, _NUMBER) and n > 0 and ("N" in x or x.get("max"))
-                        and isinstance(mean := x.get("mean"), _NUMBER)):
-                    stats[measure] = (n, mean)
-                b = x.get("bins")
-                if type(b) is dict and b:
-                    raw[measure] = b
-    else:  # fio 2.x (us, io in KiB) or a direction without clat_ns
-        io = units.io_bytes(d) or 0
-        for measure, x, scale in units.latency_blocks(d):
-            n, mean = units.count(d, x), units.number(x.get("mean"))
-            if n > 0 and mean is not None:
-                stats[measure] = (n, mean * scale)
-            b = x.get("bins")
-            if type(b) is dict and b and (ns := units.bins_ns(b, scale)) is not None:
-                raw[measure] = ns
-    # (fio before 3.17: no N, the count is total_ios, once a latency was measured)
-    n = stats["clat"][0] if "clat" in stats else stats["lat"][0] if "lat" in stats else 0
-    return _Dir(n, io if type(io) in _NUMBER else 0, runtime if type(runtime) in _NUMBER else 0,
-                ios if type(ios) in _NUMBER else 0, stats, raw)
-
-
-@dataclass(slots=True)
-class _Job:
-    ts: int | float | None
-    dirs: dict[str, _Dir]
-    job_ms: int | float | None = None  # job_runtime (fio 3.x)
-    ramping: bool = False
-    active: set[str] = field(default_factory=set)
-
-
-@dataclass(slots=True)
-class _Interval:
-    """What one job's interval is computed from."""
-
-    label: str
-    cur: dict[str, _Dir]
-    prev: dict[str, _Dir]
-    cums: dict[tuple[str, str], list[int]]  # (op, measure) -> running sums of the interval
-    ts: int | float
-    span: float  # seconds of work
-    duration: float | None  # the span, when the interval is not the nominal one
 
 
 class FioJsonParser(JsonStreamParser):
@@ -149,7 +61,7 @@ class FioJsonParser(JsonStreamParser):
     def __init__(self, host: str = "-", source: str = "-") -> None:
         super().__init__(host, source)
         self._deferred: list[Sample] | None = None
-        self._jobs: dict[str, _Job] = {}
+        self._jobs: dict[str, JobState] = {}
         self._last: dict[str, Any] | None = None
         self._last_t: float | None = None
         self._anchor_ms: float | None = None
@@ -171,8 +83,9 @@ class FioJsonParser(JsonStreamParser):
         return 0
 
     def flush(self) -> list[Sample] | None:
-        self.flush_pending()
-        return self._run_summary() or None
+        out = self.flush_pending()
+        out += self._run_summary()
+        return out or None
 
     def _run_summary(self) -> list[Sample]:
         """fio's own whole-run figures: the last document of the run."""
@@ -281,124 +194,81 @@ class FioJsonParser(JsonStreamParser):
 
     def _job(self, label: str, job: dict[str, Any], doc: dict[str, Any],
              ts: int | float | None, out: list[Sample]) -> None:
-        cur = {op: s for op in OPS if (s := _snapshot(job.get(op))) is not None}
         st = self._jobs.get(label)
         if st is None:
-            st = self._jobs[label] = _Job(ts, {})
-            reset = True
-        else:
-            reset = _counters_dropped(st.dirs, cur)
-        dts = None if ts is None or st.ts is None else ts - st.ts
-        run_ms = max((c.runtime for c in cur.values()), default=0)
-        job_ms = job.get("job_runtime")
-        job_ms = job_ms if _num(job_ms) else None
-        prev_job_ms = st.job_ms
-        prev_run_ms = max((p.runtime for p in st.dirs.values()), default=0)
-        st.job_ms = job_ms
-        if not reset and st.ramping and any(c.n > 0 for c in cur.values()):
-            # ramp_time over: fio zeroed the counters; its runtime restarted with them
-            reset = dts is not None and run_ms <= dts + _RESET_SLACK_MS
-        first = not st.dirs
-        prev = {} if reset else st.dirs
-        cums: dict[tuple[str, str], list[int]] = {}
-        for op, c in cur.items():
-            since = prev.get(op, _ZERO).bins
-            for measure, raw in c.raw.items():
-                earlier = since.get(measure)
-                bins = c.bins[measure] = read_bins(raw, earlier)
-                cum = interval_cum(bins, earlier)
-                if cum is None:
-                    reset = True
-                else:
-                    cums[(op, measure)] = cum
-        if reset and prev:
-            prev = {}
-            cums = {}
-            for op, c in cur.items():
-                for measure, raw in c.raw.items():
-                    bins = c.bins[measure] = read_bins(raw, None)
-                    cum = interval_cum(bins, None)
-                    if cum is not None:
-                        cums[(op, measure)] = cum
-        st.ramping = any(c.io > 0 and c.n == 0 for c in cur.values())
-        st.dirs, st.ts = cur, ts
-        for op, c in cur.items():
-            if c.n > 0:
-                st.active.add(op)
+            st = self._jobs[label] = JobState(ts)
+        step = st.step(job, ts, histogram=self.histograms)
         if not st.active:
             return
         if ts is None:
             # fio 2.1 prints no timestamp_ms: a lone final report is fine (its summary says
             # it all); a stream of them has no clock for its intervals: said once
-            if not first and not self._no_clock_warned:
+            if not step.first and not self._no_clock_warned:
                 self._no_clock_warned = True
                 self.warn(f"job {label!r}: dumps without timestamp_ms (fio 2.1), intervals "
                           "skipped; the summary is read")
             return
-        if reset:
-            span = _work_ms(job_ms, run_ms, None)
-            if span <= 0 or (not first and (dts is None or span > dts + _RESET_SLACK_MS)):
+        dts, span = step.dts, step.span_ms
+        if step.reset:
+            if span <= 0 or (not step.first and (dts is None or span > dts + RESET_SLACK_MS)):
                 self.warn(f"job {label!r}: counters restarted, interval skipped")
                 return
-            duration: float | None = span / 1000  # from the job's start: never a whole interval
+            step.duration = span / 1000  # from the job's start: never a whole interval
         else:
             if dts is None or dts <= 0:
                 self.warn(f"job {label!r}: time did not advance between dumps, interval skipped")
                 return
             self._nominal_ms = max(self._nominal_ms, dts)
-            if run_ms - prev_run_ms < dts / 2 and all(
-                    c.n == prev[op].n for op, c in cur.items() if op in prev):
+            if step.finished:
                 return  # no completion, and the job was not running: it finished
-            span = _work_ms(None if job_ms is None or prev_job_ms is None else job_ms - prev_job_ms,
-                            run_ms - prev_run_ms, dts)
             nominal = self._nominal_ms
-            duration = None if abs(span - nominal) <= nominal * _NOMINAL_TOLERANCE else span / 1000
-        self._emit(_Interval(label, cur, prev, cums, ts, span / 1000, duration), job, doc, out)
+            if abs(span - nominal) > nominal * _NOMINAL_TOLERANCE:
+                step.duration = span / 1000
+        self._emit(label, step, job, doc, out)
 
-    def _emit(self, iv: _Interval, job: dict[str, Any], doc: dict[str, Any],
+    def _emit(self, label: str, step: Step, job: dict[str, Any], doc: dict[str, Any],
               out: list[Sample]) -> None:
-        label, cur, prev, cums, span, dur = iv.label, iv.cur, iv.prev, iv.cums, iv.span, iv.duration
-        t = iv.ts / 1000
-        elapsed = self._elapsed(iv.ts)
+        cur, prev, deltas, span = step.cur, step.prev, step.deltas, step.span_ms / 1000
+        active, dur, ts = step.active, step.duration, step.ts
+        assert ts is not None
+        t, elapsed = ts / 1000, self._elapsed(ts)
         host, tool = self.host, self.tool
         add = out.append
         qs: list[tuple[float, str]] | None = None
-        active = self._jobs[label].active
         for op in OPS:
             c = cur.get(op)
             if c is None or op not in active:
                 continue
-            p = prev.get(op, _ZERO)
+            p = prev.get(op, ZERO)
             add(Sample(t, tool, INTERVAL, "iops", (c.n - p.n) / span, {"job": label, "op": op},
-                       host, elapsed, duration=dur))
+                       host, elapsed, None, dur))
             add(Sample(t, tool, INTERVAL, "bandwidth_bytes", (c.io - p.io) / span,
-                       {"job": label, "op": op}, host, elapsed, duration=dur))
+                       {"job": label, "op": op}, host, elapsed, None, dur))
             before = p.stats
             for measure, (n2, mean2) in c.stats.items():
                 n1, mean1 = before.get(measure, (0, 0.0))
                 if n2 > n1 and (mean := (mean2 * n2 - mean1 * n1) / (n2 - n1) / _NS) >= 0:
                     add(Sample(t, tool, INTERVAL, "latency_mean_seconds", mean,
                                {"job": label, "op": op, "measure": measure}, host, elapsed,
-                               duration=dur))
+                               None, dur))
             if not c.bins:
                 continue
             if qs is None:
                 qs = self._quantile_list(job, doc)
             histogram = self.histograms
             for measure in HISTOGRAM_MEASURES:
-                cum = cums.get((op, measure))
-                if not cum or cum[-1] <= 0:
+                delta = deltas.get((op, measure))
+                if delta is None or delta.total <= 0:
                     continue
-                bins = c.bins[measure]
-                for q, v in quantiles(bins.ns, cum, bins.ascending, qs):
+                for q, v in delta.quantiles(qs):
                     add(Sample(t, tool, INTERVAL, "latency_seconds", v,
                                {"job": label, "op": op, "measure": measure, "quantile": q},
-                               host, elapsed, duration=dur))
-                if histogram:  # one per job and direction: the first measure of the list
-                    histogram = False
-                    add(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(cum[-1]),
+                               host, elapsed, None, dur))
+                if histogram and isinstance(delta, Running):  # one per job and direction:
+                    histogram = False  # the first measure of the list
+                    add(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(delta.total),
                                {"job": label, "op": op, "measure": measure}, host, elapsed,
-                               DeltaHistogram(bins.ns, tuple(cum)), dur))
+                               delta.histogram(), dur))
 
 
 def _longest_elapsed(doc: dict[str, Any]) -> float | None:
@@ -428,32 +298,6 @@ def _tag(samples: list[Sample], run: int) -> list[Sample]:
         for sample in samples:
             sample.labels = {**sample.labels, "run": str(run)}
     return samples
-
-
-def _work_ms(job_ms: float | None, dir_ms: float, dts: float | None) -> float:
-    """How long (ms) the job did I/O in an interval: the change of fio's ``job_runtime`` (fio
-    3.x), else of its largest direction ``runtime``, else the time between the documents.
-
-    ``job_runtime`` of a group (``group_reporting``) is the SUM over its jobs while a direction's
-    ``runtime`` is their longest: it is used only when it agrees with the direction's."""
-    if job_ms is not None and job_ms > 0 and (dir_ms <= 0 or job_ms <= dir_ms * 1.25 + 2):
-        span = job_ms
-    elif dir_ms > 0:
-        span = dir_ms
-    else:
-        return dts or 0.0
-    if dts is not None and dts > 0 and span > dts + _RESET_SLACK_MS:
-        return dts  # runtime ran faster than the clock: not believable
-    return span
-
-
-def _counters_dropped(prev: dict[str, _Dir], cur: dict[str, _Dir]) -> bool:
-    for op, c in cur.items():
-        p = prev.get(op)
-        if p is not None and (c.n < p.n or c.io < p.io or c.ios < p.ios
-                              or c.runtime < p.runtime):
-            return True
-    return False
 
 
 def _percentile_list(plist: object) -> list[tuple[float, str]]:

@@ -30,6 +30,13 @@ skipped. The older extended JSON of sysstat 11.0-11.4 used ``r``, ``w``, ``rkB``
 ``rrqm``, ``wrqm`` (per second), ``avgrq-sz`` (sectors), ``avgqu-sz``, ``await``, ``svctm``:
 an object with an ``r`` key and no ``r/s`` key is read that way (assuming kB, iostat's default).
 
+Another program's layout of the same document is read too. ``jq .`` and ``python -m
+json.tool`` spread every object over lines (a first line ``{`` alone says so; sysstat's own is
+``{"sysstat": {``): each element of ``statistics`` is then found as a JSON document of its own
+and read as it ends, so such output streams as sysstat's does. ``jq -c`` puts the whole
+document on one line: it is read whole. Tabs or spaces, LF or CRLF: the line-by-line path
+strips them.
+
 Time: the entry's ``timestamp`` (``ReportClock``: ISO with ``S_TIME_FORMAT=ISO``, else the
 locale's date; no zone = UTC), else the ``t`` the line came with. ``elapsed`` = report number x
 ``interval`` as for the text parser (``skip_first_report`` likewise).
@@ -39,7 +46,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import orjson
 
 from benchtui.model.sample import INTERVAL, Sample
 from benchtui.parsers._disk_common import (
@@ -59,6 +68,7 @@ from benchtui.parsers._disk_common import (
     Column,
     ReportClock,
 )
+from benchtui.parsers._json_documents import BROKEN, JsonDocuments
 from benchtui.parsers.base import Parser
 
 #: sysstat 12 JSON keys that differ from the text headers.
@@ -105,6 +115,12 @@ class IostatJsonParser(Parser):
         self._elapsed = 0.0
         self._skip = False
         self._devices: set[str] = set()
+        #: sysstat's own layout was seen (its first line, ``{"sysstat": {``)
+        self._own_layout = False
+        #: another program's layout (a first line ``{`` alone)
+        self._relaid = False
+        #: ... and its ``statistics`` array: its entries, found as documents
+        self._entries: JsonDocuments | None = None
 
     def _new_report(self) -> None:
         self._report += 1
@@ -115,11 +131,18 @@ class IostatJsonParser(Parser):
         self._devices.clear()
 
     def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
+        if self._entries is not None:
+            return self._from_entries(line, t)
         text = line.strip()
         if not text:
             return None
         if text.startswith('{"disk_device"'):
             return self._disk(text, line, t)
+        if text.startswith('{"sysstat"'):
+            if text.endswith("}"):  # the whole document on one line
+                return self._whole(text, line, t)
+            self._own_layout = True
+            return None
         if text.startswith('"avg-cpu"'):
             if self._report == 0:
                 self._new_report()
@@ -127,6 +150,8 @@ class IostatJsonParser(Parser):
         if text == "{":
             if self._in_stats and not self._in_disk:
                 self._new_report()
+            elif not self._own_layout:  # a document laid out by another program
+                self._relaid = True
             return None
         if text.startswith('"timestamp"'):
             m = _TIMESTAMP.match(text)
@@ -137,6 +162,8 @@ class IostatJsonParser(Parser):
             return None
         if text.startswith('"statistics"'):
             self._in_stats = True
+            if self._relaid:  # each statistics entry: a JSON document of its own
+                self._entries = JsonDocuments()
             return None
         if text.startswith('"disk"'):
             self._in_disk = True
@@ -171,10 +198,70 @@ class IostatJsonParser(Parser):
             return None
         return obj
 
+    # --- another program's layout -----------------------------------------------------------
+
+    def _from_entries(self, line: str, t: float | None) -> list[Sample] | None:
+        """A line of the ``statistics`` array laid out by another program: its entries are
+        found as JSON documents (each ``{`` ... ``}``), read as each ends."""
+        entries = self._entries
+        assert entries is not None
+        out: list[Sample] = []
+        for found in entries.feed(line.encode("utf-8", errors="replace") + b"\n"):
+            if isinstance(found.value, dict):
+                out.extend(self._entry(found.value, line, t))
+            elif found.value is BROKEN:
+                self.warn("truncated or invalid JSON object", line)
+        return out
+
+    def _whole(self, text: str, line: str, t: float | None) -> list[Sample] | None:
+        """The whole document on one line (``jq -c``)."""
+        try:
+            doc = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            self.warn("truncated or invalid JSON document", line[:80])
+            return None
+        sysstat = doc.get("sysstat") if isinstance(doc, dict) else None
+        hosts = sysstat.get("hosts") if isinstance(sysstat, dict) else None
+        out: list[Sample] = []
+        for host in hosts if isinstance(hosts, list) else ():
+            if not isinstance(host, dict):
+                continue
+            date = host.get("date")
+            if isinstance(date, str):
+                self._clock.learn_date(date)
+            stats = host.get("statistics")
+            for entry in stats if isinstance(stats, list) else ():
+                if isinstance(entry, dict):
+                    out.extend(self._entry(entry, line, t))
+        return out
+
+    def _entry(self, entry: dict[str, Any], line: str, t: float | None) -> list[Sample]:
+        """One element of ``statistics``: a report."""
+        self._new_report()
+        stamp = entry.get("timestamp")
+        if isinstance(stamp, str):
+            self._report_t = self._clock.parse(stamp)
+            if self._report_t is None:
+                self.warn("unreadable report timestamp", stamp)
+        out: list[Sample] = []
+        cpu = entry.get("avg-cpu")
+        if isinstance(cpu, dict):
+            out.extend(self._cpu_obj(cpu, t))
+        disks = entry.get("disk")
+        for disk in disks if isinstance(disks, list) else ():
+            if isinstance(disk, dict):
+                out.extend(self._disk_obj(disk, line, t) or ())
+        return out
+
+    # --- sysstat's layout, line by line ----------------------------------------------------------
+
     def _disk(self, text: str, line: str, t: float | None) -> list[Sample] | None:
         obj = self._decode(text, line)
         if obj is None:
             return None
+        return self._disk_obj(obj, line, t)
+
+    def _disk_obj(self, obj: dict[str, Any], line: str, t: float | None) -> list[Sample] | None:
         device = obj.get("disk_device")
         if not isinstance(device, str):
             self.warn("disk object without a device name", line)
@@ -203,8 +290,13 @@ class IostatJsonParser(Parser):
 
     def _cpu(self, text: str, line: str, t: float | None) -> list[Sample] | None:
         obj = self._decode(text, line)
-        if obj is None or self._skip:
+        if obj is None:
             return None
+        return self._cpu_obj(obj, t)
+
+    def _cpu_obj(self, obj: dict[str, Any], t: float | None) -> list[Sample]:
+        if self._skip:
+            return []
         when = self._report_t if self._report_t is not None else t
         out: list[Sample] = []
         for key, value in obj.items():

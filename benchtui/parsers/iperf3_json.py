@@ -1,11 +1,11 @@
 """iperf3's JSON output: ``-J`` (one document at the end) and ``--json-stream`` (iperf3 3.17+).
 
 ``-J`` prints one pretty-printed document (``{"start": ..., "intervals": [...], "end": ...}``)
-when the test ends; its lines are collected from a ``{`` at column 0 to the ``}`` at column 0
-that closes it (cJSON indents everything else). ``--json-stream`` prints one unformatted object
-per line, ``{"event": NAME, "data": OBJ}``, as each part is ready (iperf3 src/iperf_api.c,
+when the test ends. ``--json-stream`` prints one unformatted object per line,
+``{"event": NAME, "data": OBJ}``, as each part is ready (iperf3 src/iperf_api.c,
 JSONStream_Output): ``start`` (the document's ``start``), one ``interval`` per interval (an
-element of ``intervals``), ``end`` (the document's ``end``), ``error`` (a string).
+element of ``intervals``), ``end`` (the document's ``end``), ``error`` (a string). Both are
+found by ``JsonStreamParser`` whatever their layout (re-indented by ``jq .``, compact, CRLF).
 
 Samples (``stream`` = the socket number, ``"sum"``, or ``"sum-reverse"`` for ``--bidir``'s
 ``sum_bidir_reverse``; ``direction`` from each object's ``sender`` flag: this host sent or
@@ -34,23 +34,23 @@ counts, ``server_output_*``.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any, ClassVar, Final
 
 from benchtui.model.sample import INTERVAL, SUMMARY, Sample
-from benchtui.parsers.base import NominalInterval, Parser
+from benchtui.parsers._json_stream import JsonStreamParser
+from benchtui.parsers.base import NominalInterval
 from benchtui.parsers.iperf3 import MIN_INTERVAL_SECONDS
 
-#: A -J document longer than this (characters) is dropped rather than kept in memory.
-MAX_DOCUMENT_CHARS: Final = 64 * 1024 * 1024
-
+#: A -J document (its "start" object first), at any indentation, compact or pretty-printed.
 _DETECT_DOC: Final = re.compile(
-    r'^\{\s*\n\s*"start":\s*\{.*?"(?:connecting_to|accepted_connection|test_start)"',
+    r'^[ \t]*\{\s*"start"\s*:\s*\{.*?"(?:connecting_to|accepted_connection|test_start)"',
     re.MULTILINE | re.DOTALL)
-_DETECT_STREAM: Final = re.compile(r'^\{"event":\s*"(?:start|interval|end)",\s*"data":',
-                                   re.MULTILINE)
+_DETECT_STREAM: Final = re.compile(
+    r'^[ \t]*\{\s*"event"\s*:\s*"(?:start|interval|end)"\s*,\s*"data"\s*:', re.MULTILINE)
+#: The keys of iperf3's JSON: a document or an event with at least one of them is iperf3's.
+_KEYS: Final = ("event", "start", "intervals", "end", "error")
 _END_SUMS: Final = (("sum_sent", "sum", "send"), ("sum_received", "sum", "receive"),
                     ("sum_sent_bidir_reverse", "sum-reverse", "send"),
                     ("sum_received_bidir_reverse", "sum-reverse", "receive"))
@@ -65,7 +65,7 @@ def _num(obj: dict[str, Any], key: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-class Iperf3JsonParser(Parser):
+class Iperf3JsonParser(JsonStreamParser):
     """iperf3 -J and --json-stream output."""
 
     name: ClassVar[str] = "iperf3-json"
@@ -75,8 +75,6 @@ class Iperf3JsonParser(Parser):
 
     def __init__(self, host: str = "-", source: str = "-") -> None:
         super().__init__(host, source)
-        self._doc: list[str] | None = None
-        self._doc_chars = 0
         self._t0: float | None = None
         self._client: bool | None = None
         self._reverse = False
@@ -93,52 +91,14 @@ class Iperf3JsonParser(Parser):
             return 95
         return 0
 
-    # --- lines ---------------------------------------------------------------------------
+    # --- documents ---------------------------------------------------------------------------
 
-    def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
-        if self._doc is not None:
-            self._doc.append(line)
-            self._doc_chars += len(line)
-            if line.startswith("}"):
-                text = "\n".join(self._doc)
-                self._doc = None
-                return self._document(text, t)
-            if self._doc_chars > MAX_DOCUMENT_CHARS:
-                self.warn("iperf3 JSON document too large; dropped")
-                self._doc = None
-            return None
-        if line.startswith('{"event"'):
-            return self._event(line, t)
-        if line.rstrip() == "{":
-            self._doc = [line]
-            self._doc_chars = len(line)
-            return None
-        if line.startswith('{"start"') and line.rstrip().endswith("}"):
-            return self._document(line, t)
-        self.unknown()
-        return None
+    def wanted(self, doc: object) -> bool:
+        return isinstance(doc, dict) and any(key in doc for key in _KEYS)
 
-    def flush(self) -> list[Sample] | None:
-        if self._doc is not None and len(self._doc) > 1:
-            self.warn("iperf3 JSON document cut short")
-        self._doc = None
-        return None
-
-    def _load(self, text: str) -> dict[str, Any] | None:
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
-            self.warn("unreadable iperf3 JSON", text[:80])
-            return None
-        if not isinstance(value, dict):
-            self.warn("iperf3 JSON is not an object", text[:80])
-            return None
-        return value
-
-    def _document(self, text: str, t: float | None) -> list[Sample]:
-        doc = self._load(text)
-        if doc is None:
-            return []
+    def document(self, doc: Any, t: float | None) -> list[Sample] | None:
+        if "event" in doc:
+            return self._event(doc, t)
         if self._streamed:
             self._streamed = False
             return []
@@ -158,10 +118,10 @@ class Iperf3JsonParser(Parser):
             self.warn(f"iperf3 reported an error: {error}")
         return out
 
-    def _event(self, line: str, t: float | None) -> list[Sample]:
-        event = self._load(line)
-        if event is None:
-            return []
+    def flush(self) -> list[Sample] | None:
+        return self.flush_pending() or None
+
+    def _event(self, event: dict[str, Any], t: float | None) -> list[Sample]:
         name, data = event.get("event"), event.get("data")
         if name == "start" and isinstance(data, dict):
             self._streamed = False

@@ -33,6 +33,7 @@ from benchtui.report.markdown import (
 from benchtui.report.model import Report, Row
 from benchtui.report.plot.bars import Bar, Panel, bars_figure
 from benchtui.report.plot.style import (
+    PLOT_WIDTH,
     PlotFigure,
     inline_figure,
     palette,
@@ -64,12 +65,13 @@ h3 { font-size: 15px; margin: 22px 0 8px; }
 code { font-family: "DejaVu Sans Mono", monospace; font-size: 12.5px; }
 nav { margin: 8px 0 16px; }
 nav a { margin-right: 14px; white-space: nowrap; }
-.wide { max-width: 100%; }
+.wide { max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: 6px 0 14px; font-variant-numeric: tabular-nums;
         max-width: 100%; }
 th, td { border: 1px solid #d8d8d8; padding: 4px 6px; vertical-align: top; }
 thead th { background: #f2f4f7; position: sticky; top: 0; text-align: center;
-           overflow-wrap: anywhere; font-size: 13px; }
+           overflow-wrap: normal; hyphens: manual; font-size: 13px; }
+thead tr + tr th { position: static; }
 table.values td { text-align: right; }
 table.values td .pct, table.values td .range { white-space: nowrap; }
 table.values td .range { color: #666; font-size: 12px; }
@@ -77,8 +79,9 @@ table.values td.mark { text-align: center; cursor: help; }
 table.values td.mark.no { color: #c62828; font-weight: 600; }
 table.facts th { white-space: nowrap; }
 table.facts td { overflow-wrap: anywhere; }
-.bars { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr));
+.bars { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 620px), 1fr));
         gap: 12px; }
+.bars figure.wide { grid-column: 1 / -1; }
 ul.changes code { background: #f4f4f4; padding: 0 3px; border-radius: 3px;
                   overflow-wrap: anywhere; }
 p.fields { margin: 0 0 6px; color: #333; }
@@ -94,7 +97,8 @@ table.facts ul { margin: 0; padding-left: 16px; }
 .steady .yes { background: #e8f5e9; border-left: 4px solid #2e7d32; }
 .steady .no { background: #ffebee; border-left: 4px solid #c62828; }
 .steady .unknown { background: #f2f2f2; border-left: 4px solid #999; }
-.plots { flex: 1; display: grid; grid-template-columns: repeat(auto-fill, minmax(470px, 1fr));
+.plots { flex: 1; display: grid;
+         grid-template-columns: repeat(auto-fill, minmax(min(100%, 620px), 1fr));
          gap: 12px; min-width: 0; }
 figure { margin: 0; }
 figure svg { max-width: 100%; height: auto; display: block; }
@@ -145,10 +149,35 @@ def _steady_td(text: str) -> str:
     return f'<td class="mark">{escape(text)}</td>'
 
 
+def _grouped_head(header: list[str], names: int) -> str | None:
+    """The overview's header on two rows: each step's name over its figures' columns
+    ("rand bs=4k rw=randread" over "IOPS" and "BW"), so that a column is as narrow as its
+    values and a step's name breaks between its words; None for a table whose value
+    columns are not "<step> <figure>"."""
+    values = header[names:]
+    if not values or any(" " not in h for h in values):
+        return None
+    groups: list[tuple[str, int]] = []
+    for h in values:
+        group = h.rsplit(" ", 1)[0]
+        if groups and groups[-1][0] == group:
+            groups[-1] = (group, groups[-1][1] + 1)
+        else:
+            groups.append((group, 1))
+    top = "".join(f'<th rowspan="2">{escape(h)}</th>' for h in header[:names]) + "".join(
+        f'<th colspan="{n}">{escape(g)}</th>' if n > 1 else f"<th>{escape(g)}</th>"
+        for g, n in groups)
+    under = "".join(f"<th>{escape(h.rsplit(' ', 1)[1])}</th>" for h in values)
+    return f"<tr>{top}</tr><tr>{under}</tr>"
+
+
 def _table_html(table: Table) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in table.header)
     # the step, a sweep's options and the host name the row; the values follow
     names = table.header.index("host") + 1 if "host" in table.header else 1
+    grouped = _grouped_head(table.header, names) if table.step is None \
+        and table.header[0] == "host" else None
+    head = grouped or "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in table.header) \
+        + "</tr>"
     steady = table.header.index("steady") if "steady" in table.header else -1
     body = []
     for cells in table.body:
@@ -157,8 +186,13 @@ def _table_html(table: Table) -> str:
                       else _steady_td(c) if i == steady else _value_td(c)
                       for i, c in enumerate(cells))
         body.append(f"<tr{fleet}>{tds}</tr>")
-    return (f'<div class="wide"><table class="values"><thead><tr>{head}</tr></thead>'
+    return (f'<div class="wide"><table class="values"><thead>{head}</thead>'
             f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def _note(table: Table) -> list[str]:
+    """What is said under a table (which percentages are better lower)."""
+    return [f'<p class="note table-note">{escape(table.note)}</p>'] if table.note else []
 
 
 def _steadiness(row: Row) -> str:
@@ -303,7 +337,8 @@ class _Page:
         fig = bars_figure(steps, list(names), panels, colours=names,
                           title=f"{what} by step"
                           + (" (percentages of the baseline)" if report.baseline else ""))
-        return f'<figure class="bar">{self.svg(fig)}</figure>'
+        wide = " wide" if fig.get_figwidth() > PLOT_WIDTH else ""  # a row of its own
+        return f'<figure class="bar{wide}">{self.svg(fig)}</figure>'
 
     def series(self, group: PlotGroup) -> list[RunSeries]:
         path = self.report.paths.get(group.session)
@@ -416,7 +451,9 @@ class _Page:
             out.append('<section id="overview"><h2>'
                        + ("Overview by step" if not one_host(report) else "All steps")
                        + "</h2>")
-            out += [_table_html(t) for t in tables if t.step is None]
+            for t in tables:
+                if t.step is None:
+                    out += [_table_html(t), *_note(t)]
             out.append(self.bars())
             out.append("</section>")
             groups = plot_groups(report)
@@ -427,6 +464,7 @@ class _Page:
                         out.append(f'<p class="fields">{escape(by_step[step].fields_line())}'
                                    "</p>")
                     out.append(_table_html(by_step[step]))
+                    out += _note(by_step[step])
                 for group in groups:
                     if group.step == step:
                         out += self.run_plots(group)

@@ -11,7 +11,7 @@ percentage of the baseline ("22.1k (113%)").
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO
 
 from benchtui.model.format import MISSING, format_duration, format_metric, markdown_cell
@@ -32,16 +32,25 @@ def _pct(p: float | None) -> str:
     return "" if p is None else f" ({p:.0f}%)"
 
 
-def _cell(metric: str, value: float | None, baseline: float | None) -> str:
+#: Figures of which less is better, by what a table's note calls them (``_lower_note``).
+_LOWER_METRICS = {**{m: "latency" for m, _name in _LATENCY},
+                  "disk_await_seconds": "await", "net_retransmits": "retransmits"}
+#: The figures an I/O step is compared by; its devices' utilisation and await compare too.
+_IO_METRICS = frozenset({"iops", "bandwidth_bytes"})
+
+
+def _cell(metric: str, value: float | None, baseline: float | None, *,
+          share: bool = True) -> str:
+    """A value and (``share``) its percentage of the baseline's."""
     if value is None:
         return MISSING
     if overflowed(value):
         return OVERFLOW
-    return format_metric(metric, value) + _pct(percent_of(value, baseline))
+    return format_metric(metric, value) + (_pct(percent_of(value, baseline)) if share else "")
 
 
-def _value_cell(v: Value | None) -> str:
-    return MISSING if v is None else _cell(v.metric, v.value, v.baseline)
+def _value_cell(v: Value | None, *, share: bool = True) -> str:
+    return MISSING if v is None else _cell(v.metric, v.value, v.baseline, share=share)
 
 
 def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
@@ -114,14 +123,18 @@ def _columns(rows: list[Row]) -> list[tuple[str, Callable[[Row], str]]]:
             if any(r.get(metric, op) for r in rows):
                 cols.append((f"{_OP_SHORT.get(op, op)} {name}".strip(), by(metric, op)))
     if any(_busiest_device(r)[0] for r in rows):
+        # beside an I/O step's figures, its devices' compare; beside a network step's,
+        # they are context, without a percentage ("disk util 3.20% (330%)" says nothing)
+        io = any(v.metric in _IO_METRICS for r in rows for v in r.values)
+
         def util(r: Row) -> str:
             top, _ = _busiest_device(r)
-            return MISSING if top is None else f"{_value_cell(top)} {top.item}"
+            return MISSING if top is None else f"{_value_cell(top, share=io)} {top.item}"
 
         def await_(r: Row) -> str:
             _, awaits = _busiest_device(r)
-            return " / ".join(f"{_OP_SHORT.get(v.op, v.op)} {_value_cell(v)}".strip()
-                              for v in awaits) or MISSING
+            return " / ".join(f"{_OP_SHORT.get(v.op, v.op)} {_value_cell(v, share=io)}"
+                              .strip() for v in awaits) or MISSING
         cols += [("disk util", util), ("disk await", await_)]
     for op in _ops(rows, "net_bandwidth_bytes"):
         cols.append((f"net {op}", by("net_bandwidth_bytes", op)))
@@ -148,6 +161,8 @@ class Table:
     body: list[list[str]]
     #: A step's sweep values (option -> value), said under its title.
     fields: dict[str, str] = field(default_factory=dict)
+    #: Said under the table (``_lower_note``: which of its percentages are better lower).
+    note: str = ""
 
     def fields_line(self) -> str:
         return "sweep: " + ", ".join(f"{k} = {v}" for k, v in self.fields.items()) \
@@ -339,19 +354,39 @@ def report_tables(report: Report) -> list[Table]:
     steps = report.steps()
     if one_host(report):
         rows = [r for r in report.rows if r.host != FLEET] or report.rows
-        return [Table("", None, *_step_table(report, rows, with_step=True))]
+        return [Table("", None, *_step_table(report, rows, with_step=True),
+                      note=_lower_note(rows))]
     tables = []
     by_step: dict[str, list[Row]] = {}
     for r in report.rows:
         by_step.setdefault(r.step, []).append(r)
     if len(steps) > 1:
-        tables.append(_overview_by_host(report, steps))
+        overview = _overview_by_host(report, steps)
+        if any(h.endswith(" retr") for h in overview.header):
+            overview = replace(overview, note=_lower_note(report.rows, "retransmits"))
+        tables.append(overview)
     for step in steps:
         rows = by_step[step]
         fields = next((r.matrix for r in rows if r.matrix), {})
         tables.append(Table(step, step, *_step_table(report, rows, with_step=False),
-                            fields=dict(fields)))
+                            fields=dict(fields), note=_lower_note(rows)))
     return tables
+
+
+def _lower_note(rows: list[Row], *only: str) -> str:
+    """Which of the rows' percentages of the baseline are better lower ("latency: lower
+    is better ..."), for the figures of which less is better that have a baseline (of the
+    kinds ``only``, when given: the overview's retransmits)."""
+    kinds = {_LOWER_METRICS[v.metric] for r in rows for v in r.values
+             if v.metric in _LOWER_METRICS and v.baseline is not None}
+    if not any(v.metric in _IO_METRICS for r in rows for v in r.values):
+        kinds.discard("await")  # shown without its percentage (``_columns``)
+    named = [k for k in ("latency", "await", "retransmits") if k in kinds
+             and (not only or k in only)]
+    if not named:
+        return ""
+    return (", ".join(named[:-1]) + " and " if len(named) > 1 else "") + named[-1] + \
+        ": lower is better (under 100% of the baseline's is better)"
 
 
 def render_markdown(report: Report) -> str:
@@ -366,6 +401,8 @@ def render_markdown(report: Report) -> str:
             lines += [table.fields_line(), ""]
         lines += _table(table.header, table.body)
         lines.append("")
+        if table.note:
+            lines += [f"_{table.note}_", ""]
     return "\n".join(lines)
 
 

@@ -26,7 +26,7 @@ import hashlib
 import os
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -115,6 +115,9 @@ class Piece:
     step: str
     line: int  # 1-based number of the marker line in the report
     lines: list[str] = field(default_factory=list)
+    #: The number of the line after its last one (the next marker, the end of the section,
+    #: or the report's end): its lines are those numbered ``line + 1`` to ``end - 1``.
+    end: int = 1 << 62
 
 
 # --- reading the map -----------------------------------------------------------------------
@@ -228,72 +231,121 @@ def _rule(role: str, table: object, where: _Where) -> MarkerRule:
 # --- cutting a report into pieces ----------------------------------------------------------
 
 
-def classify(lines: list[str]) -> Iterator[tuple[str | None, int | None, str]]:
+Reading = tuple[str | None, int | None, str]
+
+
+def classify(lines: Iterable[str]) -> Iterator[Reading]:
     """Each line's Markdown reading: (kind, heading level, text). Kinds: "fence" (a code
     block's ``` or ~~~ line), "heading", "bullet" (outside code blocks), "comment" (a
     ``# text`` line inside one), None (anything else; text "")."""
     in_code = False
     for line in lines:
-        if _FENCE.match(line):
-            in_code = not in_code
-            yield "fence", None, ""
-            continue
-        if in_code:
-            m = _COMMENT.match(line)
-            yield ("comment", None, m.group(1)) if m else (None, None, "")
-            continue
-        m = _HEADING.match(line)
-        if m:
-            yield "heading", len(m.group(1)), m.group(2)
-            continue
-        m = _BULLET.match(line)
-        yield ("bullet", None, m.group(1)) if m else (None, None, "")
+        found, in_code = _reading(line, in_code)
+        yield found
 
 
-def split_pieces(lines: list[str], imap: ImportMap, source: str) -> list[Piece]:
-    """The (host, step) pieces of a report's ``lines`` (from file ``source``). An
-    ``InputError`` when a rule of the map matches nothing there, or no piece is found."""
-    within = imap.within
-    section: int | None = None  # the level of the section's heading, while inside one
-    matched = {"within": within is None, "host": False, "step": False}
-    host = step = outer = None
-    piece: Piece | None = None
-    pieces: list[Piece] = []
-    for number, (line, (kind, level, text)) in enumerate(zip(lines, classify(lines),
-                                                             strict=True), 1):
-        if within is not None and kind == "heading":
-            assert level is not None
-            if section is not None and level <= section:
-                section = None
-            if section is None and within.starts(level, text):
-                section, matched["within"] = level, True
-                host = step = outer = piece = None
+def _reading(line: str, in_code: bool) -> tuple[Reading, bool]:
+    """``line``'s reading (``classify``) and whether the line after it is in a code block."""
+    if _FENCE.match(line):
+        return ("fence", None, ""), not in_code
+    if in_code:
+        m = _COMMENT.match(line)
+        return (("comment", None, m.group(1)) if m else (None, None, "")), True
+    m = _HEADING.match(line)
+    if m:
+        return ("heading", len(m.group(1)), m.group(2)), False
+    m = _BULLET.match(line)
+    return (("bullet", None, m.group(1)) if m else (None, None, "")), False
+
+
+def split_pieces(lines: Iterable[str], imap: ImportMap, source: str, *,
+                 keep_lines: bool = True) -> list[Piece]:
+    """The (host, step) pieces of a report's ``lines`` (from file ``source``), each with its
+    lines (``keep_lines``) and where it ends. An ``InputError`` when a rule of the map
+    matches nothing there, or no piece is found."""
+    splitter = PieceSplitter(imap, source, keep_lines=keep_lines)
+    splitter.feed(1, lines)
+    return splitter.finish()
+
+
+class PieceSplitter:
+    """``split_pieces`` fed a block of lines at a time (``feed``), as a file is read."""
+
+    def __init__(self, imap: ImportMap, source: str, *, keep_lines: bool = True) -> None:
+        self.imap, self.source, self.keep_lines = imap, source, keep_lines
+        self.section: int | None = None  # the level of the section's heading, inside one
+        self.matched = {"within": imap.within is None, "host": False, "step": False}
+        self.host: str | None = None
+        self.step: str | None = None
+        self.outer: str | None = None
+        self.piece: Piece | None = None
+        self.pieces: list[Piece] = []
+        self.in_code = False
+        self.number = 0
+
+    def _close(self, number: int) -> None:
+        """The piece being read (if any) ends before line ``number``."""
+        if self.piece is not None and self.piece.end > number:
+            self.piece.end = number
+
+    def feed(self, number: int, lines: Iterable[str]) -> None:
+        """The next lines of the report, the first numbered ``number``."""
+        imap, within, source = self.imap, self.imap.within, self.source
+        keep = self.keep_lines
+        n = number - 1
+        for n, line in enumerate(lines, number):
+            kind, level, text = self._classify(line)
+            if within is not None and kind == "heading":
+                assert level is not None
+                if self.section is not None and level <= self.section:
+                    self.section = None
+                    self._close(n)
+                if self.section is None and within.starts(level, text):
+                    self.section, self.matched["within"] = level, True
+                    self._close(n)
+                    self.host = self.step = self.outer = self.piece = None
+                    continue
+            if within is not None and self.section is None:
                 continue
-        if within is not None and section is None:
-            continue
-        if kind == "fence":  # (never a marker; kept in the piece, as the report has it)
-            if piece is not None:
-                piece.lines.append(line)
-            continue
-        h = _named(imap.host, kind, level, text, line, where=f"{source}:{number}")
-        s = _named(imap.step, kind, level, text, line, where=f"{source}:{number}")
-        if h is None and s is None:
-            if piece is not None:
-                piece.lines.append(line)
-            continue
-        matched["host"] = matched["host"] or h is not None
-        matched["step"] = matched["step"] or s is not None
-        if outer is None:
-            outer = "host" if h is not None else "step"
+            piece = self.piece
+            if kind == "fence":  # (never a marker; kept in the piece, as the report has it)
+                if piece is not None and keep:
+                    piece.lines.append(line)
+                continue
+            h = _named(imap.host, kind, level, text, line, where=f"{source}:{n}")
+            s = _named(imap.step, kind, level, text, line, where=f"{source}:{n}")
+            if h is None and s is None:
+                if piece is not None and keep:
+                    piece.lines.append(line)
+                continue
+            self._close(n)
+            self._marker(n, h, s)
+        self.number = n
+
+    def _marker(self, number: int, h: str | None, s: str | None) -> None:
+        self.matched["host"] = self.matched["host"] or h is not None
+        self.matched["step"] = self.matched["step"] or s is not None
+        if self.outer is None:
+            self.outer = "host" if h is not None else "step"
         if h is not None:
-            host, step = h, s if s is not None else (None if outer == "host" else step)
+            self.host, self.step = h, s if s is not None else (
+                None if self.outer == "host" else self.step)
         else:
-            step, host = s, (None if outer == "step" else host)
-        piece = Piece(host, step, number) if host is not None and step is not None else None
-        if piece is not None:
-            pieces.append(piece)
-    _check(matched, pieces, imap, source)
-    return pieces
+            self.step, self.host = s, (None if self.outer == "step" else self.host)
+        self.piece = Piece(self.host, self.step, number) \
+            if self.host is not None and self.step is not None else None
+        if self.piece is not None:
+            self.pieces.append(self.piece)
+
+    def _classify(self, line: str) -> Reading:
+        found, self.in_code = _reading(line, self.in_code)
+        return found
+
+    def finish(self) -> list[Piece]:
+        """The pieces (each one's end set); ``InputError`` as ``split_pieces`` says."""
+        self._close(self.number + 1)
+        _check(self.matched, self.pieces, self.imap, self.source)
+        return self.pieces
 
 
 #: Seconds a map's regular expressions may take over one file (a report of thousands of

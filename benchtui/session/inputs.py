@@ -1,13 +1,14 @@
-"""Saved tool output read whole (``import``, ``parse FILE``), within bounds.
+"""Saved tool output read within bounds (``import``, ``parse FILE``).
 
-Both commands hold a file in memory while they parse it, so what they take is bounded: a
-regular file of at most ``MAX_INPUT_BYTES`` (512 MiB: a day of ``iostat -x 1`` on a hundred
-devices is about half that). A device (``/dev/zero``, ``/dev/urandom``), a socket or anything
+What either command takes is bounded: a regular file of at most ``MAX_INPUT_BYTES`` (512
+MiB: a day of ``iostat -x 1`` on a hundred devices is about half that). ``parse`` reads a
+file whole (``read_input``); ``import`` reads it a block at a time (``import_text``) but
+takes no bigger file. A device (``/dev/zero``, ``/dev/urandom``), a socket or anything
 else that is not a file is refused before a byte is read, and so is a bigger file: one
 sentence each (``InputError``, exit 2), never a ``MemoryError`` after minutes of reading. A
 pipe (``<(fio ...)``) is for ``parse``, which reads it as the live stream it is
-(``is_stream``); ``import`` refuses it. A file that grows while it is read is cut at the limit
-and refused too.
+(``is_stream``); ``import`` refuses it. A file that grows while it is read is cut at the
+limit and refused too.
 """
 
 from __future__ import annotations
@@ -52,8 +53,8 @@ def is_stream(path: str) -> bool:
     return path == "-" or stat.S_ISFIFO(_stat(path).st_mode)
 
 
-def read_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> bytes:
-    """The bytes of the regular file ``path``; ``InputError`` for anything else or anything
+def check_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> int:
+    """The size of the regular file ``path``; ``InputError`` for anything else or anything
     bigger than ``limit``. ``hint`` says what to do with a bigger file (it differs per
     command)."""
     st = _stat(path)
@@ -67,11 +68,23 @@ def read_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> bytes:
     if st.st_size > limit:
         raise InputError(path, f"is {_size(st.st_size)}, more than the {_size(limit)} "
                          "benchtui reads whole", hint)
+    return st.st_size
+
+
+def grew(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> InputError:
+    """The sentence for a file that grew past ``limit`` while it was read."""
+    return InputError(path, f"grew past {_size(limit)} while it was read", hint)
+
+
+def read_input(path: str, *, hint: str, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of the regular file ``path``; ``InputError`` for anything else or anything
+    bigger than ``limit`` (``check_input``)."""
+    check_input(path, hint=hint, limit=limit)
     try:
         with open(path, "rb") as f:
             data = f.read(limit + 1)
     except OSError as exc:
         raise input_error(path, exc) from None
     if len(data) > limit:
-        raise InputError(path, f"grew past {_size(limit)} while it was read", hint)
+        raise grew(path, hint=hint, limit=limit)
     return data

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 from benchtui.model import events as ev
@@ -232,6 +232,11 @@ class ReplayPlayer:
     @property
     def at_end(self) -> bool:
         return self.position >= self.end
+
+    @property
+    def events(self) -> Sequence[Event]:
+        """Every event of the recording, in time order."""
+        return self._events
 
     def timeline(self) -> Timeline:
         """Steps, notable events and gaps of the whole session (computed once)."""

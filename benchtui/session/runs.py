@@ -150,7 +150,7 @@ class Runner:
         run.task = asyncio.create_task(self._follow(transport, run, run.ingest))
         if cmd.role != MONITOR:
             self._emit(ev.RUN_START, f"{cmd.host}: {cmd.tool} started", host=cmd.host,
-                       step=run.step, command=cmd.shell_line())
+                       step=run.step, command=cmd.shell_line(), tool=cmd.tool, role=cmd.role)
 
     async def _follow(self, transport: Transport, run: Run, ingest: RunIngest) -> int:
         """Output -> the intake -> ingestion -> the session, until the process ends; its
@@ -245,7 +245,8 @@ class Runner:
             extra["parse_warnings_hidden"] = ingest.warnings_hidden
         self._emit(ev.RUN_END, message,
                    level=ev.ERROR if not fine else ev.WARNING if silent else ev.INFO,
-                   host=cmd.host, step=run.step, status=run.status, exit_status=run.status,
+                   host=cmd.host, step=run.step, tool=cmd.tool, role=cmd.role,
+                   status=run.status, exit_status=run.status,
                    outcome=run.outcome, reason=run.reason,
                    seconds=time.monotonic() - run.started,
                    silent_seconds=round(run.quiet.longest, 1), **extra)

@@ -5,12 +5,8 @@ a live ``Session`` or a replay. It runs ``source.run()`` as a task for as long a
 and redraws on a timer (``REFRESH_HZ``) only what changed, reading ``source.state`` (a
 ``FleetState``) and ``source.now()``. The state is never written here.
 
-Keys (``help_rows`` lists them for the help screen; the footer shows the main ones):
-    ?  help          p  pause the display (data keeps flowing)      +/-  chart time window
-    t  next theme    l  session log       c  compact rows on/off    PgUp/PgDn  pages of hosts
-    Enter / click    a host's detail view (Esc back)                q  quit (asks while steps
-    run; quitting stops every process benchtui started)             Ctrl-C  stop now and quit
-    Ctrl-P           command palette
+Keys: ``BINDINGS``; the help lists them (``console_help``), the palette has their actions
+(``palette``), the footer the main ones (``footer``).
 
 Extension points, for a front end built on this one (replay, ``benchtui.ui.replay``):
     ``compose_top()`` / ``compose_bottom()``  widgets above / below the host grid;
@@ -31,31 +27,35 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import os
 import signal
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
+from textual import events
 from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 
 from benchtui.errors import BenchtuiError
-from benchtui.model import events as ev
-from benchtui.model.events import Event
 from benchtui.model.format import format_duration
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
 from benchtui.store.fleet import FleetState
+from benchtui.ui.chart_window import ChartWindow
+from benchtui.ui.console_help import CONSOLE_BINDINGS, CONSOLE_KEYS, HELP_NOTES
 from benchtui.ui.detail import HostDetailScreen
+from benchtui.ui.footer import ConsoleFooter
 from benchtui.ui.grid import HostGrid
+from benchtui.ui.hangup import write_nowhere
 from benchtui.ui.header import FleetHeader
-from benchtui.ui.notices import NoticeBar
+from benchtui.ui.notices import NoticeBar, event_notices
+from benchtui.ui.palette import console_commands
 from benchtui.ui.pane import HostPane
-from benchtui.ui.reused_lines import ReusingFooter, ReusingScreen
+from benchtui.ui.reused_lines import ReusingScreen
 from benchtui.ui.screens import ConfirmQuitScreen, HelpScreen, MarkScreen, SessionLogScreen
+from benchtui.ui.screenshot import save_screenshot, screenshot_name
+from benchtui.ui.scrollbars import use_whole_cell_scrollbars
 from benchtui.ui.source import EXIT_INTERRUPTED, EXIT_OK, ConsoleSource
 from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_theme
 
@@ -63,67 +63,27 @@ if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
 REFRESH_HZ = 8.0
-#: Chart time windows (seconds) that + and - step through.
-WINDOWS = (30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 3 * 3600.0, 6 * 3600.0,
-           24 * 3600.0)
-DEFAULT_WINDOW = 120.0
-#: Notifications per refresh tick at most; the rest are counted in one more.
-MAX_NOTIFICATIONS = 3
 #: How long quitting waits for the session to stop its processes (the engine's own
 #: timeouts are shorter: TERM, then KILL after a grace period).
 STOP_TIMEOUT = 60.0
 _THEME_SOURCE = ("benchtui-theme", "")
-_NOTIFY_LEVEL = {ev.WARNING: "warning", ev.ERROR: "error"}
-
-HELP_NOTES = """\
-Header: session, current step with progress and ETA, elapsed time, hosts up/total, fleet
-IOPS and bandwidth (summed over hosts), fleet latency p50/p99/p99.9 (quantiles of the merged
-histograms of every host, never an average of percentiles).
-Panes: r = read, w = write; charts end now and cover the time window; a gap at the right of
-a chart means the host stopped reporting. Numbers are current values (the last 5 s).
-Baseline (--baseline OLD.btr): dotted lines are the baseline's figures at the same second
-of the step; a percentage after a number is its share of the baseline's, coloured outside
-the tolerance (latency: p99, higher is worse)."""
-
-
-def screenshot_name(session: str) -> str:
-    """``benchtui-demo-20261125T201502Z.svg``: the session and the UTC time."""
-    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    safe = "".join(c if c.isalnum() or c in "-_." else "-" for c in session) or "console"
-    return f"benchtui-{safe}-{stamp}.svg"
 
 
 class ConsoleApp(App[int]):
     """The console over any ``ConsoleSource``."""
 
     TITLE = "benchtui"
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("question_mark", "help", "Help"),
-        Binding("p", "pause", "Pause"),
-        Binding("plus,equals_sign", "window(1)", "Window+", key_display="+"),
-        Binding("minus", "window(-1)", "Window-", key_display="-"),
-        Binding("t", "cycle_theme", "Theme"),
-        Binding("l", "log", "Log"),
-        Binding("m", "mark", "Mark", show=False),
-        Binding("c", "compact", "Compact", show=False),
-        Binding("left", "move(-1, 0)", "Previous host", show=False),
-        Binding("right", "move(1, 0)", "Next host", show=False),
-        Binding("up", "move(0, -1)", "Host above", show=False),
-        Binding("down", "move(0, 1)", "Host below", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("q", "quit", "Quit"),
-        Binding("ctrl+c", "interrupt", "Stop", show=False, priority=True),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = list(CONSOLE_BINDINGS)
     CSS = """
     Screen { layout: vertical; }
     """
 
     def __init__(self, source: ConsoleSource, *, theme: str = DEFAULT_THEME,
-                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ,
+                 window: float | None = None, refresh_hz: float = REFRESH_HZ,
                  ghost: Ghost | None = None, notices: Sequence[str] = (),
                  screenshot_dir: str | None = None) -> None:
         super().__init__()
+        use_whole_cell_scrollbars()  # no thumb end drawn like a chart's bar (scrollbars.py)
         self.source = source
         #: Where Screenshot (the palette, Ctrl-S) writes its SVG files: here by default.
         self.screenshot_dir = screenshot_dir
@@ -132,7 +92,8 @@ class ConsoleApp(App[int]):
         self._notices = list(notices)
         self._ghost_generation = -1
         self.title = f"benchtui · {source.name}" if source.name else "benchtui"
-        self.window = window
+        #: The charts' time window: fitted to the step unless given (or + or - pressed).
+        self.chart_window = ChartWindow(window)
         self.refresh_hz = refresh_hz
         self.paused = False
         #: The signals handled as an interrupt while mounted (session/stop_signals.py).
@@ -168,7 +129,7 @@ class ConsoleApp(App[int]):
 
     def header_badges(self) -> tuple[str, ...]:
         """Words shown on the header's first line."""
-        badges = [f"window {format_duration(self.window)}"]
+        badges = [self.chart_window.badge()]
         if self.ghost is not None:
             badges.insert(0, f"vs {self.ghost.name}")
         if self.paused:
@@ -181,26 +142,7 @@ class ConsoleApp(App[int]):
         """Called on every refresh tick, before the state is read."""
 
     def help_rows(self) -> list[tuple[str, str]]:
-        return [
-            ("?", "this help"),
-            ("p", "pause the display (data keeps flowing); p again resumes"),
-            ("+ / -", "longer / shorter chart time window"),
-            ("t", "next theme (themes/*.tcss)"),
-            ("l", "session log: events, warnings and errors (a: routine ones too)"),
-            ("m", "mark this moment with a note: in the log, the recording (replay's timeline "
-                  "shows it) and the exporter's events"),
-            ("c", "compact rows on/off (one line per host)"),
-            ("PgUp / PgDn", "previous / next page of hosts"),
-            ("arrows, Tab", "move between hosts"),
-            ("Enter, click", "a host's detail view: charts, devices, jobs, raw output"),
-            ("1-4 (detail)", "charts, devices, jobs, output tabs; Esc goes back"),
-            ("o / f (detail)", "output of the next tool / fio's JSON folded or as printed"),
-            ("a (log)", "show routine events too (processes started and ended, hosts "
-                        "running and done), or hide them"),
-            ("q", "quit; while steps run, asks first: quitting stops them on every host"),
-            ("Ctrl-C", "stop the session now and quit (exit code 130)"),
-            ("Ctrl-P", "command palette (Screenshot: an SVG here or in --screenshot-dir)"),
-        ]
+        return list(CONSOLE_KEYS)
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         yield from ()
@@ -213,7 +155,7 @@ class ConsoleApp(App[int]):
         yield self.grid
         yield from self.compose_bottom()
         yield self.notices
-        yield ReusingFooter()
+        yield ConsoleFooter()
 
     def get_default_screen(self) -> ReusingScreen:
         return ReusingScreen()
@@ -238,22 +180,8 @@ class ConsoleApp(App[int]):
     def _on_stop_signal(self, sig: signal.Signals) -> None:
         if is_hangup(sig):  # the terminal went away: stop everything, quietly
             detach_from_terminal()
-            self._write_nowhere()
+            write_nowhere(self._driver)
         self.call_later(self.action_interrupt)
-
-    def _write_nowhere(self) -> None:
-        """Give Textual's driver a new output thread writing to ``/dev/null``: the old one may
-        have died on the vanished terminal's I/O error already, and then the driver's writes
-        (frames, and restoring the terminal as the console exits) fill its queue and block the
-        console for ever, before or after the session has stopped its processes."""
-        driver = self._driver
-        if driver is None or getattr(driver, "_writer_thread", None) is None:
-            return
-        from textual.drivers._writer_thread import WriterThread
-
-        writer = WriterThread(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 - the thread owns it
-        writer.start()
-        setattr(driver, "_writer_thread", writer)  # noqa: B010 - Textual's private attribute
 
     async def on_unmount(self) -> None:
         gc.unfreeze()
@@ -356,20 +284,12 @@ class ConsoleApp(App[int]):
                            time_format: str | None = None) -> str | None:
         """Textual's, saving to a file the user is told about (never its download
         machinery, whose failure says only "Failed to save screenshot")."""
-        directory = os.path.abspath(path or self.screenshot_dir or os.getcwd())
-        name = filename or screenshot_name(self.source.name)
-        try:
-            if not os.path.isdir(directory):
-                raise FileNotFoundError(f"{directory} is not a directory")
-            saved = self.save_screenshot(name, directory)
-        except OSError as error:
-            reason = error.strerror or str(error)
-            target = error.filename or os.path.join(directory, name)
-            self.notify(f"could not save the screenshot to {target}: {reason}",
-                        title="screenshot", severity="error", timeout=15)
-            return None
-        self.last_screenshot = saved
-        self.notify(f"saved {saved}", title="screenshot", timeout=8)
+        saved, said = save_screenshot(self, path or self.screenshot_dir,
+                                      filename or screenshot_name(self.source.name))
+        self.notify(said, title="screenshot", severity="information" if saved else "error",
+                    timeout=8 if saved else 15)
+        if saved is not None:
+            self.last_screenshot = saved
         return saved
 
     def action_help(self) -> None:
@@ -381,15 +301,31 @@ class ConsoleApp(App[int]):
         self.generation += 1
         self.header.badges = self.header_badges()
         if self.paused:
-            self.header.update_from(self.source.state, self.source.now(), self.generation)
+            self.header.update_from(self.source.state, self.source.now(), self.generation,
+                                    runs=self.source.planned_runs())
         self.refresh_display()
 
+    @property
+    def window(self) -> float:
+        """The seconds every chart covers (``chart_window``)."""
+        return self.chart_window.seconds
+
     def action_window(self, step: int) -> None:
-        index = min(range(len(WINDOWS)), key=lambda i: abs(WINDOWS[i] - self.window))
-        self.window = WINDOWS[min(max(index + step, 0), len(WINDOWS) - 1)]
-        self.generation += 1
+        self.chart_window.step(step)
+        self.window_changed()
         self.notify(f"chart window: {format_duration(self.window)}", timeout=2)
         self.refresh_display()
+
+    def action_fit_window(self) -> None:
+        self.chart_window.fit(self.source.state)
+        self.window_changed()
+        self.notify(f"chart window: {format_duration(self.window)}, fitted to the step",
+                    timeout=2)
+        self.refresh_display()
+
+    def window_changed(self) -> None:
+        """The charts' window changed: every view draws anew (replay keeps that much)."""
+        self.generation += 1
 
     def action_cycle_theme(self) -> None:
         self.set_console_theme(next_theme(self.console_theme.name))
@@ -460,8 +396,10 @@ class ConsoleApp(App[int]):
     def on_host_pane_open(self, message: HostPane.Open) -> None:
         self.open_host(message.host)
 
-    def on_descendant_focus(self, event: object) -> None:
-        focused = self.focused
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        # the event's own widget: ``self.focused`` asks the screen stack, which is already
+        # empty when a focus event is still delivered while the app shuts down
+        focused = event.widget
         if isinstance(focused, HostPane):
             self.grid.show_host(focused.host)
 
@@ -470,36 +408,22 @@ class ConsoleApp(App[int]):
             # Textual's own themes would not restyle benchtui; its screenshot is ours
             if command.title not in ("Theme", "Screenshot"):
                 yield command
-        yield SystemCommand("Screenshot", "Save an SVG of the screen here (or in "
-                            "--screenshot-dir) and say where", self.action_screenshot)
-        yield SystemCommand("Pause display", "Freeze or resume the display (p)",
-                            self.action_pause)
-        yield SystemCommand("Session log", "Every event, warning and error (l)",
-                            self.action_log)
-        yield SystemCommand("Longer window", "Charts cover more time (+)",
-                            lambda: self.action_window(1))
-        yield SystemCommand("Shorter window", "Charts cover less time (-)",
-                            lambda: self.action_window(-1))
-        yield SystemCommand("Compact rows", "One line per host on/off (c)", self.action_compact)
-        from benchtui.ui.themes import available_themes
-
-        for name in available_themes():
-            yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
-                                lambda name=name: self.set_console_theme(name))
-        for host in list(self.source.state.hosts):
-            yield SystemCommand(f"Host: {host}", f"Open {host}'s detail view",
-                                lambda host=host: self.open_host(host))
+        yield from console_commands(self)
         yield from self.palette_commands()
 
     # --- refreshing ------------------------------------------------------------------------
 
     def refresh_display(self) -> None:
         """One tick: adopt a new state, notify new warnings, redraw what changed."""
+        if not self.screen_stack:  # closing: a redraw asked for after the last screen went
+            return
         self.before_refresh()
         state = self.source.state
         if state is not self._state:
             self._adopt(state)
         self._notify_events(state)
+        if self.chart_window.follow(state):
+            self.window_changed()
         self.header.badges = self.header_badges()
         if self.paused:
             return
@@ -514,7 +438,8 @@ class ConsoleApp(App[int]):
         if isinstance(screen, SessionLogScreen):
             screen.update_from(state)
             return
-        self.header.update_from(state, now, self.generation, ghost=ghost)
+        self.header.update_from(state, now, self.generation, ghost=ghost,
+                                runs=self.source.planned_runs())
         self.grid.show_versus(ghost is not None)
         self.grid.sync_hosts(state)
         visible = self.grid.visible_panes()
@@ -568,21 +493,8 @@ class ConsoleApp(App[int]):
     def _notify_events(self, state: FleetState) -> None:
         total = state.events_total
         new = total - self._events_seen
-        if new <= 0:
-            self._events_seen = total
-            return
         self._events_seen = total
-        recent = list(state.events)[-min(new, len(state.events)):]
-        loud = [e for e in recent if e.level in _NOTIFY_LEVEL]
-        for event in loud[:MAX_NOTIFICATIONS]:
-            self._notify_event(event)
-        if len(loud) > MAX_NOTIFICATIONS:
-            more = len(loud) - MAX_NOTIFICATIONS
-            self.notify(f"{more} more warning{'' if more == 1 else 's'}: l shows the log",
-                        severity="warning", timeout=8)
-
-    def _notify_event(self, event: Event) -> None:
-        title = " · ".join(x for x in (event.host, event.step) if x) or event.kind
-        timeout = 20.0 if event.level == ev.ERROR else 8.0
-        self.notify(event.message, title=title, severity=_NOTIFY_LEVEL[event.level],  # type: ignore[arg-type]
-                    timeout=timeout)
+        if new > 0:
+            for message, title, severity, timeout in event_notices(
+                    list(state.events)[-min(new, len(state.events)):]):
+                self.notify(message, title=title, severity=severity, timeout=timeout)

@@ -18,7 +18,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from benchtui.model.format import (
     format_byte_rate,
@@ -31,6 +31,8 @@ from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
 from benchtui.ui.axed_chart import ChartLine
 from benchtui.ui.chart_widgets import AxedChart
+from benchtui.ui.detail_tables import DEVICES, JOBS, FittedTable
+from benchtui.ui.footer import ConsoleFooter
 from benchtui.ui.latency_chart import BandAxedChart
 from benchtui.ui.notices import NoticeBar
 from benchtui.ui.output_view import OutputView
@@ -177,6 +179,17 @@ def device_rows(f: fig.HostFigures) -> list[tuple[str, ...]]:
              format_count(d.queue)) for d in f.devices]
 
 
+#: Keys that scroll the tab shown (its charts, table or output), and how.
+SCROLL_KEYS = (("up", "up"), ("down", "down"), ("pageup", "page_up"),
+               ("pagedown", "page_down"), ("home", "home"), ("end", "end"))
+#: A table's actions for them (it moves its cursor, and scrolls to keep it in sight).
+_TABLE_ACTIONS = {"up": "cursor_up", "down": "cursor_down", "page_up": "page_up",
+                  "page_down": "page_down", "home": "scroll_top", "end": "scroll_bottom"}
+#: The widget each tab scrolls.
+_SCROLLED = {"charts-tab": "#charts", "devices-tab": "#devices", "jobs-tab": "#jobs",
+             "output-tab": "#output"}
+
+
 class HostDetailScreen(Screen[None]):
     """The focused host. Esc returns to the grid."""
 
@@ -186,7 +199,9 @@ class HostDetailScreen(Screen[None]):
                 Binding("3", "tab('jobs')", "Jobs", show=False),
                 Binding("4", "tab('output')", "Output", show=False),
                 Binding("o", "output_tool", "Output: next tool", show=False),
-                Binding("f", "output_fold", "Output: fold JSON", show=False)]
+                Binding("f", "output_fold", "Output: fold JSON", show=False),
+                *(Binding(key, f"scroll('{how}')", how, show=False)
+                  for key, how in SCROLL_KEYS)]
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (150, "-wide")]  # noqa: RUF012 - Textual's API
     DEFAULT_CSS = """
     HostDetailScreen { layout: vertical; overflow: hidden; }
@@ -217,27 +232,32 @@ class HostDetailScreen(Screen[None]):
             with TabPane("Charts", id="charts-tab"):
                 yield Grid(id="charts")
             with TabPane("Devices", id="devices-tab"):
-                yield DataTable(id="devices", cursor_type="row", zebra_stripes=True)
+                yield FittedTable(DEVICES, id="devices")
                 yield Static("", id="devices-more", classes="table-more")
             with TabPane("Jobs", id="jobs-tab"):
-                yield DataTable(id="jobs", cursor_type="row", zebra_stripes=True)
+                yield FittedTable(JOBS, id="jobs")
                 yield Static("", id="jobs-more", classes="table-more")
             with TabPane("Output", id="output-tab"):
                 yield OutputView()
         yield NoticeBar()
-        yield Footer()
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#devices", DataTable).add_columns(
-            "device", "util", "r/s", "w/s", "read", "write", "r_await", "w_await", "queue")
-        self.query_one("#jobs", DataTable).add_columns(
-            "step", "job", "op", "IOPS", "bandwidth", "mean", "p50", "p99", "p99.9", "from")
         redraw = getattr(self.app, "refresh_display", None)  # the console's: draw it now
         if callable(redraw):
             self.call_after_refresh(redraw)
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = f"{name}-tab"
+
+    def action_scroll(self, how: str) -> None:
+        """Scroll the tab shown: arrows, PgUp/PgDn, Home/End (a table moves its cursor)."""
+        active = self.query_one(TabbedContent).active
+        target = self.query_one(_SCROLLED.get(active, "#charts"))
+        if isinstance(target, DataTable):
+            getattr(target, f"action_{_TABLE_ACTIONS[how]}")()
+        else:
+            getattr(target, f"scroll_{how}")()
 
     def action_output_tool(self) -> None:
         """The Output tab shows the next tool (all, then each in turn)."""
@@ -262,11 +282,10 @@ class HostDetailScreen(Screen[None]):
         heading.update(title + "\n" + fit_parts(parts, max(heading.content_size.width, 20)))
         self._update_charts(state, f, end, window, ghost)
         key = (view.samples, view.state)
-        devices = self.query_one("#devices", DataTable)
-        if key != self._table_key and devices.columns:  # columns come with on_mount
+        if key != self._table_key:
             self._table_key = key
-            self._fill(devices, device_rows(f))
-            self._fill(self.query_one("#jobs", DataTable), job_rows(state, self.host))
+            self.query_one("#devices", FittedTable).show(device_rows(f))
+            self.query_one("#jobs", FittedTable).show(job_rows(state, self.host))
         for name in ("devices", "jobs"):  # after a resize or a scroll too
             self._say_more(name)
         self.query_one(OutputView).show(view.output, view.tools)
@@ -287,27 +306,15 @@ class HostDetailScreen(Screen[None]):
             slot.update(state, self.host, end, window, ghost)
 
     def _say_more(self, name: str) -> None:
-        """Under a table wider than the screen, which columns are out of sight and how to
-        get to them (a scroll bar alone is easy to miss)."""
-        table = self.query_one(f"#{name}", DataTable)
-        width = table.scrollable_content_region.width
-        hidden: list[str] = []
-        if width and table.virtual_size.width > width:
-            x = 0
-            for column in table.columns.values():
-                x += column.get_render_width(table)
-                if x > width + table.scroll_x:
-                    hidden.append(str(column.label))
-        text = (f"→ more columns: {', '.join(hidden)} (scroll: → or shift+wheel)"
-                if hidden else "")
+        """Under a table wider than the screen, the columns left out at this width and those
+        out of sight (a scroll bar alone is easy to miss)."""
+        table = self.query_one(f"#{name}", FittedTable)
+        left_out, cut = table.left_out, table.cut
+        parts = []
+        if left_out:
+            parts.append(f"not shown at this width: {', '.join(left_out)}")
+        if cut:
+            parts.append(f"→ more columns: {', '.join(cut)} (scroll: → or shift+wheel)")
         hint = self.query_one(f"#{name}-more", Static)
-        hint.display = bool(text)
-        hint.update(text)
-
-    @staticmethod
-    def _fill(table: DataTable[str], rows: list[tuple[str, ...]]) -> None:
-        row = table.cursor_row
-        table.clear()
-        table.add_rows(rows)
-        if rows:
-            table.move_cursor(row=min(row, len(rows) - 1))
+        hint.display = bool(parts)
+        hint.update(" · ".join(parts))

@@ -13,6 +13,7 @@ outside the tolerance.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
@@ -25,9 +26,11 @@ from benchtui.model.format import (
     format_latency,
     format_share,
 )
+from benchtui.session.estimate import Estimate, PlannedRun, estimate, waiting_for
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
 from benchtui.ui.reused_lines import ReusedLines
+from benchtui.ui.screens import plural
 
 if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
@@ -68,15 +71,19 @@ class FleetHeader(ReusedLines):
         self._key: tuple[object, ...] | None = None
         #: Extra words for line 1 (paused, window, replay position), set by the app.
         self.badges: tuple[str, ...] = ()
+        #: The time left (``session.estimate``), and what a step past its length waits for.
+        self.estimate = Estimate(None, None)
+        self.waiting: str | None = None
 
     def _style(self, name: str) -> Style:
         return self.get_component_rich_style(f"header--{name}")
 
     def update_from(self, state: FleetState, now: float, generation: int, *,
-                    ghost: Ghost | None = None) -> bool:
+                    ghost: Ghost | None = None, runs: Sequence[PlannedRun] = ()) -> bool:
         """Recompute at most once a second of the clock (fleet figures merge every host's
         histograms), or when the display itself changed; ``ghost``: a baseline to compare
-        the fleet with."""
+        the fleet with; ``runs``: the session's planned runs (its time left is estimated
+        from them)."""
         key = (id(state), int(now), self.badges, generation, self.size.width,
                state.started is None, state.ended is None, len(state.steps))
         if key == self._key:
@@ -86,6 +93,8 @@ class FleetHeader(ReusedLines):
         if ghost is not None:
             f.versus = ghost.fleet_versus(f, now)
         width = max(self.content_region.width or self.size.width, 1)
+        self.estimate = estimate(state, runs, now)
+        self.waiting = waiting_for(state, now)
         try:
             lines = [self._line1(f, state.controller_lag),
                      _right(self._line2(f), self._counts(f), width),
@@ -117,9 +126,12 @@ class FleetHeader(ReusedLines):
                 line.append(" ")
                 line.append(progress_bar(f.progress), self._style("read"))
                 line.append(f" {f.progress * 100:3.0f}%", label)
-            if f.eta is not None:
+            left = self.estimate.step_left  # (None when the step's length is not known)
+            if self.waiting is not None:
+                line.append(" " + self.waiting, label)
+            elif left is not None:
                 line.append(" ETA ", muted)
-                line.append(format_duration(f.eta), label)
+                line.append(format_duration(left), label)
         elif f.ended:
             if f.ok:
                 line.append("finished ✔", self._style("ok"))
@@ -137,6 +149,13 @@ class FleetHeader(ReusedLines):
         up_style = self._style("ok") if f.hosts_up == f.hosts_total else self._style("bad")
         line.append(f"{f.hosts_up}/{f.hosts_total}", up_style)
         line.append(" up", muted)
+        session_left = self.estimate.session_left
+        if session_left is not None and not f.ended:
+            line.append("  session ", muted)
+            line.append(f"~{format_duration(session_left)}", label)
+            line.append(" left" if not self.estimate.unknown else
+                        f" left (+{plural(self.estimate.unknown, 'run')} of unknown length)",
+                        muted)
         if behind is not None:
             line.append("  ")
             line.append(f"behind {format_duration(behind)}", self._style("bad"))
@@ -145,11 +164,10 @@ class FleetHeader(ReusedLines):
     def _counts(self, f: fig.FleetFigures) -> Text:
         line = Text()
         if f.errors:
-            line.append(f"{f.errors} error{'s' if f.errors != 1 else ''}", self._style("bad"))
+            line.append(plural(f.errors, "error"), self._style("bad"))
         if f.warnings:
             line.append("  " if f.errors else "")
-            line.append(f"{f.warnings} warning{'s' if f.warnings != 1 else ''}",
-                        self._style("badge"))
+            line.append(plural(f.warnings, "warning"), self._style("badge"))
         return line
 
     def _badges(self) -> Text:

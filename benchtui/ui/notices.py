@@ -11,16 +11,42 @@ bars of every screen open (``ConsoleApp.notify``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import count
 from typing import ClassVar
 
 from rich.text import Text
+from textual.notifications import SeverityLevel
 from textual.widgets import Static
+
+from benchtui.model import events as ev
+from benchtui.model.events import Event
 
 #: Notices shown at once; older ones still current are counted on the last line.
 MAX_SHOWN = 3
 _MARK = {"information": "•", "warning": "⚠", "error": "✖"}
+
+
+#: Events' notices per refresh tick at most; the rest are counted in one more.
+MAX_NOTIFICATIONS = 3
+_NOTIFY_LEVEL: dict[str, SeverityLevel] = {ev.WARNING: "warning", ev.ERROR: "error"}
+
+
+def event_notices(events: Sequence[Event]) -> list[tuple[str, str, SeverityLevel, float]]:
+    """The notices the console shows for new ``events``: (message, title, severity,
+    seconds shown) of each warning and error, ``MAX_NOTIFICATIONS`` at most and a last one
+    that counts the others."""
+    loud = [e for e in events if e.level in _NOTIFY_LEVEL]
+    out: list[tuple[str, str, SeverityLevel, float]] = [
+        (e.message, " · ".join(x for x in (e.host, e.step) if x) or e.kind,
+         _NOTIFY_LEVEL[e.level], 20.0 if e.level == ev.ERROR else 8.0)
+        for e in loud[:MAX_NOTIFICATIONS]]
+    if len(loud) > MAX_NOTIFICATIONS:
+        more = len(loud) - MAX_NOTIFICATIONS
+        out.append((f"{more} more warning{'' if more == 1 else 's'}: l shows the log", "",
+                    "warning", 8.0))
+    return out
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,6 +115,7 @@ def pane_lines(state: FleetState, f: fig.HostFigures, *, width: int, height: int
     if not rows:
         waiting = {"connecting": "connecting…", "up": "connected, waiting for a step",
                    "failed": f"failed: {f.reason}" if f.reason else "failed",
+                   "running": "running, waiting for its first figures",
                    "done": "done"}.get(f.state, "no data yet")
         first = fit([Segment(waiting, styles.warn if f.state == "failed" else styles.muted)],
                     width)

@@ -108,10 +108,23 @@ class Row:
 
 
 
-def _rw(read: str, write: str, styles: PaneStyles, shares: tuple[Cells, Cells] = ([], [])
-        ) -> Cells:
-    return [Segment("r ", styles.muted), Segment(read, styles.read), *shares[0],
-            Segment("  w ", styles.muted), Segment(write, styles.write), *shares[1]]
+def _rw(read: str | None, write: str | None, styles: PaneStyles,
+        shares: tuple[Cells, Cells] = ([], [])) -> Cells:
+    """"r 44.2k  w 12.1k": the directions given (None: the step does not measure it, left
+    out), each with its share of the baseline's."""
+    out: Cells = []
+    if read is not None:
+        out += [Segment("r ", styles.muted), Segment(read, styles.read), *shares[0]]
+    if write is not None:
+        out += [Segment("  w " if out else "w ", styles.muted), Segment(write, styles.write),
+                *shares[1]]
+    return out
+
+
+def _shown(value: float | None, every: bool, text: str) -> str | None:
+    """``text`` (``value`` formatted) when the row shows this value: it has one, or every
+    value is shown ("–" where it has none: a host that stopped reporting)."""
+    return text if value is not None or every else None
 
 
 def share_cells(versus: fig.Versus | None, figures: dict[str, float], op: str,
@@ -156,25 +169,18 @@ def _lat(lat: fig.Latency, styles: PaneStyles, style: Style, share: Cells | None
     return [*out, *(share or [])], legend
 
 
-def producing(f: fig.HostFigures) -> bool:
-    """The host has current figures (its step is producing them): rows of figures it does not
-    produce now are then left out rather than drawn empty."""
-    return bool(f.iops or f.bandwidth or f.latency or f.memory
-                or any(v is not None for v in (f.net_send, f.net_receive, f.cpu_busy))
-                or any(d.util is not None for d in f.devices))
-
-
 def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
-    """The rows of a full pane, most important first. While the host produces figures,
-    only the rows of figures it produces now (``producing``: no `lat w –/–/–` in a
-    read-only step, no IOPS in a network step); when it produces none (it stopped
-    reporting), every row it has reported, its values "–". Devices that are idle now are
-    optional rows (shown when the pane has room)."""
+    """The rows of a full pane, most important first: the figures the host has now (its
+    step's, its monitors', or once its run is over the tool's end-of-run figures), each row
+    with only what it measures (a read-only step: no `lat w` row, IOPS "r 5.09k" without a
+    "w –"); none at all for a host that has no figures (the pane then says so in a word).
+    A host that stopped reporting while running (``stale``) keeps every row it has
+    reported, its values "–", so that its charts show where it stopped. Devices that are
+    idle now are optional rows (shown when the pane has room)."""
     rows: list[Row] = []
     vs = f.versus
-    now = producing(f)
-    io = not now or bool(f.iops or f.bandwidth)
-    if io and f.io_ops == ("total",):
+    every = f.stale
+    if f.io_ops == ("total",) and (every or "total" in f.iops or "total" in f.bandwidth):
         rows.append(Row("IOPS", [Segment(format_count(f.iops.get("total")), styles.read),
                                  *share_cells(vs, vs.iops if vs else {}, "total", styles)],
                         ChartSpec("iops", {"op": "total"})))
@@ -182,23 +188,27 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
                                        styles.read),
                                *share_cells(vs, vs.bandwidth if vs else {}, "total", styles)],
                         ChartSpec("bandwidth_bytes", {"op": "total"})))
-    elif io and f.io_ops:
+    elif f.io_ops and (every or f.iops or f.bandwidth):
+        read, write = f.iops.get("read"), f.iops.get("write")
         iops_shares = (share_cells(vs, vs.iops, "read", styles),
                        share_cells(vs, vs.iops, "write", styles)) if vs else ([], [])
-        rows.append(Row("IOPS", _rw(format_count(f.iops.get("read")),
-                                    format_count(f.iops.get("write")), styles, iops_shares),
+        rows.append(Row("IOPS", _rw(_shown(read, every, format_count(read)),
+                                    _shown(write, every, format_count(write)), styles,
+                                    iops_shares),
                         ChartSpec("iops", {"op": "read"}, {"op": "write"})))
         bw_shares = (share_cells(vs, vs.bandwidth, "read", styles),
                      share_cells(vs, vs.bandwidth, "write", styles)) if vs else ([], [])
         bw_read, bw_write = f.bandwidth.get("read"), f.bandwidth.get("write")
-        rows.append(Row("BW", _rw(format_byte_rate(bw_read), format_byte_rate(bw_write),
+        rows.append(Row("BW", _rw(_shown(bw_read, every, format_byte_rate(bw_read)),
+                                  _shown(bw_write, every, format_byte_rate(bw_write)),
                                   styles, bw_shares),
                         ChartSpec("bandwidth_bytes", {"op": "read"}, {"op": "write"}),
-                        short=_rw(_short_rate(bw_read), _short_rate(bw_write), styles,
+                        short=_rw(_shown(bw_read, every, _short_rate(bw_read)),
+                                  _shown(bw_write, every, _short_rate(bw_write)), styles,
                                   bw_shares) if vs else None))
     percentiles = "latency_seconds" in f.metrics
     for op in f.latency_ops:
-        if now and op not in f.latency:
+        if not every and op not in f.latency:
             continue
         style = styles.write if op == "write" else styles.read
         lat = f.latency.get(op) or fig.Latency(source="" if percentiles else "mean")
@@ -210,31 +220,40 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
         numbers, legend = _lat(lat, styles, style, share)
         rows.append(Row(label, numbers, chart, legend if percentiles else None))
     awaits = "disk_await_seconds" in f.metrics
-    busy = [d for d in f.devices if d.busy] or f.devices[:1]
-    for d in busy + [d for d in f.devices if d not in busy]:
+    devices = [d for d in f.devices if every or d.util is not None]
+    busy = [d for d in devices if d.busy] or devices[:1]
+    for d in busy + [d for d in devices if d not in busy]:
         optional = d not in busy
         rows.append(Row(d.name, [Segment(format_ratio(d.util).rjust(6), styles.label)],
                         ChartSpec("disk_util_ratio", {"device": d.name}), optional=optional))
-        if awaits:
-            read, write = format_latency(d.await_read), format_latency(d.await_write)
-            rows.append(Row("  await", _rw(read, write, styles),
+        if awaits and (every or d.await_read is not None or d.await_write is not None):
+            aw_read = _shown(d.await_read, every, format_latency(d.await_read))
+            aw_write = _shown(d.await_write, every, format_latency(d.await_write))
+            fold = [Segment(" aw ", styles.muted)]
+            if aw_read is not None:
+                fold.append(Segment(aw_read, styles.read))
+            if aw_write is not None:
+                fold += [Segment("/", styles.muted)] if aw_read is not None else []
+                fold.append(Segment(aw_write, styles.write))
+            rows.append(Row("  await", _rw(aw_read, aw_write, styles),
                             ChartSpec("disk_await_seconds", {"device": d.name, "op": "read"},
                                       {"device": d.name, "op": "write"}, worst=True),
-                            fold=[Segment(" aw ", styles.muted), Segment(read, styles.read),
-                                  Segment("/", styles.muted), Segment(write, styles.write)],
-                            optional=optional))
+                            fold=fold, optional=optional))
     stream = {"stream": "sum"} if f.net_has_sum else {}
     if "net_bandwidth_bytes" in f.metrics \
-            and not (now and f.net_send is None and f.net_receive is None):
+            and (every or f.net_send is not None or f.net_receive is not None):
         net = f.versus.net if f.versus is not None else {}
-        rows.append(Row("net", [
-            Segment("↑ ", styles.muted), Segment(format_bit_rate(f.net_send), styles.write),
-            *share_cells(f.versus, net, "send", styles),
-            Segment(" ↓ ", styles.muted), Segment(format_bit_rate(f.net_receive), styles.read),
-            *share_cells(f.versus, net, "receive", styles)],
-            ChartSpec("net_bandwidth_bytes", {"direction": "send", **stream},
-                      {"direction": "receive", **stream})))
-    if "net_retransmits" in f.metrics and not (now and f.retransmits is None):
+        cells: Cells = []
+        for sign, value, style, direction in (("↑ ", f.net_send, styles.write, "send"),
+                                              ("↓ ", f.net_receive, styles.read, "receive")):
+            if value is not None or every:
+                cells += [Segment((" " if cells else "") + sign, styles.muted),
+                          Segment(format_bit_rate(value), style),
+                          *share_cells(f.versus, net, direction, styles)]
+        rows.append(Row("net", cells,
+                        ChartSpec("net_bandwidth_bytes", {"direction": "send", **stream},
+                                  {"direction": "receive", **stream})))
+    if "net_retransmits" in f.metrics and (every or f.retransmits is not None):
         rows.append(Row("retr", [Segment(format_count(f.retransmits),
                                          styles.warn if f.retransmits else styles.muted)],
                         ChartSpec("net_retransmits", stream)))
@@ -244,7 +263,7 @@ def host_rows(f: fig.HostFigures, styles: PaneStyles) -> list[Row]:
     for test, unit, score in f.scores[-3:]:
         rows.append(Row("score", [Segment(f"{format_count(score)} {unit} {test}",
                                           styles.read)]))
-    if "cpu_ratio" in f.metrics and not (now and f.cpu_busy is None):
+    if "cpu_ratio" in f.metrics and (every or f.cpu_busy is not None):
         rows.append(Row("cpu", [Segment(format_ratio(f.cpu_busy), styles.label)],
                         ChartSpec("cpu_ratio", {"mode": "idle"})))
     return rows

@@ -26,9 +26,10 @@ from textual.widget import Widget
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.format import format_duration
+from benchtui.session.estimate import PlannedRun, runs_from_events
 from benchtui.session.replay import ReplayPlayer, parse_position
 from benchtui.store.fleet import FleetState
-from benchtui.ui.app import DEFAULT_WINDOW, REFRESH_HZ, ConsoleApp
+from benchtui.ui.app import REFRESH_HZ, ConsoleApp
 from benchtui.ui.replay_timeline import TimelineBar
 from benchtui.ui.screens import PromptScreen
 from benchtui.ui.themes import DEFAULT_THEME
@@ -59,6 +60,7 @@ class ReplaySource:
         self.tick = tick
         self.build_seconds = build_seconds
         self._clock = clock
+        self._runs: list[PlannedRun] | None = None
 
     @property
     def name(self) -> str:
@@ -78,6 +80,12 @@ class ReplaySource:
     def mark(self, note: str) -> bool:
         """A recording is not changed by replaying it."""
         return False
+
+    def planned_runs(self) -> Sequence[PlannedRun]:
+        """The runs the recording started, with their planned lengths (as live)."""
+        if self._runs is None:
+            self._runs = runs_from_events(self.player.events)
+        return self._runs
 
     async def run(self) -> int | None:
         """Advance the player by the wall time between ticks, and build the chart history
@@ -113,10 +121,17 @@ def settle_memory() -> None:
 
 
 class GotoScreen(PromptScreen):
-    """Asks where to go: a time into the session, a percentage, a clock time."""
+    """Asks where to go: a time into the session, a percentage, a clock time; the clock
+    time and ISO 8601 examples are a moment of the session itself (``example``)."""
 
-    HELP = "Go to: 90 · 5m · 1h30m (into the session) · 50% · 14:05 · 2025-11-22T14:05:00"
     PLACEHOLDER = "time or fraction, Enter to go, Esc to cancel"
+
+    def __init__(self, example: float) -> None:
+        super().__init__()
+        clock = time.localtime(example)
+        self.question = ("Go to: 90 · 5m · 1h30m (into the session) · 50% · "
+                         f"{time.strftime('%H:%M', clock)} · "
+                         f"{time.strftime('%Y-%m-%dT%H:%M:%S', clock)}")
 
 
 class ReplayApp(ConsoleApp):
@@ -140,12 +155,13 @@ class ReplayApp(ConsoleApp):
     ]
 
     def __init__(self, source: ReplaySource, *, theme: str = DEFAULT_THEME,
-                 window: float = DEFAULT_WINDOW, refresh_hz: float = REFRESH_HZ,
+                 window: float | None = None, refresh_hz: float = REFRESH_HZ,
                  ghost: Ghost | None = None, notices: Sequence[str] = (),
                  screenshot_dir: str | None = None) -> None:
         super().__init__(source, theme=theme, window=window, refresh_hz=refresh_hz,
                          ghost=ghost, notices=notices, screenshot_dir=screenshot_dir)
         self.player = source.player
+        self._origin: float | None = None
         self._warned = 0  # the reader's warnings told so far
         self.timeline_bar = TimelineBar(self.player.timeline())
         self._follow_window()
@@ -155,12 +171,24 @@ class ReplayApp(ConsoleApp):
     def compose_top(self) -> Iterator[Widget]:
         yield self.timeline_bar
 
+    @property
+    def origin(self) -> float:
+        """Where time into the session counts from: the session's start (its first event
+        after the hosts were prepared, from which the header's ``elapsed`` counts too),
+        else the recording's."""
+        if self._origin is None:
+            self._origin = next((e.t for e in self.player.events
+                                 if e.kind == ev.SESSION_START), self.player.start)
+        return self._origin
+
     def status(self) -> str:
-        """Play/pause, speed, position into the session / its length, and the position's
-        clock time: ``▶ x4  1h02m / 24h00m  14:05:03``."""
+        """Play/pause, speed, position into the session / its length (from ``origin``: as
+        the header's ``elapsed``), and the position's clock time:
+        ``▶ x4  1h02m / 24h00m  14:05:03``."""
         p = self.player
         return (f"{'▶' if p.playing else '⏸'} x{p.speed:g}  "
-                f"{format_duration(p.position - p.start)} / {format_duration(p.duration)}  "
+                f"{format_duration(max(p.position - self.origin, 0.0))} / "
+                f"{format_duration(max(p.end - self.origin, 0.0))}  "
                 f"{time.strftime('%H:%M:%S', time.localtime(p.position))}")
 
     def header_badges(self) -> tuple[str, ...]:
@@ -267,20 +295,22 @@ class ReplayApp(ConsoleApp):
 
     def action_goto(self) -> None:
         if not isinstance(self.screen, GotoScreen):
-            self.push_screen(GotoScreen(), self._goto)
+            p = self.player
+            self.push_screen(GotoScreen((self.origin + p.end) / 2), self._goto)
 
     def _goto(self, text: str | None) -> None:
         if not text or not text.strip():
             return
         p = self.player
         try:
-            t = parse_position(text, p.start, p.end)
+            t = parse_position(text, self.origin, p.end)
         except ValueError as error:
             self.notify(str(error), title="go to", severity="error", timeout=8)
             return
         if not p.start <= t <= p.end:
             self.notify(f"{text.strip()} is outside the session "
-                        f"({format_duration(p.duration)} long); went to the nearest end",
+                        f"({format_duration(p.end - self.origin)} long); went to the nearest "
+                        "end",
                         title="go to", severity="warning", timeout=5)
         self.go_to(t)
 
@@ -300,8 +330,8 @@ class ReplayApp(ConsoleApp):
             where = " · ".join(x for x in (event.host, event.step) if x) or event.kind
             self.notify(event.message, title=where, timeout=4)
 
-    def action_window(self, step: int) -> None:
-        super().action_window(step)
+    def window_changed(self) -> None:
+        super().window_changed()
         self._follow_window()
 
     def _follow_window(self) -> None:

@@ -11,13 +11,14 @@ from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Input, RichLog, Static
+from textual.widgets import Button, Input, RichLog, Static
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.store.fleet import FleetState
+from benchtui.ui.footer import ConsoleFooter
 from benchtui.ui.notices import NoticeBar
 
 #: Events kept on screen by the log view (the state keeps its own bounded deque).
@@ -39,14 +40,16 @@ def event_text(event: Event) -> Text:
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key of the console (the app's ``help_rows``) and what the screen shows."""
+    """Every key of the console (the app's ``help_rows``) and what the screen shows. Taller
+    than the screen (80x24), it scrolls: arrows, PgUp/PgDn, Home/End, the wheel; its
+    bottom border says so."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,question_mark,q", "dismiss", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > Vertical { width: 96; max-width: 100%; height: auto; max-height: 100%;
-                            border: round $accent; background: $surface; padding: 0 1;
-                            overflow-y: auto; }
+    HelpScreen > VerticalScroll { width: 96; max-width: 100%; height: auto; max-height: 100%;
+                                  border: round $accent; background: $surface; padding: 0 1;
+                                  border-subtitle-color: $text-muted; }
     HelpScreen Static { width: 100%; height: auto; }
     HelpScreen #help-notes { margin-top: 1; color: $text-muted; }
     """
@@ -62,10 +65,21 @@ class HelpScreen(ModalScreen[None]):
         table.add_column()
         for key, what in self.rows:
             table.add_row(key, what)
-        with Vertical():
+        with VerticalScroll(id="help-box"):
             yield Static(Text("benchtui keys", style="bold"))
             yield Static(table, id="help-keys")
             yield Static(self.notes, id="help-notes")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-box").focus()  # the keys scroll it
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._say_scroll)
+
+    def _say_scroll(self) -> None:
+        box = self.query_one("#help-box", VerticalScroll)
+        box.border_subtitle = ("↑↓ PgUp PgDn Home End scroll · Esc closes"
+                               if box.max_scroll_y > 0 else "Esc closes")
 
 
 def plural(count: int, noun: str) -> str:
@@ -122,7 +136,7 @@ class SessionLogScreen(Screen[None]):
         yield RichLog(id="events", max_lines=MAX_LOG_LINES, wrap=True, auto_scroll=True,
                       min_width=20)
         yield NoticeBar()
-        yield Footer()
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         redraw = getattr(self.app, "refresh_display", None)  # the console's: fill it now
@@ -192,6 +206,8 @@ class PromptScreen(ModalScreen[str | None]):
 
     HELP: ClassVar[str] = ""
     PLACEHOLDER: ClassVar[str] = ""
+    #: What is asked (``HELP`` unless an instance says otherwise).
+    question = ""
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
@@ -201,7 +217,7 @@ class PromptScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.HELP, classes="prompt-help")
+            yield Static(self.question or self.HELP, classes="prompt-help")
             yield Input(placeholder=self.PLACEHOLDER, classes="prompt-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

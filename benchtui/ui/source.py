@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from typing import Protocol
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.session.engine import Session, SessionResult
+from benchtui.session.estimate import PlannedRun, planned_runs
 from benchtui.store.fleet import FleetState
 
 EXIT_OK = 0
@@ -54,6 +56,11 @@ class ConsoleSource(Protocol):
         cannot (a finished session, a replay)."""
         ...
 
+    def planned_runs(self) -> Sequence[PlannedRun]:
+        """Every run of the session's steps, in order, with its planned length (the
+        session's time left is estimated from them; empty: not known)."""
+        ...
+
 
 class LiveSource:
     """A ``Session`` running now, feeding ``state`` through its sinks."""
@@ -63,6 +70,7 @@ class LiveSource:
         self._state = state
         self.result: SessionResult | None = None
         self._running = False
+        self._runs = planned_runs(session.plan)
 
     @property
     def name(self) -> str:
@@ -84,6 +92,9 @@ class LiveSource:
         self.session.mark(note)
         return True
 
+    def planned_runs(self) -> Sequence[PlannedRun]:
+        return self._runs
+
     async def run(self) -> int:
         self._running = True
         try:
@@ -97,10 +108,12 @@ class StaticSource:
     """A state that is already complete (tests, snapshots, a finished session): no task,
     a fixed clock."""
 
-    def __init__(self, state: FleetState, now: float, *, busy: bool = False) -> None:
+    def __init__(self, state: FleetState, now: float, *, busy: bool = False,
+                 runs: Sequence[PlannedRun] = ()) -> None:
         self._state = state
         self._now = now
         self._busy = busy
+        self._runs = runs
         self.cancelled = False
 
     @property
@@ -119,6 +132,9 @@ class StaticSource:
 
     def busy(self) -> bool:
         return self._busy
+
+    def planned_runs(self) -> Sequence[PlannedRun]:
+        return self._runs
 
     def mark(self, note: str) -> bool:
         self._state.on_event(Event(self._now, ev.MARK, f"mark: {note}" if note else "mark",

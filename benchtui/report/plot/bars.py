@@ -18,10 +18,23 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from benchtui.report.plot.style import new_figure, value_axis
+from benchtui.report.plot.style import (
+    CHAR_WIDTH,
+    PLOT_WIDTH,
+    WIDE_WIDTH,
+    fitted_title,
+    legend_columns,
+    new_figure,
+    value_axis,
+)
 
 #: Above this many bars in a panel, percentages are left to the tables.
 _MAX_LABELLED = 40
+#: A percentage's size over its bar (points), written across: where the bars are too
+#: narrow for it, it is left to the tables rather than written smaller or turned.
+_LABEL_FONT = 8.0
+#: The part of the figure's width the bars' axes have (the value labels take the rest).
+_AXES_SHARE = 0.85
 #: max / min beyond which a panel is drawn on a log scale.
 _LOG_SPREAD = 100.0
 
@@ -55,14 +68,18 @@ def bars_figure(groups: Sequence[str], names: Sequence[str], panels: Sequence[Pa
     """One panel per metric; ``groups`` (steps) along x, ``names`` (hosts) within each."""
     slots = max(len(names), 1)
     width = 0.8 / slots
-    fig = new_figure(min(14.0, max(7.5, 1.2 + 0.22 * len(groups) * slots)),
+    fig = new_figure(min(WIDE_WIDTH, max(PLOT_WIDTH, 1.2 + 0.22 * len(groups) * slots)),
                      1.3 + 2.9 * len(panels))
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
-    hatched = marked = False
+    hatched = marked = unlabelled = False
     n = 0
+    # a bar's width on the page (points), and the widest percentage written over one
+    bar_points = fig.get_figwidth() * 72 * _AXES_SHARE / max(len(groups), 1) * width
+    label_points = len("999%") * _LABEL_FONT * CHAR_WIDTH
     for ax, panel in zip(axes, panels, strict=True):
         shown = [b for b in panel.bars.values() if b.value > 0]
-        labelled = len(panel.bars) <= _MAX_LABELLED
+        labelled = len(panel.bars) <= _MAX_LABELLED and bar_points >= label_points
+        unlabelled |= not labelled
         for j, name in enumerate(names):
             colour = colours.get(name, "#333333")
             for i, group in enumerate(groups):
@@ -83,7 +100,7 @@ def bars_figure(groups: Sequence[str], names: Sequence[str], panels: Sequence[Pa
                         ax.annotate(f"{100.0 * bar.value / bar.baseline:.0f}%",
                                     (x, max(bar.value, bar.baseline)), xytext=(0, 2),
                                     textcoords="offset points", ha="center", va="bottom",
-                                    fontsize=6.5, rotation=90 if slots > 3 else 0)
+                                    fontsize=_LABEL_FONT)
         log = bool(shown) and max(b.value for b in shown) > _LOG_SPREAD * min(
             b.value for b in shown)
         if log:
@@ -95,14 +112,15 @@ def bars_figure(groups: Sequence[str], names: Sequence[str], panels: Sequence[Pa
                       rotation=20 if crowded else 0, ha="right" if crowded else "center")
         ax.grid(axis="x", visible=False)
         ax.margins(x=0.01, y=0.12)
-    fig.suptitle(title)
+    fitted_title(fig, title)
     handles: list[Line2D | Patch] = [Patch(color=colours.get(name, "#333333"), label=name)
                                      for name in names]
     if hatched:
         handles.append(Patch(facecolor="#bbbbbb", hatch="///", edgecolor="white",
                              label="the baseline"))
     if marked:
-        handles.append(Line2D([], [], color="black", linewidth=1.6, label="baseline's value"))
+        handles.append(Line2D([], [], color="black", linewidth=1.6, label="baseline's value"
+                              + (" (its percentage: in the tables)" if unlabelled else "")))
     fig.legend(handles=handles, loc="outside lower center",
-               ncols=min(len(handles), 3 if max(map(len, names), default=0) > 16 else 5))
+               ncols=legend_columns(fig, [str(h.get_label()) for h in handles]))
     return fig

@@ -15,6 +15,7 @@ import io
 import logging
 import math
 import re
+import textwrap
 import warnings
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
@@ -50,6 +51,19 @@ _LONG_DECIMALS = re.compile(r"(\d\.\d)\d+")
 _ID_OR_REFERENCE = re.compile(r'( id="|url\(#|href="#)')
 #: Pixels per inch of PNG output.
 PNG_DPI = 110
+#: The width of a time plot (inches). A page shows a figure at its own size (an SVG inch
+#: is 96 CSS pixels: 614 px) in a cell at least that wide (html.py's CSS), never shrunk,
+#: so that every text of it keeps its size on screen: ``MIN_FONT`` points are 10 px.
+PLOT_WIDTH = 6.4
+#: The widest figure (a bar chart of many steps): a page 1000 px wide still shows it whole.
+WIDE_WIDTH = 9.6
+#: The smallest text of any plot, in points (10 CSS pixels at the figure's own size).
+MIN_FONT = 7.5
+#: The legend's text, in points.
+LEGEND_FONT = 8.0
+#: Points of an average character of DejaVu Sans, per point of font size (a wide guess:
+#: titles and legends are fitted with it).
+CHAR_WIDTH = 0.62
 
 
 @cache
@@ -72,7 +86,7 @@ def plotting() -> Iterator[None]:
         "grid.linewidth": 0.6,
         "axes.spines.top": False,
         "axes.spines.right": False,
-        "legend.fontsize": 8.0,
+        "legend.fontsize": LEGEND_FONT,
         "legend.frameon": False,
         "lines.linewidth": 1.3,
     }
@@ -87,6 +101,24 @@ def new_figure(width: float, height: float) -> Figure:
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
     return fig
+
+
+def fitted_title(fig: Figure, text: str) -> None:
+    """``text`` as the figure's title, on as many lines as it needs to fit the figure's
+    width (a long step name and what is plotted: "rand bs=4k rw=randread: each host's
+    median run of 2: latency percentiles per second")."""
+    size = 1.2 * float(matplotlib.rcParams["font.size"])  # the title's "large"
+    chars = max(int(fig.get_figwidth() * 72 / (size * CHAR_WIDTH)), 20)
+    fig.suptitle("\n".join(textwrap.wrap(text, chars)) or text)
+
+
+def legend_columns(fig: Figure, labels: Sequence[str]) -> int:
+    """How many columns of ``labels`` a legend under the figure has room for: its columns
+    as wide as its widest entry (and the line drawn before it) across the figure's width."""
+    if not labels:
+        return 1
+    entry = (max(map(len, labels)) * CHAR_WIDTH + 3.5) * LEGEND_FONT
+    return max(1, min(len(labels), int(fig.get_figwidth() * 72 * 0.96 // entry)))
 
 
 def palette(keys: Sequence[K]) -> dict[K, str]:

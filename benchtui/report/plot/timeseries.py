@@ -8,15 +8,24 @@ colour per host (the same in every plot of a report); for latency a line per per
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import LogLocator
 
-from benchtui.report.plot.style import new_figure, value_axis
+from benchtui.report.plot.style import (
+    MIN_FONT,
+    PLOT_WIDTH,
+    fitted_title,
+    legend_columns,
+    new_figure,
+    value_axis,
+)
 from benchtui.report.series import Points, RunSeries
 
 if TYPE_CHECKING:
@@ -35,6 +44,10 @@ _QUANTILE_NAMES = {"p50": "p50", "p99": "p99", "p999": "p99.9", "mean": "mean"}
 _RAMP = "#000000"
 #: Points per line from which lines are drawn thin (a long run's second-by-second noise).
 _DENSE = 400
+#: Latency small multiples: panels side by side (in a plot as wide as the others), and the
+#: size of their titles and axis labels (points).
+_SMALL_COLUMNS = 3
+_SMALL_FONT = max(8.0, MIN_FONT)
 
 
 def _lines(rs: RunSeries, metric: str, op: str) -> dict[str, Points]:
@@ -73,7 +86,7 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
     ops = [op for op in _OPS if any(_lines(rs, metric, op) for rs in series)]
     if not ops:
         return None
-    fig = new_figure(6.4, 1.1 + 1.8 * len(ops))
+    fig = new_figure(PLOT_WIDTH, 1.1 + 1.8 * len(ops))
     axes = fig.subplots(len(ops), 1, sharex=True, squeeze=False)[:, 0]
     n = 0
     names: dict[str, str] = {}
@@ -120,9 +133,9 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
         else:
             ax.set_ylim(bottom=0)
         value_axis(ax.yaxis, metric)
-        ax.set_xlim(left=0)
+    _from_zero(list(axes))
     axes[-1].set_xlabel("seconds since the run started")
-    fig.suptitle(title)
+    fitted_title(fig, title)
     handles: list[Line2D | Patch] = [Line2D([], [], color=c, label=name)
                                      for name, c in names.items()]
     if metric == "latency":
@@ -136,8 +149,23 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
     if ramp > 0:
         handles.append(Patch(color=_RAMP, alpha=0.12,
                              label=f"first {ramp:.0f} s: ramp-up, not in the tables"))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 4))
+    _legend(fig, handles)
     return fig
+
+
+def _from_zero(axes: list[Axes]) -> None:
+    """The x axis (shared) from the run's start, or from its earliest point when one comes
+    before it: every point inside the axes."""
+    starts = [ax.dataLim.x0 for ax in axes if math.isfinite(ax.dataLim.x0)]
+    for ax in axes:
+        ax.set_xlim(left=min(0.0, *starts))
+
+
+def _legend(fig: Figure, handles: Sequence[Line2D | Patch]) -> None:
+    """The legend under the plots, in as many columns as fit the figure's width."""
+    labels = [str(h.get_label()) for h in handles]
+    fig.legend(handles=handles, loc="outside lower center",
+               ncols=legend_columns(fig, labels))
 
 
 _FLEET = "#000000"
@@ -149,7 +177,7 @@ def fleet_figure(fleet: Mapping[str, Mapping[str, Points]], *, title: str) -> Fi
     ops = [op for op in _OPS if fleet.get(op)]
     if not ops:
         return None
-    fig = new_figure(6.4, 1.1 + 1.8 * len(ops))
+    fig = new_figure(PLOT_WIDTH, 1.1 + 1.8 * len(ops))
     axes = fig.subplots(len(ops), 1, sharex=True, squeeze=False)[:, 0]
     n = 0
     for ax, op in zip(axes, ops, strict=True):
@@ -162,13 +190,13 @@ def fleet_figure(fleet: Mapping[str, Mapping[str, Points]], *, title: str) -> Fi
         ax.set_ylabel("latency (log)")
         ax.set_yscale("log")
         value_axis(ax.yaxis, "latency")
-        ax.set_xlim(left=0)
+    _from_zero(list(axes))
     axes[-1].set_xlabel("seconds since the run started")
-    fig.suptitle(title)
+    fitted_title(fig, title)
     handles: list[Line2D | Patch] = [
         Line2D([], [], color=_FLEET, linestyle=_STYLES[q], label=_QUANTILE_NAMES[q])
         for q in ("p50", "p99", "p999") if any(q in fleet[op] for op in ops)]
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles) or 1)
+    _legend(fig, handles)
     return fig
 
 
@@ -182,9 +210,9 @@ def latency_figure(series: Sequence[RunSeries], *, title: str, colours: Mapping[
     hosts = [rs for rs in series if any(rs.latency.get(op) for op in ops)]
     if not ops or not hosts:
         return None
-    cols = min(len(hosts), 4)
+    cols = min(len(hosts), _SMALL_COLUMNS)
     rows_per_op = -(-len(hosts) // cols)
-    fig = new_figure(max(6.4, 2.6 * cols), 1.2 + 1.55 * rows_per_op * len(ops))
+    fig = new_figure(PLOT_WIDTH, 1.2 + 1.55 * rows_per_op * len(ops))
     grid = fig.subplots(rows_per_op * len(ops), cols, sharex=True, sharey=True,
                         squeeze=False)
     by_host = {rs.host: rs for rs in baseline}
@@ -210,20 +238,21 @@ def latency_figure(series: Sequence[RunSeries], *, title: str, colours: Mapping[
                 n += 1
                 if q not in percentiles:
                     percentiles.append(q)
-            ax.set_title(f"{legend_name(rs)} {op}", loc="left", fontsize=8)
+            ax.set_title(f"{legend_name(rs)} {op}", loc="left", fontsize=_SMALL_FONT)
             ax.set_yscale("log")
             value_axis(ax.yaxis, "latency")
-            ax.set_xlim(left=0)
             if rs.window_start > 0:
                 ax.axvspan(0, rs.window_start, color=_RAMP, alpha=0.06, linewidth=0)
         for j in range(len(hosts), rows_per_op * cols):  # empty cells of the last row
             grid[k * rows_per_op + j // cols, j % cols].set_visible(False)
+    _from_zero(list(grid.flat))
     for ax in grid[-1, :]:
-        ax.set_xlabel("seconds since the run started", fontsize=8)
-    fig.suptitle(title)
+        ax.set_xlabel("seconds since the run started" if cols < 3 else "seconds",
+                      fontsize=_SMALL_FONT)
+    fitted_title(fig, title)
     handles: list[Line2D | Patch] = [Line2D([], [], color="#555555", linestyle=_STYLES[q],
                                             label=_QUANTILE_NAMES[q]) for q in percentiles]
     if ghost:
         handles.append(Line2D([], [], color=_BASELINE, label=baseline_name))
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(handles), 5))
+    _legend(fig, handles)
     return fig

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from benchtui.model.histogram import LatencyHistogram
-from benchtui.store.recording.blocks import PieceInfo, Touched
+from benchtui.store.recording.blocks import PieceInfo, Touched, piece_ok, touched_ok
 from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import Partial, SeriesStats
 from benchtui.store.recording.stats import SegmentStats
@@ -68,11 +68,11 @@ class BlockIndex:
         self._numbers = {s.number: s for s in segments}
         pieces: dict[BlockKey, list[PieceRef]] = {}
         for seg in segments:
-            if seg.blocks is not None and not all(map(_touched_ok, seg.blocks)):
+            if seg.blocks is not None and not all(map(touched_ok, seg.blocks)):
                 seg.blocks = None  # a malformed list: the segment is decoded
             for at, infos in seg.stats:
                 for i, p in enumerate(infos):
-                    if _piece_ok(p):
+                    if piece_ok(p):
                         pieces.setdefault((p.host, p.lo), []).append(PieceRef(p, at, i))
         for refs in pieces.values():
             refs.sort(key=lambda r: r.info.first)
@@ -136,15 +136,6 @@ class BlockIndex:
                 blocks[(host_, lo)] = ref
         out.pieces = list(chosen.values())
         return out
-
-
-def _touched_ok(b: Touched) -> bool:
-    return len(b) == 4 and type(b[0]) is str and all(type(x) is float for x in b[1:])
-
-
-def _piece_ok(p: PieceInfo) -> bool:
-    return (type(p.host) is str and type(p.first) is int and type(p.last) is int
-            and all(type(x) is float for x in (p.lo, p.tmin, p.tmax)))
 
 
 class BlockSieve:

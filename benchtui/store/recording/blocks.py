@@ -79,6 +79,18 @@ class PieceInfo(NamedTuple):
     tmax: float
 
 
+def touched_ok(b: object) -> bool:
+    """A summary's block entry (from its JSON) is a ``Touched``."""
+    return type(b) is list and len(b) == 4 and type(b[0]) is str \
+        and all(type(x) is float for x in b[1:])
+
+
+def piece_ok(p: PieceInfo) -> bool:
+    """A summary's piece (from its JSON) has the types of a ``PieceInfo``."""
+    return (type(p.host) is str and type(p.first) is int and type(p.last) is int
+            and all(type(x) is float for x in (p.lo, p.tmin, p.tmax)))
+
+
 @dataclass(slots=True)
 class Piece:
     info: PieceInfo

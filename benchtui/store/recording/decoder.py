@@ -326,10 +326,17 @@ def _count_samples(kinds: bytes, rec: list[int]) -> int:
     return n
 
 
+#: An event's time beyond this many seconds from 1970 is damage (the year 5138).
+_MOST_SECONDS = 1e11
+
+
 def event_from_dict(d: object) -> Event:
-    """An event from its ``to_dict()`` form."""
-    if not isinstance(d, dict) or not isinstance(d.get("t"), int | float):
+    """An event from its ``to_dict()`` form; ``CodecError`` when it is not an object with a
+    time (a finite one, within a few thousand years of 1970)."""
+    t = d.get("t") if isinstance(d, dict) else None
+    if not isinstance(t, int | float) or not -_MOST_SECONDS < t < _MOST_SECONDS:
         raise CodecError("malformed event")
+    assert isinstance(d, dict)
     data, host, step = d.get("data"), d.get("host"), d.get("step")
     return Event(float(d["t"]), str(d.get("kind", "")), str(d.get("message", "")),
                  str(d.get("level", "info")), host if isinstance(host, str) else None,

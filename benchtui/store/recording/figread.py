@@ -19,6 +19,7 @@ from typing import Final
 
 from benchtui.store.recording import figframe
 from benchtui.store.recording import format as fmt
+from benchtui.store.recording.inflate import zstd_payload
 from benchtui.store.recording.stats import SegmentStats
 from benchtui.store.recording.varint import CodecError
 
@@ -65,7 +66,7 @@ class FigureTrackReader:
             self._decoded.move_to_end(at)
             return self._decoded[at]
         ticks = None
-        body = fmt.zstd_payload(self._mm, self._size, at, fmt.FIGS)
+        body = zstd_payload(self._mm, self._size, at, fmt.FIGS)
         if body is not None:
             with contextlib.suppress(CodecError):
                 ticks = figframe.decode(body)

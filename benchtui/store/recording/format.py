@@ -21,8 +21,6 @@ import zlib
 from dataclasses import dataclass
 from typing import Final
 
-import zstandard
-
 #: The schema this benchtui writes, and the newest it reads.
 SCHEMA_VERSION: Final = 2
 
@@ -50,6 +48,11 @@ SEGMENT_END: Final = 3   # JSON (zstd; plain from older writers): summary of the
 INDEX: Final = 4         # zstd JSON: every segment summary and the final metadata; at close
 STATS: Final = 5         # zstd: stats-block pieces written at a segment's end (statsframe.py)
 FIGS: Final = 6          # zstd: the figure track of a segment, written at its end (figframe.py)
+
+#: What a frame of each type is, in a sentence ("the index at byte 20263 ...").
+KIND_NAMES: Final = {META: "the session's metadata", DATA: "the data frame",
+                     SEGMENT_END: "the segment summary", INDEX: "the index",
+                     STATS: "the stats frame", FIGS: "the figure-track frame"}
 
 # Frame flags.
 ZSTD: Final = 1          # the payload is zstd (DATA: part of the segment's stream)
@@ -144,33 +147,15 @@ def read_frame_header(data: bytes | mmap.mmap, pos: int, offset: int) -> FrameHe
     return FrameHeader(offset, type_, flags, segment, plen, raw_len, t_first, t_last, pcrc)
 
 
+def named(h: FrameHeader) -> str:
+    """A frame in words, with where it is ("the index at byte 20263")."""
+    kind = f"the summary of segment {h.segment}" if h.type == SEGMENT_END else \
+        KIND_NAMES.get(h.type, f"a frame of type {h.type}")
+    return f"{kind} at byte {h.offset}"
+
+
 def payload_ok(header: FrameHeader, payload: bytes | memoryview) -> bool:
     return len(payload) == header.payload_len and zlib.crc32(payload) == header.payload_crc
-
-
-def zstd_payload(data: mmap.mmap, size: int, at: int, type_: int) -> bytes | None:
-    """The decompressed payload of the zstd frame of type ``type_`` whose header is at file
-    offset ``at`` (STATS and FIGS frames, which summaries point at); None when there is no
-    such frame there, or it is damaged."""
-    h = read_frame_header(data, at, at) if 0 <= at < size else None
-    if h is None or h.type != type_ or h.end > size:
-        return None
-    payload = data[h.payload_offset:h.end]
-    if not payload_ok(h, payload):
-        return None
-    try:
-        return zstandard.ZstdDecompressor().decompress(payload, max_output_size=MAX_PAYLOAD)
-    except zstandard.ZstdError:
-        return None
-
-
-def plain_payload(header: FrameHeader, payload: bytes | memoryview) -> bytes:
-    """A checked payload as its writer made it: decompressed when its flags say zstd (a
-    SEGMENT_END's since summaries are compressed; an older writer's is plain JSON).
-    Raises ``zstandard.ZstdError`` on a payload that does not decompress."""
-    if header.flags & ZSTD:
-        return zstandard.ZstdDecompressor().decompress(payload, max_output_size=MAX_PAYLOAD)
-    return bytes(payload)
 
 
 def trailer(index_offset: int, index_len: int) -> bytes:

@@ -12,7 +12,6 @@ binary search (``bisect``) over the segments' time ranges.
 from __future__ import annotations
 
 import contextlib
-import math
 import mmap
 import os
 import stat
@@ -22,7 +21,6 @@ from collections.abc import Collection, Iterator
 from itertools import accumulate
 from types import TracebackType
 
-import orjson
 import zstandard
 
 from benchtui.errors import RecordingError
@@ -34,12 +32,15 @@ from benchtui.store.recording import newest
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SegmentDecoder, SeriesFilter
 from benchtui.store.recording.figread import FigureTrackReader
+from benchtui.store.recording.index import Indexed, UnusableIndex, read_index
+from benchtui.store.recording.inflate import FrameError, PieceCheck
 from benchtui.store.recording.model import Gap, Record, SessionMeta
 from benchtui.store.recording.series_stats import SeriesStats
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
 from benchtui.store.recording.statsread import StatsReader
 from benchtui.store.recording.varint import CodecError
-from benchtui.store.recording.walk import clock, meta_from_json, walk_frames
+from benchtui.store.recording.verify import verify_frames
+from benchtui.store.recording.walk import clock, walk_frames
 
 _CACHED_SEGMENTS = 3
 Body = tuple[fmt.FrameHeader, bytes]
@@ -73,6 +74,7 @@ class SessionReader:
         self._cache: OrderedDict[int, _Bodies] = OrderedDict()
         self._damaged: set[int] = set()
         self._figure_track: FigureTrackReader | None = None
+        self._index_frame: tuple[int, int] | None = None  # (where, the recording's end)
         try:
             if not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path):
                 # a device reads endlessly or as empty, a FIFO would block the open
@@ -141,8 +143,15 @@ class SessionReader:
                                  f"{fmt.SCHEMA_VERSION}): upgrade benchtui to read it")
         else:
             self._schema = header.schema
-        if not self._load_index(size):
-            self._scan(size)
+        refused = None
+        try:
+            indexed = read_index(mm, size, self._schema)
+        except UnusableIndex as exc:
+            indexed, refused = None, exc.sentence
+        if indexed is None:
+            self._scan(size, refused)
+        else:
+            self._use(indexed)
         self._ends = list(accumulate((s.t1 or 0.0 for s in self._segments), max))
         known = [s for s in self._segments if s.t0 is not None]
         self.start = min((s.t0 for s in known if s.t0 is not None), default=self.meta.started)
@@ -151,37 +160,26 @@ class SessionReader:
                                   self.meta.stats_seconds, overlapping=self._overlapping,
                                   decode=self._decode)
 
-    def _load_index(self, size: int) -> bool:
-        found = fmt.read_trailer(self._mm[size - fmt.TRAILER_SIZE:size]) \
-            if size >= fmt.FILE_HEADER_SIZE + fmt.TRAILER_SIZE else None
-        if found is None:
-            return False
-        offset, length = found
-        h = fmt.read_frame_header(self._mm, offset, offset)
-        try:
-            if (h is None or h.type != fmt.INDEX or h.end != offset + length
-                    or h.end != size - fmt.TRAILER_SIZE):
-                raise ValueError("no index frame")
-            payload = self._mm[h.payload_offset:h.end]
-            if not fmt.payload_ok(h, payload):
-                raise ValueError("index CRC")
-            index = orjson.loads(zstandard.ZstdDecompressor().decompress(payload))
-            self.meta = meta_from_json(index["meta"], self._schema)
-            segments = [SegmentStats.from_json(s) for s in index["segments"]]
-            if any(not (fmt.FILE_HEADER_SIZE <= s.offset <= s.end <= offset) for s in segments):
-                raise ValueError("index out of bounds")
-        except (ValueError, TypeError, KeyError, zstandard.ZstdError, CodecError):
-            self.warnings.append("the file's index is damaged: it was rebuilt by reading the "
-                                 "whole file")
-            return False
-        self._segments = segments
-        self.complete = True
-        return True
+    def _use(self, indexed: Indexed) -> None:
+        self.meta, self._segments, self.complete = indexed.meta, indexed.segments, True
+        self._index_frame = (indexed.at, indexed.end)
 
-    def _scan(self, size: int) -> None:
-        """No index: walk every frame (what a crash, a truncation or damage leaves)."""
+    def _scan(self, size: int, refused: str | None) -> None:
+        """No usable index: walk every frame (what a crash, a truncation or damage leaves).
+        ``refused``: why the file's index was not used."""
         walk = walk_frames(self._mm, size, self._schema)
-        self.warnings += walk.warnings
+        if refused is not None and walk.appended is None:  # (else the appended file's)
+            self.warnings.append(f"{refused}; the file was read frame by frame instead")
+        self.warnings += walk.warnings + walk.appended_sentences(self.path)
+        if walk.index_at is not None and walk.closed_at is not None \
+                and (refused is None or walk.appended is not None):
+            # a closed file whose trailer is damaged, or with another file after it: its
+            # own index, if it describes its frames
+            with contextlib.suppress(UnusableIndex):
+                indexed = read_index(self._mm, walk.closed_at, self._schema, at=walk.index_at)
+                if indexed is not None:
+                    self._use(indexed)
+                    return
         if walk.meta is None:
             self.warnings.append("the session's metadata is missing: its plan and name are "
                                  "unknown")
@@ -244,14 +242,18 @@ class SessionReader:
         return out
 
     def _warn_damage(self, seg: SegmentStats, h: fmt.FrameHeader | None,
-                     at: int | None = None) -> None:
+                     at: int | None = None, why: str = "") -> None:
+        """A warning (once) for damage met reading ``seg`` at frame ``h`` or at byte ``at``
+        (``why``: what is wrong with the frame, when it is more than its CRC)."""
         offset = h.offset if h is not None else at if at is not None else seg.offset
         if offset in self._damaged:
             return
         self._damaged.add(offset)
         since = h.t_first if h is not None else seg.t0
-        self.warnings.append(f"the file is damaged at byte {offset}: the records from "
-                             f"{clock(since)} to {clock(seg.t1)} cannot be read")
+        what = f"{fmt.named(h)} is not what it must be: {why}" if why and h is not None else \
+            f"the file is damaged at byte {offset}"
+        self.warnings.append(f"{what}: the records from {clock(since)} to {clock(seg.t1)} "
+                             "cannot be read")
 
     def _decode(self, seg: SegmentStats, t0: float, t1: float, *, samples: bool = True,
                 events: bool = True, output: bool = True,
@@ -331,16 +333,10 @@ class SessionReader:
             yield from self._decode(seg, t0, t1)
 
     def verify(self) -> int:
-        """Read every frame of every segment as replay and dump do (both CRCs, the
-        decompression, the decoding): the damage that opening from the index cannot see is
+        """Read every frame of the file (``verify.py``): what opening it could not see is
         added to ``warnings``. The number of samples that could be read (``sample_count`` is
         what the index or the walk counted)."""
-        readable = 0
-        for seg in self._segments:
-            for _t, r in self._decode(seg, -math.inf, math.inf, to_end=True):
-                if isinstance(r, list):
-                    readable += len(r)
-        return readable
+        return verify_frames(self)
 
     def newest_records(self, t0: float, t1: float) -> list[TimedRecord]:
         """As ``timed_records``, but each batch of samples keeps only the samples that are the
@@ -434,13 +430,14 @@ class _Bodies:
     reader's cache holds a few; iterating again yields the ones already decompressed, then
     decompresses on). Like the reader, for one thread."""
 
-    __slots__ = ("_done", "_pos", "_reader", "_seg", "_stream", "bodies")
+    __slots__ = ("_check", "_done", "_pos", "_reader", "_seg", "_stream", "bodies")
 
     def __init__(self, reader: SessionReader, seg: SegmentStats) -> None:
         self._reader = reader
         self._seg = seg
         self._pos = seg.offset
         self._stream = zstandard.ZstdDecompressor().decompressobj()
+        self._check = PieceCheck()
         self._done = False
         self.bodies: list[Body] = []
 
@@ -470,9 +467,13 @@ class _Bodies:
             try:
                 if not fmt.payload_ok(h, payload):
                     raise CodecError("CRC")
+                self._check.check(h, payload)  # (a bomb is refused before it is inflated)
                 body = self._stream.decompress(payload)
                 if len(body) != h.raw_len:
                     raise CodecError("length")
+            except FrameError as exc:
+                reader._warn_damage(seg, h, why=exc.reason)
+                break
             except (zstandard.ZstdError, CodecError):
                 reader._warn_damage(seg, h)
                 break

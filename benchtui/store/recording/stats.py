@@ -8,19 +8,21 @@ the summaries, ``info``, ``events()`` and ``gaps()`` never have to decode the sa
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Final
 
 from benchtui.model.events import Event
 from benchtui.model.sample import Sample
-from benchtui.store.recording.blocks import PieceInfo, Touched
+from benchtui.store.recording.blocks import PieceInfo, Touched, piece_ok, touched_ok
 from benchtui.store.recording.codec import TimedRecord
 from benchtui.store.recording.decoder import event_from_dict
 from benchtui.store.recording.model import Gap, Record
+from benchtui.store.recording.varint import CodecError
 
 _T, _HOST = attrgetter("t"), attrgetter("host")
 
@@ -114,52 +116,110 @@ class SegmentStats:
                 **({"figures": [list(f) for f in self.figures]} if self.figures else {})}
 
     @classmethod
-    def from_json(cls, d: Mapping[str, object]) -> SegmentStats:
-        """Raises KeyError/TypeError/ValueError on a malformed summary."""
-        def opt(key: str) -> float | None:
-            v = d.get(key)
-            return None if v is None else float(v)  # type: ignore[arg-type]
+    def from_json(cls, d: object, *, strict: bool = False) -> SegmentStats:
+        """A summary from its JSON form; ``ValueError`` (its reason in words) when it is not
+        what a summary must be: an object whose counts are whole numbers, whose times are
+        finite, whose hosts, events, gaps and figure-track frames have their types. Its
+        stats-block lists are checked only when ``strict`` (``info --verify``): a reader
+        that opens a file checks them when it first needs them (``blockread.BlockIndex``),
+        and uses none of a malformed list."""
+        if not isinstance(d, Mapping):
+            raise ValueError("its JSON is not an object")
+        try:
+            hosts, last = _mapping(d, "hosts"), _mapping(d, "last")
+            events, gaps = _sequence(d, "events"), _sequence(d, "gaps")
+            return cls(_count(d, "segment"), _count(d, "offset"), _count(d, "end"),
+                       _count(d, "frames"), _time(d, "t0"), _time(d, "t1"), _time(d, "st0"),
+                       _time(d, "st1"), _count(d, "samples"), _count(d, "output_lines", 0),
+                       {str(k): _whole(v, "hosts") for k, v in hosts.items()},
+                       [_event(e) for e in events],
+                       [_gap(g) for g in gaps],
+                       {str(k): _finite(v, "last") for k, v in last.items()},
+                       *_blocks_from_json(d, strict), _figures_from_json(d))
+        except TypeError as exc:  # (a list of the wrong shape, ...)
+            raise ValueError(f"it is malformed ({exc})") from None
 
-        hosts = d.get("hosts") or {}
-        last = d.get("last") or {}
-        events = d.get("events") or []
-        gaps = d.get("gaps") or []
-        if not (isinstance(hosts, dict) and isinstance(last, dict) and isinstance(events, list)
-                and isinstance(gaps, list)):
-            raise TypeError("malformed segment summary")
-        return cls(int(d["segment"]), int(d["offset"]), int(d["end"]),  # type: ignore[call-overload]
-                   int(d["frames"]), opt("t0"), opt("t1"),  # type: ignore[call-overload]
-                   opt("st0"), opt("st1"), int(d["samples"]),  # type: ignore[call-overload]
-                   int(d.get("output_lines", 0)),  # type: ignore[call-overload]
-                   {str(k): int(v) for k, v in hosts.items()},
-                   [event_from_dict(e) for e in events],
-                   [Gap(str(h), float(a), float(b)) for h, a, b in gaps],
-                   {str(k): float(v) for k, v in last.items()},
-                   *_blocks_from_json(d), _figures_from_json(d))
+
+def _whole(v: object, key: str) -> int:
+    if type(v) is not int or v < 0:
+        raise ValueError(f"its '{key}' holds {v!r}, not a count")
+    return v
+
+
+def _count(d: Mapping[str, object], key: str, default: int | None = None) -> int:
+    if key not in d and default is not None:
+        return default
+    if key not in d:
+        raise ValueError(f"it has no '{key}'")
+    return _whole(d[key], key)
+
+
+def _finite(v: object, key: str) -> float:
+    if type(v) not in (int, float) or not math.isfinite(v):  # type: ignore[arg-type]
+        raise ValueError(f"its '{key}' holds {v!r}, not a time")
+    return float(v)  # type: ignore[arg-type]
+
+
+def _time(d: Mapping[str, object], key: str) -> float | None:
+    v = d.get(key)
+    return None if v is None else _finite(v, key)
+
+
+def _triple(v: object, key: str) -> list[object]:
+    if type(v) is not list or len(v) != 3:
+        raise ValueError(f"its '{key}' holds {str(v)[:60]}, not a list of three")
+    return v
+
+
+def _gap(g: object) -> Gap:
+    host, t0, t1 = _triple(g, "gaps")
+    return Gap(str(host), _finite(t0, "gaps"), _finite(t1, "gaps"))
+
+
+def _event(e: object) -> Event:
+    try:
+        return event_from_dict(e)
+    except CodecError:
+        raise ValueError(f"its 'events' holds {str(e)[:60]}, not an event") from None
+
+
+def _mapping(d: Mapping[str, object], key: str) -> Mapping[str, object]:
+    v = d.get(key) or {}
+    if not isinstance(v, dict):
+        raise ValueError(f"its '{key}' is not an object")
+    return v
+
+
+def _sequence(d: Mapping[str, object], key: str) -> list[object]:
+    v = d.get(key) or []
+    if not isinstance(v, list):
+        raise ValueError(f"its '{key}' is not a list")
+    return v
 
 
 def _figures_from_json(d: Mapping[str, object]) -> list[tuple[int, float, float]]:
-    """A summary's FIGS frames; none when the list is malformed (the ghost then computes
-    the figures from the samples)."""
-    figures = d.get("figures")
-    if not isinstance(figures, list):
-        return []
-    try:
-        return [(int(at), float(t0), float(t1)) for at, t0, t1 in figures]
-    except (TypeError, ValueError):
-        return []
+    """A summary's FIGS frames."""
+    return [(_whole(at, "figures"), _finite(t0, "figures"), _finite(t1, "figures"))
+            for at, t0, t1 in map(_triple, _sequence(d, "figures"), repeat("figures"))]
 
 
-def _blocks_from_json(d: Mapping[str, object]
+def _blocks_from_json(d: Mapping[str, object], strict: bool
                       ) -> tuple[list[Touched] | None, list[tuple[int, list[PieceInfo]]]]:
     """A summary's stats-block lists, as they are (a reader opening a file must not spend
     time on them: ``blockread.BlockIndex`` checks their types when ``series_stats`` first
-    needs them); lists of the wrong length are dropped (the segment is decoded)."""
+    needs them); lists of the wrong length are dropped (the segment is decoded). ``strict``:
+    ``ValueError`` for any entry of the wrong shape or type."""
     blocks, stats = d.get("blocks"), d.get("stats")
     try:
         touched = blocks if isinstance(blocks, list) else None  # (JSON lists: not copied)
         frames = [] if not isinstance(stats, list) else [
-            (int(at), list(map(PieceInfo._make, pieces))) for at, pieces in stats]
+            (_whole(at, "stats"), list(map(PieceInfo._make, pieces))) for at, pieces in stats]
     except (TypeError, ValueError):
+        if strict:
+            raise ValueError("its stats-block lists ('blocks', 'stats') are malformed") from None
         return None, []
+    if strict and ((blocks is not None and touched is None)
+                   or not all(map(touched_ok, touched or ()))
+                   or not all(piece_ok(p) for _, pieces in frames for p in pieces)):
+        raise ValueError("its stats-block lists ('blocks', 'stats') are malformed")
     return touched, frames

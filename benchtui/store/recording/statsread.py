@@ -29,6 +29,7 @@ from benchtui.store.recording.blockread import (
 )
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SeriesFilter
+from benchtui.store.recording.inflate import zstd_payload
 from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
 from benchtui.store.recording.stats import SegmentStats
 from benchtui.store.recording.statsframe import StatsFrame, Table
@@ -146,7 +147,7 @@ class StatsReader:
             self._stats_frames.move_to_end(at)
             return self._stats_frames[at]
         frame = None
-        body = fmt.zstd_payload(self._mm, self._size, at, fmt.STATS)
+        body = zstd_payload(self._mm, self._size, at, fmt.STATS)
         if body is not None:
             with contextlib.suppress(CodecError):
                 frame = StatsFrame(body, self._tables)

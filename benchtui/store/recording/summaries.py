@@ -58,9 +58,9 @@ class SummaryLog:
         self._last, self.last = (payload, len(raw)), seg
         return payload, len(raw)
 
-    def index(self, meta: SessionMeta) -> bytes:
+    def index(self, meta: SessionMeta) -> tuple[bytes, int]:
         """The INDEX payload (zstd): ``{"meta": meta, "segments": [summary, ...]}``, the
-        last segment's summary as it is now."""
+        last segment's summary as it is now; and the size of that JSON."""
         last = summary_json(self.last) if self.last is not None else None
         head = b'{"meta":' + orjson.dumps(asdict(meta), default=str, option=_OPTIONS) \
             + b',"segments":['
@@ -78,4 +78,4 @@ class SummaryLog:
             parts.append(out.compress(b"," + last if self._sealed else last))
         parts.append(out.compress(tail))
         parts.append(out.flush())
-        return b"".join(parts)
+        return b"".join(parts), size

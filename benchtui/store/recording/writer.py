@@ -263,19 +263,23 @@ class SessionWriter:
 
     def _write_pieces(self, seg: SegmentStats, pieces: list[Piece]) -> None:
         """A STATS frame with ``pieces``, listed in ``seg``'s summary."""
-        payload = self._stats_cctx.compress(statsframe.encode(pieces))
+        raw = statsframe.encode(pieces)
+        payload = self._stats_cctx.compress(raw)
         at = self._offset
         self._write(fmt.frame(fmt.STATS, payload, flags=fmt.ZSTD, segment=seg.number,
+                              raw_len=len(raw),
                               t_first=min(p.info.tmin for p in pieces),
                               t_last=max(p.info.tmax for p in pieces)))
         seg.stats.append((at, [p.info for p in pieces]))
 
     def _write_ticks(self, seg: SegmentStats, ticks: list[figframe.Tick]) -> None:
         """A FIGS frame with the segment's figure track, listed in ``seg``'s summary."""
-        payload = self._stats_cctx.compress(figframe.encode(ticks))
+        raw = figframe.encode(ticks)
+        payload = self._stats_cctx.compress(raw)
         at = self._offset
         t_first, t_last = min(t[0] for t in ticks), max(t[0] for t in ticks)
         self._write(fmt.frame(fmt.FIGS, payload, flags=fmt.ZSTD, segment=seg.number,
+                              raw_len=len(raw),
                               t_first=t_first, t_last=t_last))
         seg.figures.append((at, t_first, t_last))
 
@@ -301,9 +305,10 @@ class SessionWriter:
             if ticks and last is not None:  # (the same)
                 self._write_ticks(last, ticks)
             self.meta.ended = time.time() if ended is None else ended
-            payload = self._summaries.index(self.meta)
+            payload, raw_len = self._summaries.index(self.meta)
             at = self._offset
-            data = fmt.frame(fmt.INDEX, payload, flags=fmt.ZSTD, t_first=self.meta.started,
+            data = fmt.frame(fmt.INDEX, payload, flags=fmt.ZSTD, raw_len=raw_len,
+                             t_first=self.meta.started,
                              t_last=self.meta.ended)
             self._write(data)
             self._write(fmt.trailer(at, len(data)))
