@@ -104,6 +104,8 @@ class Probe:
     def __init__(self, store: LiveStore) -> None:
         self.store = store
         self.me = psutil.Process()
+        self._children: list[psutil.Process] = []
+        self._children_read = 0.0
         self.jsonl: JsonlWriter | None = None
         self.arrivals: dict[tuple[str, str], float] = {}
         self.e2e: list[tuple[float, float]] = []  # (monotonic when stored, latency s)
@@ -158,9 +160,14 @@ class Probe:
             await asyncio.sleep(1.0)
 
     def children_cpu(self) -> float:
-        """CPU seconds of this process's children (living ones, and those it reaped)."""
+        """CPU seconds of this process's children (living ones, and those it reaped). The
+        list of children is read again every 10 s only (it reads every process's stat)."""
+        now = time.monotonic()
+        if now - self._children_read > 10:
+            self._children_read = now
+            self._children = self.me.children(recursive=True)
         total = 0.0
-        for child in self.me.children(recursive=True):
+        for child in self._children:
             try:
                 t = child.cpu_times()
             except psutil.Error:

@@ -89,6 +89,8 @@ class BeatWatch(threading.Thread):
                 if len(fields) < 2 or fields[1] != "open":
                     continue
                 host = f.name.removeprefix(".beat-")
+                if "." in host:  # (a keeper's file being written: .beat-HOST.PID)
+                    continue
                 if host in self.ended or self.run_ended(host):
                     self.ended.add(host)
                     continue
