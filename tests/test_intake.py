@@ -1,6 +1,6 @@
-"""The intake (session/intake.py): every run's output taken in turn, a chunk of each at a
-time, the event loop turning between slices; a run's lane full holds its follower back; what
-a lane's feed raised reaches its follower. And how the lag is said (session/lag.py)."""
+"""The intake (session/intake.py): every run's output taken in the order it arrived, the
+event loop turning between slices; a run's lane full holds its follower back; what a lane's
+feed raised reaches its follower. And how the lag is said (session/lag.py)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def chunks(n: int, size: int = 10) -> list[Chunk]:
     return [Chunk((i + 1) * size, bytes([65 + i % 26]) * size) for i in range(n)]
 
 
-async def test_lanes_are_taken_in_turn_and_the_loop_turns_between_slices() -> None:
+async def test_chunks_are_taken_as_they_came_and_the_loop_turns_between_slices() -> None:
     intake = Intake(slice_seconds=0.0)  # a chunk per slice
     order: list[str] = []
     lanes = {name: Lane(lambda c, t, name=name: order.append(name)) for name in "ab"}
@@ -30,15 +30,15 @@ async def test_lanes_are_taken_in_turn_and_the_loop_turns_between_slices() -> No
             order.append("loop")
             await asyncio.sleep(0)
 
-    for lane in lanes.values():
-        for chunk in chunks(3):
+    for chunk in chunks(3):
+        for lane in lanes.values():
             await intake.put(lane, chunk, 0.0)
     tick = asyncio.create_task(ticker())
     await asyncio.gather(*(intake.drained(lane) for lane in lanes.values()))
     tick.cancel()
     await intake.close()
     fed = [x for x in order if x != "loop"]
-    assert fed == ["a", "b", "a", "b", "a", "b"]  # a chunk of each lane at a time
+    assert fed == ["a", "b", "a", "b", "a", "b"]  # as they came
     fed_at = [i for i, x in enumerate(order) if x != "loop"]
     assert all(b - a > 1 for a, b in itertools.pairwise(fed_at)), order
 

@@ -1,18 +1,20 @@
-"""Every run's output taken in turn, in bounded slices of the event loop's time.
+"""Every run's output taken in, in the order it arrived, in bounded slices of the event
+loop's time.
 
 A run's follower (``runs.Runner``) puts each chunk its transport reads into the run's lane
-(``Intake.put``) and reads on; one task takes the lanes in turn, a chunk of each lane with
-output waiting at a time, and gives it to the lane's ``feed`` (the run's ``RunIngest`` and
-the session's sinks), for at most ``SLICE`` seconds; then it lets the event loop turn (the
-console's keys and drawing, the transports' reads, the timers) before the next slice.
+(``Intake.put``) and reads on; one task takes the chunks of every lane in the order they
+arrived and gives each to its lane's ``feed`` (the run's ``RunIngest`` and the session's
+sinks), for at most ``SLICE`` seconds; then it lets the event loop turn (the console's keys
+and drawing, the transports' reads, the timers, the heartbeat process's ticks) before the
+next slice.
 
 So however much output waits, the event loop is never held longer than a slice and one
-chunk, and no host's output waits behind another's: a burst of 32 hosts' documents printed
-in the same second is parsed one chunk of each at a time. A controller with more output than
-CPU falls behind: its lanes fill up to ``LANE_BYTES`` each (``TOTAL_BYTES`` in all), then
-their followers stop reading and the hosts keep the rest (SSH's flow control: the output
-stays in its file on the host, nothing is lost). ``oldest`` says how long the oldest chunk
-waiting has waited (``lag.LagWatch`` says it).
+chunk. A controller with more output than CPU falls behind: its lanes fill up to
+``LANE_BYTES`` each (``TOTAL_BYTES`` in all), then their followers stop reading and the
+hosts keep the rest (SSH's flow control: the output stays in its file on the host, nothing
+is lost); a run that prints much more than the others cannot hold more than its lane ahead
+of them. ``oldest`` says how long the oldest chunk waiting has waited (``lag.LagWatch``
+says it).
 """
 
 from __future__ import annotations
@@ -39,15 +41,13 @@ Feed = Callable[[Chunk, float], None]
 class Lane:
     """One run's output waiting to be taken in."""
 
-    __slots__ = ("chunks", "error", "feed", "queued", "size")
+    __slots__ = ("error", "feed", "size", "waiting")
 
     def __init__(self, feed: Feed) -> None:
         self.feed = feed
-        #: (chunk, when it arrived (epoch), when it arrived (monotonic)), oldest first.
-        self.chunks: deque[tuple[Chunk, float, float]] = deque()
+        #: Chunks waiting, and their bytes.
+        self.waiting = 0
         self.size = 0
-        #: In the intake's turn order.
-        self.queued = False
         #: What ``feed`` raised (the run's follower raises it).
         self.error: BaseException | None = None
 
@@ -62,7 +62,8 @@ class Intake:
         self.total_bytes = total_bytes
         #: Bytes waiting in every lane.
         self.size = 0
-        self._turns: deque[Lane] = deque()
+        #: (lane, chunk, when it arrived (epoch), when it arrived (monotonic)), oldest first.
+        self._queue: deque[tuple[Lane, Chunk, float, float]] = deque()
         self._work: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         #: Set (and replaced) whenever chunks were taken: room, or a lane drained.
@@ -76,12 +77,10 @@ class Intake:
             await self._taken.wait()
         if lane.error is not None:
             raise lane.error
-        lane.chunks.append((chunk, t, time.monotonic()))
+        self._queue.append((lane, chunk, t, time.monotonic()))
+        lane.waiting += 1
         lane.size += len(chunk.data)
         self.size += len(chunk.data)
-        if not lane.queued:
-            lane.queued = True
-            self._turns.append(lane)
         self._wake.set()
         if self._work is None or self._work.done():
             self._work = asyncio.get_running_loop().create_task(self._take(),
@@ -89,7 +88,7 @@ class Intake:
 
     async def drained(self, lane: Lane) -> None:
         """Until every chunk of ``lane`` was fed; what its ``feed`` raised is raised here."""
-        while lane.chunks and lane.error is None:
+        while lane.waiting and lane.error is None:
             await self._taken.wait()
         if lane.error is not None:
             raise lane.error
@@ -97,14 +96,14 @@ class Intake:
     def oldest(self, now: float) -> float:
         """How long (seconds) the oldest chunk waiting has waited (0 when none waits);
         ``now``: ``time.monotonic()``."""
-        return max((now - lane.chunks[0][2] for lane in self._turns if lane.chunks),
-                   default=0.0)
+        return now - self._queue[0][3] if self._queue else 0.0
 
     def drop(self, lane: Lane) -> None:
-        """Forget what ``lane`` still holds (its follower was cancelled)."""
-        self.size -= lane.size
-        lane.size = 0
-        lane.chunks.clear()
+        """Forget what ``lane`` still holds (its follower ended, or was cancelled)."""
+        if lane.waiting:
+            self._queue = deque(item for item in self._queue if item[0] is not lane)
+            self.size -= lane.size
+            lane.size = lane.waiting = 0
 
     async def close(self) -> None:
         work, self._work = self._work, None
@@ -114,32 +113,27 @@ class Intake:
                 await work
 
     async def _take(self) -> None:
-        """The lanes in turn, a chunk each, a slice at a time."""
-        turns = self._turns
+        """The chunks in the order they arrived, a slice at a time."""
         clock = time.perf_counter
         while True:
-            if not turns:
+            queue = self._queue
+            if not queue:
                 self._wake.clear()
                 await self._wake.wait()
                 continue
             until = clock() + self.slice_seconds
-            while turns:  # (a chunk at least per slice)
-                lane = turns.popleft()
-                if not lane.chunks:
-                    lane.queued = False
-                    continue
-                chunk, t, _ = lane.chunks.popleft()
+            while queue:  # (a chunk at least per slice)
+                lane, chunk, t, _ = queue.popleft()
+                lane.waiting -= 1
                 lane.size -= len(chunk.data)
                 self.size -= len(chunk.data)
-                try:
-                    lane.feed(chunk, t)
-                except Exception as exc:  # noqa: BLE001 (raised in the run's follower)
-                    lane.error = exc
-                    self.drop(lane)
-                if lane.chunks:
-                    turns.append(lane)
-                else:
-                    lane.queued = False
+                if lane.error is None:
+                    try:
+                        lane.feed(chunk, t)
+                    except Exception as exc:  # noqa: BLE001 (raised in the run's follower)
+                        lane.error = exc
+                        self.drop(lane)
+                        queue = self._queue
                 if clock() >= until:
                     break
             taken, self._taken = self._taken, asyncio.Event()
