@@ -1,8 +1,14 @@
 """The history end to end on real fio sessions: a rate-limited step (fio ``rate_iops`` in a
 file the job includes, so that the plan, and so the series, stays the same while the level
-the "system" delivers changes), 8 sessions at 400 IOPS then 6 at 340 (15% lower), recorded
-with ``benchtui record`` as a user runs it, imported into a SQLite catalog and into a real
-PostgreSQL server; then 5 more at 400, for a single bad run among good ones.
+the "system" delivers changes).
+
+The nightly job of issue 28, as a user runs it: 16 nights recorded with ``benchtui record
+... --history CATALOG --attr commit=cNN``, each followed by ``benchtui history gate``: 4
+nights at 400 IOPS, one bad night at 300, 4 at 400, then 7 at 340 (15% lower). Before
+them 4 spare sessions at 400 and after them 6 more (without the catalog), and the catalogs
+the other tests make from these sessions, imported into SQLite and into a real PostgreSQL
+server: 8 nights at 400 then 6 at 340 (the bad night left out); a single bad run among good
+ones; a cut run.
 
 The gates look at IOPS and bandwidth only (``--metric``): the rate holds those whatever else
 the machine runs, while the latency of a read served from the page cache moves with the
@@ -10,6 +16,10 @@ load of the tests running beside these (a real change the gate would rightly rep
 
 Each fio run lasts 3 s (docs/history.md's example: 6 s); each run's figure is fio's own
 end-of-run IOPS (as the report's), so the levels read what fio was held to: 400 and 340.
+Not always: on a machine loaded enough, a run starved of CPU for a second does fewer I/Os
+than its rate (``HELD``). Each session's IOPS is checked: the tests that need exact
+levels take the sessions that held their rate (the spares stand in), and the nightly job
+says which of its nights did not (``Recorded.slowed``).
 """
 
 from __future__ import annotations
@@ -18,11 +28,13 @@ import atexit
 import csv
 import functools
 import io
+import json
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -55,10 +67,20 @@ runtime=3
 time_based
 include {rate}
 """
-HIGH, LOW = 400, 340
-#: (rate, commit) of every session, in the order recorded
-RUNS = [(HIGH, f"c{i:02d}") for i in range(1, 9)] + [(LOW, f"c{i:02d}") for i in range(9, 15)] \
-    + [(HIGH, f"c{i:02d}") for i in range(15, 20)]
+HIGH, LOW, BAD = 400, 340, 300
+#: Recorded first, without the catalog: spares at the old level (see ``clean``).
+SPARE = [HIGH] * 4
+#: The nights of the nightly job (recorded with ``--history``, gated after each): the bad
+#: night is the 5th, the drop starts at the 10th (its 5th run at the new level: night 14).
+NIGHTLY = [HIGH] * 4 + [BAD] + [HIGH] * 4 + [LOW] * 7
+FIRST_LOW = NIGHTLY.index(LOW) + 1
+#: Then, recorded without the catalog, 6 more at the old level (5 and a spare).
+AFTER = [HIGH] * 6
+ORDER = SPARE + NIGHTLY + AFTER
+#: A session whose fio did not hold its rate within this (relative) was slowed by the load
+#: of the machine (fio's rate is a ceiling: a run starved of CPU for a second does fewer
+#: I/Os), and is not what these tests assume: no noise at all.
+HELD = 0.01
 
 pytestmark = pytest.mark.slow
 
@@ -68,41 +90,104 @@ def benchtui(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[st
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+#: What the gates of these tests look at (see the module's docstring).
+THROUGHPUT = ("--metric", "iops", "--metric", "bw")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    top: Path
+    #: Every session file, in the order recorded (``ORDER``), and fio's IOPS in each.
+    paths: list[Path]
+    iops: list[float]
+    #: The nightly job's catalog, and each night's gate (exit status, output).
+    catalog: str
+    gates: list[tuple[int, str]]
+
+    def held(self, k: int) -> bool:
+        """Whether fio held its rate in the ``k``-th session."""
+        return abs(self.iops[k] / ORDER[k] - 1) <= HELD
+
+    def slowed(self) -> list[int]:
+        """The nights of the nightly job whose fio did not hold its rate."""
+        return [n for n in range(1, len(NIGHTLY) + 1) if not self.held(len(SPARE) + n - 1)]
+
+
+def _iops(path: Path) -> float:
+    done = benchtui("report", str(path), "--format", "csv")
+    rows = [r for r in csv.DictReader(io.StringIO(done.stdout))
+            if r["metric"] == "iops" and r["op"] == "read" and r["host"] == "(fleet)"]
+    assert len(rows) == 1, done.stdout + done.stderr
+    return float(rows[0]["value"])
+
+
 @functools.cache
-def sessions() -> list[Path]:
-    """The 19 sessions, recorded once per test run (about 5 s each)."""
+def recorded() -> Recorded:
+    """The 26 sessions, recorded once per test run (about 5 s each): 4 spares, the nightly
+    job's 16 with its catalog and its gates, then 6 more."""
     top = Path(tempfile.mkdtemp(prefix="benchtui-history-"))
     atexit.register(shutil.rmtree, top, ignore_errors=True)
     rate = top / "rate.fio"
     (top / "job.fio").write_text(JOB.format(data=top / "data.bin", rate=rate))
     (top / "plan.toml").write_text(PLAN)
-    out = []
-    for i, (iops, _commit) in enumerate(RUNS, 1):
+    catalog = str(top / "nightly.sqlite")
+    paths, gates = [], []
+    for k, iops in enumerate(ORDER):
+        night = k - len(SPARE) + 1
         rate.write_text(f"rate_iops={iops}\n")
-        path = top / f"night-{i:02d}.btr"
-        done = benchtui("record", str(top / "plan.toml"), "-o", str(path))
+        path = top / (f"night-{night:02d}.btr" if night > 0 else f"spare-{k}.btr")
+        history = ("--history", catalog, "--attr", f"commit=c{night:02d}", "--attr",
+                   "branch=main") if 0 < night <= len(NIGHTLY) else ()
+        done = benchtui("record", str(top / "plan.toml"), "-o", str(path), *history)
         assert done.returncode == 0, done.stderr
-        out.append(path)
-    return out
+        paths.append(path)
+        if history:
+            assert f"history: added run {night} to" in done.stderr, done.stderr
+            gated = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
+            gates.append((gated.returncode, gated.stdout + gated.stderr))
+    return Recorded(top, paths, [_iops(p) for p in paths], catalog, gates)
 
 
 def _import(catalog: str, paths: list[Path]) -> None:
-    for path, (_rate, commit) in zip(paths, RUNS, strict=False):
+    """Import ``paths`` in order, as commits c01, c02...."""
+    for i, path in enumerate(paths, 1):
         done = benchtui("history", "import", str(path), "--catalog", catalog, "--skip", "1",
-                        "--attr", f"commit={commit}", "--attr", "branch=main")
+                        "--attr", f"commit=c{i:02d}", "--attr", "branch=main")
         assert done.returncode == 0, done.stderr
         assert "added run" in done.stderr
 
 
-#: What the gates of these tests look at (see the module's docstring).
-THROUGHPUT = ("--metric", "iops", "--metric", "bw")
+def clean(rate: int, *, before: int | None = None, after: int | None = None) -> list[Path]:
+    """The sessions at ``rate`` whose fio held it, recorded before or after the ``k``-th
+    session of ``ORDER``; the bad night is never one of them."""
+    rec = recorded()
+    return [p for k, (p, r) in enumerate(zip(rec.paths, ORDER, strict=True))
+            if r == rate and rec.held(k) and (before is None or k < before)
+            and (after is None or k >= after) and k != len(SPARE) + NIGHTLY.index(BAD)]
+
+
+def fourteen() -> list[Path]:
+    """8 sessions at 400 then 6 at 340, each at its rate (the spares stand in for the
+    nightly job's nights that the load of the machine slowed)."""
+    first_low = len(SPARE) + FIRST_LOW - 1
+    high, low = clean(HIGH, before=first_low)[-8:], clean(LOW)[:6]
+    if len(high) < 8 or len(low) < 6:
+        pytest.skip(f"the load of this machine slowed fio below its rate in too many "
+                    f"sessions: {_figures_of(recorded())}")
+    return high + low
+
+
+def _figures_of(rec: Recorded) -> str:
+    return ", ".join(f"{p.name}: {v:.1f} (rate {r})"
+                     for p, v, r in zip(rec.paths, rec.iops, ORDER, strict=True))
 
 
 def _check_regression(catalog: str) -> None:
     done = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert done.returncode == 3, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("history: 1 regression, 0 improvements, 0 suspected"), lines
+    # (a run the load slowed by a percent may be a suspected change of a percent)
+    assert lines[0].startswith("history: 1 regression, 0 improvements, "), lines
     line = next(x for x in lines[1:] if x.strip().startswith("regression:"))
     assert STEP in line
     found = re.search(r"IOPS read (-\d+\.\d)%", line)
@@ -111,19 +196,85 @@ def _check_regression(catalog: str) -> None:
     # the change happened between the 8th run and the 9th (commits c08 -> c09)
     assert "between run 8 " in line and "and run 9 " in line, line
     assert "commit c08 -> c09" in line, line
-    assert "hosts: here" in line, line
+    assert re.search(r"hosts: here -1\d\.\d% \(\d+ -> \d+\)", line), line
     # a gate reports a change once: the next night's gate passes
     again = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert again.returncode == 0, again.stdout
     assert again.stdout.startswith("history: 0 regressions"), again.stdout
 
 
+def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_night(
+        ) -> None:
+    """Issue 28: the bad night (300 IOPS, night 5) is a transient: it neither fails a gate
+    nor stays in the level before the drop, so the drop (-15%) fails the gate by its 5th run
+    at the new level, once, its size within a point and the host's own change named.
+
+    A night the load of the machine slowed (fio below its rate: ``Recorded.slowed``) is
+    noise these nights do not have otherwise: a slowed night either side of the drop is a
+    run between the levels, which the gate counts in the drop until both steps have held
+    (the size it reports then lies between the two, and the drop is placed a run off); the
+    rest holds whatever the load."""
+    require_tool("fio")
+    rec = recorded()
+    codes = [code for code, _out in rec.gates]
+    where = f"{list(enumerate(codes, 1))}; {_figures_of(rec)}"
+    assert 3 not in codes[:FIRST_LOW - 1], where
+    failed = codes.index(3) + 1 if 3 in codes else None
+    assert failed is not None and failed <= FIRST_LOW + 4, where
+    # once: after it, the gate passes
+    assert all(code == 0 for code in codes[failed:]), where
+    out = rec.gates[failed - 1][1]
+    line = next(x for x in out.splitlines() if x.strip().startswith("regression:")) \
+        + f"\n(the nights' fio IOPS: {_figures_of(rec)})"
+    assert f": {STEP}: IOPS read -" in line, line
+    size = re.search(r"IOPS read (-\d+\.\d)%", line)
+    host = re.search(r"hosts: here (-\d+\.\d)% \((\d+) -> (\d+)\)", line)
+    assert size is not None and host is not None and host.group(1) == size.group(1), line
+    # the nights either side of the drop as fio was told (else a run between the levels)
+    exact = not {FIRST_LOW - 1, FIRST_LOW} & set(rec.slowed())
+    if exact:
+        assert -16.0 <= float(size.group(1)) <= -14.0, line
+        assert f"between run {FIRST_LOW - 1} " in line and f"and run {FIRST_LOW} " in line, \
+            line
+        assert f"commit c{FIRST_LOW - 1:02d} -> c{FIRST_LOW:02d}" in line, line
+        assert (host.group(2), host.group(3)) in (("400", "340"), ("399", "340")), line
+        # the bad night is not in the level before it (it would make its deviation 30)
+        level = re.search(r"IOPS read (\d+) ± ([\d.]+) -> (\d+) ± ([\d.]+)", line)
+        assert level is not None and float(level.group(2)) < 3, line
+    else:
+        assert -16.0 <= float(size.group(1)) <= -11.0, line
+    # once every step has held, the drop is measured from the level that held: -15%
+    # (after it, a run the load slowed by a percent may be a change of a percent)
+    analysed = benchtui("history", "analyze", "nightly", "--catalog", rec.catalog,
+                        "--format", "json")
+    doc = json.loads(analysed.stdout)
+    drops = [c for g in doc[f"nightly.{STEP}.(fleet)"] for c in g["changes"]
+             if c["metric"] == "iops.read" and c["status"] == "confirmed"]
+    assert len(drops) == 1 and -16.0 <= drops[0]["forward_change_percent"] <= -14.0, drops
+    if exact:
+        assert (drops[0]["prev_run_id"], drops[0]["run_id"]) == (FIRST_LOW - 1, FIRST_LOW), drops
+    # show and analyze list the bad night as a transient (and any night the load slowed
+    # as much)
+    shown = benchtui("history", "show", "nightly", "--catalog", rec.catalog, "--metric",
+                     "iops", "--host", "(fleet)")
+    assert re.search(r"transients \(one-off runs, left out of the levels, never gated\): "
+                     r".*run 5 \(night-05\.btr, (29|30)\d, -2[4-6]\.\d%\)", shown.stdout), \
+        shown.stdout
+    odd = {t["run_id"]: t["deviation_percent"] for g in doc[f"nightly.{STEP}.(fleet)"]
+           for t in g.get("transients", ()) if t["metric"] == "iops.read"}
+    assert -26 < odd.get(5, 0) < -24, odd
+    table = benchtui("history", "analyze", "nightly", "--catalog", rec.catalog,
+                     "--metric", "iops", "--host", "(fleet)")
+    assert re.search(r"\| ([\d, (+\-.%)]+, )?5 \(-2[4-6]\.\d%\)[^|]*\|$", table.stdout, re.M), \
+        table.stdout
+
+
 def test_sqlite_gate_fails_on_the_sustained_drop(tmp_path: Path) -> None:
     require_tool("fio")
     catalog = str(tmp_path / "history.sqlite")
-    _import(catalog, sessions()[:14])
+    _import(catalog, fourteen())
     # importing a session twice changes nothing
-    twice = benchtui("history", "import", str(sessions()[0]), "--catalog", catalog)
+    twice = benchtui("history", "import", str(fourteen()[0]), "--catalog", catalog)
     assert twice.returncode == 0 and "already in the catalog as run 1" in twice.stderr
     _check_regression(catalog)
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
@@ -135,7 +286,7 @@ def test_sqlite_gate_fails_on_the_sustained_drop(tmp_path: Path) -> None:
 def test_postgresql_gate_fails_on_the_sustained_drop() -> None:
     require_tool("fio")
     with postgres_server() as url:
-        _import(url, sessions()[:14])
+        _import(url, fourteen())
         _check_regression(url)
         exported = benchtui("history", "export", "nightly", "--catalog", url, "--csv")
         assert exported.returncode == 0, exported.stderr
@@ -156,7 +307,7 @@ def test_eleven_sessions_the_change_is_only_suspected(tmp_path: Path) -> None:
     """8 runs at 400 then 3 at 340: found, but not yet held for ``--confirm``'s 5 runs."""
     require_tool("fio")
     catalog = str(tmp_path / "history.sqlite")
-    _import(catalog, sessions()[:11])
+    _import(catalog, fourteen()[:11])
     done = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.startswith("history: 0 regressions, 0 improvements, 1 suspected"), \
@@ -167,9 +318,12 @@ def test_eleven_sessions_the_change_is_only_suspected(tmp_path: Path) -> None:
 def test_a_single_bad_run_among_good_ones_is_never_confirmed(tmp_path: Path) -> None:
     require_tool("fio")
     catalog = str(tmp_path / "history.sqlite")
-    paths = sessions()
     # 8 good nights, one bad one (the first at the lower rate), 5 good ones
-    chosen = paths[:9] + paths[14:]
+    later = clean(HIGH, after=len(SPARE) + len(NIGHTLY))
+    if len(later) < 5:
+        pytest.skip(f"the load of this machine slowed fio below its rate in too many "
+                    f"sessions: {_figures_of(recorded())}")
+    chosen = fourteen()[:9] + later[:5]
     for path in chosen:
         done = benchtui("history", "import", str(path), "--catalog", catalog, "--skip", "1")
         assert done.returncode == 0, done.stderr
@@ -178,7 +332,12 @@ def test_a_single_bad_run_among_good_ones_is_never_confirmed(tmp_path: Path) -> 
     assert "regression:" not in done.stdout, done.stdout
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
                      "--host", "(fleet)")
-    assert "confirmed" not in shown.stdout, shown.stdout
+    # the bad run is a transient, never a change (a run the load slowed by a percent or two
+    # may make a change of a percent or two here, never a confirmed one)
+    assert re.search(r"transients \(.*\): run 9 \(night-1\d\.btr, 3[34]\d, -1[45]\.\d%\)",
+                     shown.stdout), shown.stdout
+    verdict = next(x for x in shown.stdout.splitlines() if "verdict:" in x)
+    assert "confirmed" not in verdict, shown.stdout
 
 
 def test_record_and_run_add_the_session_when_it_ends(tmp_path: Path) -> None:
@@ -188,17 +347,21 @@ def test_record_and_run_add_the_session_when_it_ends(tmp_path: Path) -> None:
     (top / "job.fio").write_text(JOB.format(data=top / "data.bin", rate=top / "rate.fio"))
     (top / "plan.toml").write_text(PLAN)
     catalog = str(tmp_path / "hooks.sqlite")
+    # --attr without the catalog goes nowhere: a usage error, nothing run
     done = benchtui("record", str(top / "plan.toml"), "-o", str(tmp_path / "r.btr"),
-                    "--history", catalog)
+                    "--attr", "commit=abc")
+    assert done.returncode == 2 and "give --history too" in done.stderr, done.stderr
+    done = benchtui("run", str(top / "plan.toml"), "--jsonl", "--record",
+                    str(tmp_path / "j.btr"), "--history-catalog", catalog,
+                    "--attr", "commit=b2", "--attr", "build=42")
     assert done.returncode == 0, done.stderr
     assert "history: added run 1 to" in done.stderr
-    done = benchtui("run", str(top / "plan.toml"), "--jsonl", "--record",
-                    str(tmp_path / "j.btr"), "--history-catalog", catalog)
-    assert done.returncode == 0, done.stderr
-    assert "history: added run 2 to" in done.stderr
+    exported = benchtui("history", "export", "nightly", "--catalog", catalog)
+    (row,) = [r for r in csv.DictReader(io.StringIO(exported.stdout)) if r["scope"] == "here"]
+    assert (row["commit"], row["build"]) == ("b2", "42"), row
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
                      "--host", "(fleet)")
-    assert "(2 runs, 2 recorded)" in shown.stdout, shown.stdout
+    assert "(1 runs, 1 recorded)" in shown.stdout, shown.stdout
 
 
 def test_an_interrupted_run_is_kept_and_shown_never_analysed(tmp_path: Path) -> None:
@@ -206,7 +369,7 @@ def test_an_interrupted_run_is_kept_and_shown_never_analysed(tmp_path: Path) -> 
     import time
 
     require_tool("fio")
-    top = sessions()[0].parent  # the same plan and jobfile: the same series
+    top = recorded().top  # the same plan and jobfile: the same series
     (top / "rate.fio").write_text(f"rate_iops={LOW // 2}\n")
     cut = tmp_path / "cut.btr"
     proc = subprocess.Popen([sys.executable, "-m", "benchtui", "record", str(top / "plan.toml"),
@@ -223,16 +386,26 @@ def test_an_interrupted_run_is_kept_and_shown_never_analysed(tmp_path: Path) -> 
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
     catalog = str(tmp_path / "c.sqlite")
-    _import(catalog, sessions()[:8])
+    _import(catalog, fourteen()[:8])
     done = benchtui("history", "import", str(cut), "--catalog", catalog, "--skip", "1")
     assert done.returncode == 0 and "interrupted" in done.stderr, done.stderr
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
                      "--host", "(fleet)")
     assert "(8 runs, 9 recorded)" in shown.stdout, shown.stdout
     spark = shown.stdout.splitlines()[1].strip()
-    assert spark.endswith("·") and "stable" in shown.stdout, shown.stdout
+    # 8 points: never "stable", a change needs 5 runs either side to be confirmed ("too
+    # short", or a change that is not confirmed)
+    assert spark.endswith("·") and "verdict: stable" not in shown.stdout, shown.stdout
+    # a nightly job whose benchmark no longer completes must not pass (--require-complete 1)
     gate = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
-    assert gate.returncode == 0 and gate.stdout.startswith("history: 0 regressions"), gate.stdout
+    assert gate.returncode == 3, gate.stdout
+    assert re.match(r"history: 0 regressions, .*, 0 stable, 2 too short(, \d pending)?; the "
+                    r"newest run did not complete\n", gate.stdout), gate.stdout
+    assert re.search(r"incomplete: run 9 \(cut\.btr, [-\d: ]+, interrupted\): not analysed; "
+                     r"fails the gate \(--require-complete 1\)", gate.stdout), gate.stdout
+    gate = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT,
+                    "--require-complete", "2")
+    assert gate.returncode == 0 and "not yet a failure" in gate.stdout, gate.stdout
 
 
 def _concurrent_imports(catalog: str, paths: list[Path], processes: int = 10) -> None:
@@ -259,10 +432,10 @@ def _concurrent_imports(catalog: str, paths: list[Path], processes: int = 10) ->
 
 def test_ten_concurrent_imports_of_the_same_sessions_sqlite(tmp_path: Path) -> None:
     require_tool("fio")
-    _concurrent_imports(str(tmp_path / "history.sqlite"), sessions()[:14])
+    _concurrent_imports(str(tmp_path / "history.sqlite"), fourteen())
 
 
 def test_ten_concurrent_imports_of_the_same_sessions_postgresql() -> None:
     require_tool("fio")
     with postgres_server() as url:
-        _concurrent_imports(url, sessions()[:14])
+        _concurrent_imports(url, fourteen())

@@ -72,7 +72,7 @@ def run_in_console(session: Session, args: argparse.Namespace, *,
     if args.record and args.history_catalog is not None:  # run --record S --history-catalog
         from benchtui.cli.history_add import add_recorded
 
-        code = code if add_recorded(args.record, args.history_catalog) else code or 1
+        code = code if add_recorded(args.record, args.history_catalog, args.attr) else code or 1
     return code
 
 

@@ -71,16 +71,18 @@ def check_catalog_for_recording(url: str | None) -> None:
         catalog.check_writable()
 
 
-def add_recorded(path: str, url: str | None) -> bool:
+def add_recorded(path: str, url: str | None, attrs: list[tuple[str, str]] | None = None
+                 ) -> bool:
     """``record --history`` and ``run --record ... --history-catalog``: add the session
-    just recorded; one sentence on stderr either way. False when it could not be added."""
+    just recorded, with its ``--attr`` attributes; one sentence on stderr either way. False
+    when it could not be added."""
     from benchtui.errors import BenchtuiError
     from benchtui.history.catalog import open_catalog
     from benchtui.history.ingest import Importer
 
     try:
         with open_catalog(url or None, say=say) as catalog:
-            done = Importer(catalog).add(path)
+            done = Importer(catalog).add(path, dict(attrs or ()))
             if done.new:
                 say(f"history: added run {done.run_id} to {catalog.name} ({done.outcome}, "
                     f"{done.points} points)")

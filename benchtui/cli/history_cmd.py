@@ -4,8 +4,9 @@ gate on sustained changes (docs/history.md).
 Exit status: 0; 1 when the catalog cannot be opened or written, a session file cannot be
 read or is refused (an absurd figure, a reserved host name), or ``check`` finds damage; 2
 for a mistake on the command line (a plan, step, run or change not in the catalog);
-``gate``: 3 when a new confirmed regression appeared since the last gate, 4 (with
-``--require-history N``) when a gated series has fewer than N points.
+``gate``: 3 when a new confirmed regression appeared since the last gate or the plan's
+newest ``--require-complete`` runs did not complete, 4 (with ``--require-history N``) when
+a gated series has fewer than N points.
 
 Only argparse is imported at the top: ``benchtui --help`` builds this parser.
 """
@@ -64,7 +65,19 @@ def _change(text: str) -> float:
     return v
 
 
-def _attr(text: str) -> tuple[str, str]:
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number (0 or more), not {text!r}")
+    return n
+
+
+def attribute(text: str) -> tuple[str, str]:
+    """``--attr NAME=VALUE`` (``history import``, ``record --history``, ``run
+    --history-catalog``)."""
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"must be NAME=VALUE (e.g. commit=abc123), not "
@@ -126,7 +139,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = hs.add_parser("import", help="add sessions to the catalog (twice changes nothing)")
     p.add_argument("sessions", nargs="+", metavar="SESSION", help="session files")
     _catalog_option(p)
-    p.add_argument("--attr", type=_attr, action="append", default=[], metavar="NAME=VALUE",
+    p.add_argument("--attr", type=attribute, action="append", default=[], metavar="NAME=VALUE",
                    help="an attribute of the runs: commit=abc123, branch=main, version=..., "
                    "build=...; repeatable")
     p.add_argument("--skip", type=float, default=None, metavar="SECONDS",
@@ -140,6 +153,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--metric", action="append", default=[], metavar="M",
                    help="gate only this metric: iops, bw, lat_mean, lat_p99; repeatable "
                    "(default: all four)")
+    p.add_argument("--scope", choices=("fleet", "host", "all"), default="fleet",
+                   help="gate the fleet's series (default), each host's own, or both")
+    p.add_argument("--require-complete", type=_count, default=1, metavar="N",
+                   help="exit 3 when the plan's newest N runs did not complete (default 1; "
+                   "0: never)")
     _analysis_options(p)
 
     p = hs.add_parser("show", help="each series' sparkline, level, last change and verdict")
@@ -309,7 +327,8 @@ def _gate(catalog: Catalog, args: argparse.Namespace) -> int:
     _known_plan(catalog, args.plan)
     _left_out(catalog, args.plan)
     result = gate(catalog, args.plan, _options(args), require=args.require_history,
-                  metrics=_gated_metrics(args.metric))
+                  metrics=_gated_metrics(args.metric), scope=args.scope,
+                  require_complete=args.require_complete)
     sys.stdout.write("\n".join(gate_lines(result)) + "\n")
     return result.exit_code
 

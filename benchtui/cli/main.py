@@ -98,6 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--history", "--history-catalog", dest="history_catalog", nargs="?",
                    const="", metavar="URL", help="add the session to a history catalog when "
                    "it ends (default catalog without URL; docs/history.md)")
+    _attr_option(p)
     p.add_argument("--verbose", "-v", action="store_true", help="print every event on stderr")
     _histogram_option(p)
     _watchdog_options(p)
@@ -320,11 +321,20 @@ def _watchdog_options(p: argparse.ArgumentParser) -> None:
                    "the hosts (preflight refuses to start while there are some)")
 
 
+def _attr_option(p: argparse.ArgumentParser) -> None:
+    from benchtui.cli.history_cmd import attribute
+
+    p.add_argument("--attr", type=attribute, action="append", default=[],
+                   metavar="NAME=VALUE", help="with the history catalog: an attribute of the "
+                   "run (commit=abc123, branch=main, build=...); repeatable")
+
+
 def _recording_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--record", metavar="SESSION", help="also record the session to this file")
     p.add_argument("--history-catalog", nargs="?", const="", metavar="URL",
                    help="with --record: add the session to a history catalog when it ends "
                    "(default catalog without URL; docs/history.md)")
+    _attr_option(p)
     p.add_argument("--export", metavar="ADDR",
                    help="also serve Prometheus metrics on ADDR (host:port)")
 
@@ -442,6 +452,11 @@ def _dispatch(argv: Sequence[str] | None) -> int:
                 and not args.record:
             raise UsageError("--history-catalog adds the recorded session: give --record "
                              "SESSION too")
+        if args.command in ("run", "demo", "record") and args.attr \
+                and args.history_catalog is None:
+            option = "--history" if args.command == "record" else "--history-catalog"
+            raise UsageError(f"--attr is an attribute of the run in the history catalog: "
+                             f"give {option} too")
         if args.command in ("run", "demo", "record") and args.history_catalog is not None:
             from benchtui.cli.history_add import check_catalog_for_recording
 

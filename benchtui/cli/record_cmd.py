@@ -55,7 +55,7 @@ def run_record(args: argparse.Namespace) -> int:
     if args.history_catalog is not None:  # record --history [URL]
         from benchtui.cli.history_add import add_recorded
 
-        code = code if add_recorded(args.output, args.history_catalog) else code or 1
+        code = code if add_recorded(args.output, args.history_catalog, args.attr) else code or 1
     return code
 
 

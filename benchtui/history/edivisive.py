@@ -21,7 +21,13 @@ Differences, by design:
   significant) instead of depending on list order in ``max``;
 - the relative change that ``min_magnitude`` is compared with may be computed on another
   series than the tested one (``display``): latency is tested on its logarithm and its
-  change is still a change of the latency itself.
+  change is still a change of the latency itself;
+- figures near the largest float are scaled by a power of two before their distances are
+  summed (exactly: the same results where nothing overflows).
+
+``change_points(exact=False)`` (what ``analysis`` runs) adds benchtui's step 3
+(``recover``) and gives each change the figures of the segments either side of it in the
+end.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from benchtui.history.ttest import ttest
+from benchtui.history.ttest import mean_std, ttest
 
 Array = NDArray[np.float64]
 
@@ -76,6 +82,12 @@ def _q_matrix(p: Array, s: int, e: int) -> Array:
 
 class _Calculator:
     def __init__(self, z: Array) -> None:
+        # divided by a power of two (exact: the same Q but for its exponent, the same
+        # argmax) so that the sums of distances between figures near the largest float
+        # do not overflow
+        finite = np.abs(z[np.isfinite(z)])
+        if finite.size and finite.max() > 0:
+            z = np.ldexp(z, -int(np.frexp(finite.max())[1]))
         d = np.abs(z[:, None] - z[None, :])
         p = np.zeros((len(z) + 1, len(z) + 1))
         p[1:, 1:] = d.cumsum(axis=0).cumsum(axis=1)
@@ -99,22 +111,19 @@ def _intervals(indexes: Sequence[int], n: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in itertools.pairwise(bounds) if a != b]
 
 
-def _stats(z: Sequence[float], display: Sequence[float], left: tuple[int, int],
-           right: tuple[int, int], index: int) -> Change:
+def stats(z: Sequence[float], display: Sequence[float], left: tuple[int, int],
+          right: tuple[int, int], index: int) -> Change:
+    """The change at ``index`` between the points ``left`` and ``right`` (slices) of ``z``:
+    the t-test on ``z``, the means and deviations of ``display``."""
     m1, m2, s1, s2, p = ttest(z[left[0]:left[1]], z[right[0]:right[1]])
     if math.isnan(p):
         p = 1.0
     if display is not z:
-        m1, s1 = _mean_sd(display[left[0]:left[1]])
-        m2, s2 = _mean_sd(display[right[0]:right[1]])
+        m1, s1 = mean_std(display[left[0]:left[1]])
+        m2, s2 = mean_std(display[right[0]:right[1]])
     forward = m2 / m1 - 1.0 if m1 else 0.0
     backward = m1 / m2 - 1.0 if m2 else 0.0
     return Change(index, m1, m2, s1, s2, p, forward, max(abs(forward), abs(backward)))
-
-
-def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
-    a = np.asarray(values, dtype=np.float64)
-    return float(a.mean()), float(a.std()) if len(a) >= 2 else 0.0
 
 
 def _at(index: int, z: Sequence[float], display: Sequence[float],
@@ -124,9 +133,9 @@ def _at(index: int, z: Sequence[float], display: Sequence[float],
     holds it)."""
     for k, (s, e) in enumerate(intervals):
         if e == index:
-            return _stats(z, display, (s, e), intervals[k + 1], index)
+            return stats(z, display, (s, e), intervals[k + 1], index)
         if s < index < e:
-            return _stats(z, display, (s, index), (index, e), index)
+            return stats(z, display, (s, index), (index, e), index)
     raise ValueError(f"index {index} is in no interval")
 
 
@@ -188,12 +197,53 @@ def merge(changes: list[Change], z: Sequence[float], max_p: float, min_magnitude
     return changes
 
 
+def recover(changes: list[Change], weak: Sequence[Change], z: Sequence[float], *,
+            max_p: float, min_magnitude: float, display: Sequence[float] | None = None
+            ) -> list[Change]:
+    """The weak change points that ``merge`` dropped but hold against the change points it
+    kept (benchtui's, not Otava's: step 3).
+
+    ``merge`` tests each weak change point against its neighbours' segments and drops the
+    weakest first: a real change a few runs before the end, with a spurious weak change
+    point just before it (a low run, an outlier), is tested against that short segment,
+    dropped, and the spurious one after it: nothing is left, where the real one alone would
+    pass the test by far. So each dropped one, strongest first, is tried again alone
+    against the kept ones: it is kept when ``merge`` of the kept ones and it keeps them all.
+    """
+    values = list(z)
+    shown = values if display is None else list(display)
+    kept = list(changes)
+    for cand in sorted(weak, key=lambda c: c.pvalue):
+        indexes = sorted({c.index for c in kept} | {cand.index})
+        if len(indexes) == len(kept):
+            continue
+        intervals = _intervals(indexes, len(values))
+        trial = merge([_at(i, values, shown, intervals) for i in indexes], values, max_p,
+                      min_magnitude, shown)
+        if len(trial) == len(indexes):
+            kept = trial
+    return kept
+
+
 def change_points(z: Sequence[float], *, window: int = 50, max_p: float = 0.001,
-                  min_magnitude: float = 0.0, display: Sequence[float] | None = None
-                  ) -> list[Change]:
+                  min_magnitude: float = 0.0, display: Sequence[float] | None = None,
+                  exact: bool = True) -> list[Change]:
     """Otava's ``compute_change_points``: the weak change points at a relaxed p (10 x
-    ``max_p`` below 0.05), merged at ``max_p``."""
+    ``max_p`` below 0.05), merged at ``max_p``; unless ``exact``, the dropped ones that hold
+    alone recovered (``recover``), and every change's figures those of the segments either
+    side of it in the end."""
     if len(z) < 2:
         return []
     first = max_p * 10 if max_p < 0.05 else (max_p * 2 if max_p < 0.5 else max_p)
-    return merge(split(z, window, first, display), z, max_p, min_magnitude, display)
+    weak = split(z, window, first, display)
+    kept = merge(weak, z, max_p, min_magnitude, display)
+    if exact:
+        return kept
+    kept = recover(kept, weak, z, max_p=max_p, min_magnitude=min_magnitude, display=display)
+    # merge tests again the change points after the one it drops, not the one before it
+    # (Otava's): that one keeps the figures of a segment that is no longer there (a level
+    # of one run). Each change's figures are those of the segments either side of it.
+    values = list(z)
+    shown = values if display is None else list(display)
+    intervals = _intervals([c.index for c in kept], len(values))
+    return [_at(c.index, values, shown, intervals) for c in kept]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from benchtui.history.analysis import Analysed
 from benchtui.history.catalog import Catalog
-from benchtui.history.render import value, verdict, when
+from benchtui.history.render import p_text, value, verdict, when
 
 W, H = 760, 200
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 28
@@ -82,15 +82,21 @@ def _svg(a: Analysed, link: str | None, annotations: dict[int, str]) -> str:
         xi = x(f.at) - step / 2
         cls = f.verdict
         colour = "#b00020" if cls == "regression" else "#1b7f3b"
-        label = f"{f.percent:+.1f}% p {f.change.pvalue:.1e} {f.status}"
+        label = f"{f.percent:+.1f}% p {p_text(f.change.pvalue)} {f.status}"
         out.append(f'<line x1="{xi:.1f}" x2="{xi:.1f}" y1="{TOP}" y2="{H - BOTTOM}" '
                    f'stroke="{colour}" stroke-dasharray="4 3"/><text x="{xi + 3:.1f}" '
                    f'y="{TOP + 11}" fill="{colour}">{html.escape(label)}</text>')
     for i, p in enumerate(pts):
-        why = "" if p.analysed else f" (not analysed: {p.excluded or p.outcome})"
+        odd = a.transients.get(i) or (a.pending if a.pending and a.pending.index == i
+                                      else None)
+        why = f" (not analysed: {p.excluded or p.outcome})" if not p.analysed else \
+            "" if odd is None else (f" ({'pending' if odd is a.pending else 'transient'}: "
+                                    f"{100 * odd.deviation:+.1f}% from its level, left out "
+                                    "of the levels)")
+        attrs = ", ".join(f"{k} {v}" for k, v in p.attributes.items())
         tip = (f"run {p.run_id}, {p.session}, {when(p.started)}: {value(a, p.value)}"
-               + (f", commit {p.commit}" if p.commit else "") + why)
-        fill = "#222" if p.analysed else "none"
+               + (f", {attrs}" if attrs else "") + why)
+        fill = "none" if not p.analysed else "#e08a00" if odd is not None else "#222"
         out.append(f'<a href="{html.escape(_link(link, p.path, p.session, p.run_id))}">'
                    f'<circle cx="{x(i):.1f}" cy="{y(p.value):.1f}" r="3.2" fill="{fill}" '
                    f'stroke="#222"><title>{html.escape(tip)}</title></circle></a>')
@@ -127,7 +133,8 @@ def render_html(plan: str, series: Sequence[Analysed], catalog: Catalog, *,
             f"{html.escape(plan)}</title><style>{_CSS}</style></head><body>"
             f"<h1>History of {html.escape(plan)}</h1><p>Catalog {html.escape(catalog.name)}"
             f", made {made}. Filled points are analysed; hollow ones were excluded or their "
-            "step did not complete. Lines: each level's mean, its band one standard "
+            "step did not complete; orange ones are transients (one-off runs, left out of "
+            "the levels, never gated). Lines: each level's mean, its band one standard "
             "deviation; dashed: change points.</p>"
             "<table><tr><th>series</th><th>runs</th><th>now</th><th>verdict</th></tr>"
             + "".join(rows) + "</table>" + "".join(figures) + "</body></html>\n")

@@ -20,9 +20,15 @@ from benchtui.history.analysis import (
     Point,
 )
 from benchtui.history.gate import GateResult, Group
+from benchtui.history.schema import ATTRIBUTES
+from benchtui.history.series import FLEET
+from benchtui.history.transients import Transient
 from benchtui.model.format import format_metric, markdown_cell
 
 _BARS = "▁▂▃▄▅▆▇█"
+#: Incomplete runs listed by name on the gate's line (the newest; a longer streak is
+#: counted).
+_LISTED = 5
 
 
 def when(t: float) -> str:
@@ -39,20 +45,43 @@ def _metric(f: Found) -> str:
     return f"{f.series.info.label}{op}"
 
 
-def _p(p: float) -> str:
+#: Below this a p-value is not printed as a number: the t distribution's tail is computed
+#: in doubles, which end near 1e-308 (a series with no noise at all gives p 0).
+P_FLOOR = 1e-300
+
+
+def p_text(p: float) -> str:
+    """A p-value as printed: ``0.012``, ``2.8e-34``, ``< 1e-300`` (never ``0.0e+00``)."""
+    if p < P_FLOOR:
+        return "< 1e-300"
     return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
 
 
-def _commits(f: Found) -> str:
-    a, b = f.commits
-    if a is None and b is None:
-        return ""
-    return f", commit {a or '?'} -> {b or '?'}"
+def attributes(before: Point, after: Point) -> str:
+    """The runs' attributes either side of a change: the commit always (``commit c08 ->
+    c09``), the others where they differ (``build 41 -> 42``)."""
+    names = sorted(set(before.attributes) | set(after.attributes),
+                   key=lambda n: (n not in ATTRIBUTES, ATTRIBUTES.index(n)
+                                  if n in ATTRIBUTES else 0, n))
+    out = []
+    for name in names:
+        a, b = before.attributes.get(name), after.attributes.get(name)
+        if name == "commit" or a != b:
+            out.append(f"{name} {a or '?'} -> {b or '?'}")
+    return ", ".join(out)
+
+
+def host_change(host: str, f: Found) -> str:
+    """``h2 -15.0% (2.00k -> 1.70k)``."""
+    c = f.change
+    return (f"{host} {f.percent:+.1f}% ({value(f, c.mean_before)} -> "
+            f"{value(f, c.mean_after)})")
 
 
 def finding(group: Group, points: Sequence[Point]) -> str:
-    """One line: the step, the metrics that moved together, the first one's before and
-    after, the change, p, and the runs (and commits) where it happened."""
+    """One line: the step (and host, for a host's series), the metrics that moved together,
+    the first one's before and after, the change, p, the runs (and their attributes) where
+    it happened, and the hosts that moved with the fleet, each with its own change."""
     f = group.first
     c = f.change
     moved = ", ".join(f"{_metric(x)} {x.percent:+.1f}%" for x in group.changes)
@@ -60,12 +89,16 @@ def finding(group: Group, points: Sequence[Point]) -> str:
     status = "" if group.status == CONFIRMED else \
         f" [{group.status}, needs {f.needs} more run(s)]" if group.status == SUSPECTED \
         else f" [{group.status}]"
-    hosts = f"; hosts: {', '.join(group.hosts)}" if group.hosts else ""
-    return (f"{group.verdict}{status}: {group.step}: {moved}; {_metric(f)} "
+    where = group.step if group.scope == FLEET else f"{group.step} on {group.scope}"
+    attrs = attributes(before, after)
+    hosts = f"; hosts: {', '.join(host_change(h, x) for h, x in group.hosts)}" \
+        if group.hosts else ""
+    return (f"{group.verdict}{status}: {where}: {moved}; {_metric(f)} "
             f"{value(f, c.mean_before)} ± {value(f, c.sd_before)} -> "
-            f"{value(f, c.mean_after)} ± {value(f, c.sd_after)}, p {_p(c.pvalue)}; "
+            f"{value(f, c.mean_after)} ± {value(f, c.sd_after)}, p {p_text(c.pvalue)}; "
             f"between run {f.prev_run_id} ({_name(before)}, {when(before.started)}) and run "
-            f"{f.run_id} ({_name(after)}, {when(after.started)}){_commits(f)}{hosts}"
+            f"{f.run_id} ({_name(after)}, {when(after.started)})"
+            + (f", {attrs}" if attrs else "") + hosts
             + (f" (change {f.id})" if f.id is not None else ""))
 
 
@@ -79,10 +112,23 @@ def gate_lines(result: GateResult) -> list[str]:
     lines = [result.summary()]
     for g in [*result.regressions, *result.improvements, *result.suspected]:
         lines.append("  " + finding(g, points[g.first.series.id]))
+    for a in result.pending:
+        assert a.pending is not None
+        lines.append(f"  pending: {a.series.name}: {_odd(a, a.pending)} from the level before "
+                     "it: a transient or the first run of a new level; the next run tells")
+    if result.incomplete:
+        runs = result.incomplete
+        shown = ", ".join(f"run {r.id} ({Path(r.path).name or r.session}, {when(r.started)}, "
+                          f"{r.outcome})" for r in runs[-_LISTED:])
+        more = f"{len(runs)} runs, the newest {_LISTED}: " if len(runs) > _LISTED else ""
+        verdict = "fails the gate" if result.failed_to_complete else "not yet a failure"
+        lines.append(f"  incomplete: {more}{shown}: not analysed; {verdict} "
+                     f"(--require-complete {result.require_complete})")
+    why = "--require-history" if result.require is not None \
+        and result.require >= result.needed else "--confirm runs either side of a change"
     for a in result.too_short:
-        need = result.require if result.require is not None else None
-        extra = f" (--require-history {need})" if need is not None else ""
-        lines.append(f"  too short: {a.series.name}: {a.analysed_count} point(s){extra}")
+        lines.append(f"  too short: {a.series.name}: {a.analysed_count} of the "
+                     f"{result.needed} points needed ({why})")
     return lines
 
 
@@ -106,7 +152,8 @@ def sparkline(values: Sequence[float | None]) -> str:
 
 def verdict(a: Analysed) -> str:
     if not a.changes:
-        return "stable"
+        n = a.analysed_count
+        return f"too short ({n} of {a.needed} points)" if n < a.needed else "stable"
     f = a.changes[-1]
     ack = ", acknowledged" if f.acked else ""
     if f.status == SUSPECTED:
@@ -125,11 +172,15 @@ def show_lines(series: Sequence[Analysed], last: int) -> list[str]:
         out.append(f"{a.series.name}  ({a.analysed_count} runs, {len(a.points)} recorded)")
         out.append(f"  {spark}")
         marks = [" "] * len(pts)
+        for i in a.transients:
+            if i >= first:
+                marks[i - first] = "t"
         for f in a.changes:
             if f.at >= first and f.status in (CONFIRMED, SUSPECTED):
                 marks[f.at - first] = "^" if f.status == CONFIRMED else "?"
         if any(m != " " for m in marks):
-            out.append(f"  {''.join(marks).rstrip()}  (^ confirmed, ? suspected change)")
+            out.append(f"  {''.join(marks).rstrip()}  (^ confirmed, ? suspected change, "
+                       "t transient)")
         if levels:
             out.append("  levels: " + " -> ".join(
                 f"{value(a, s.mean)} ({s.count} runs)" for s in levels))
@@ -138,11 +189,26 @@ def show_lines(series: Sequence[Analysed], last: int) -> list[str]:
         if a.changes:
             f = a.changes[-1]
             p = a.points[f.at]
+            attrs = attributes(a.points[f.before], p)
             out.append(f"  last change: {f.percent:+.1f}% at run {f.run_id} ({_name(p)}, "
-                       f"{when(p.started)}), p {_p(f.change.pvalue)}"
+                       f"{when(p.started)}" + (f", {attrs}" if attrs else "")
+                       + f"), p {p_text(f.change.pvalue)}"
                        + (f", change {f.id}" if f.id is not None else ""))
+        odd = [t for i, t in sorted(a.transients.items()) if i >= first]
+        if odd:
+            out.append("  transients (one-off runs, left out of the levels, never gated): "
+                       + ", ".join(_odd(a, t) for t in odd))
+        if a.pending is not None:
+            out.append(f"  pending: {_odd(a, a.pending)} from the level before it: a "
+                       "transient or the first run of a new level; the next run tells")
         out.append(f"  verdict: {verdict(a)}")
     return out
+
+
+def _odd(a: Analysed, t: Transient) -> str:
+    """``run 5 (night-05.btr, 3.50k, -12.5%)``."""
+    p = a.points[t.index]
+    return f"run {p.run_id} ({_name(p)}, {value(a, p.value)}, {100 * t.deviation:+.1f}%)"
 
 
 def _change_json(f: Found, a: Analysed) -> dict[str, Any]:
@@ -150,7 +216,7 @@ def _change_json(f: Found, a: Analysed) -> dict[str, Any]:
     c = f.change
     return {
         # Otava's fields (otava.series.ChangePoint.to_json, unrounded)
-        "metric": f"{f.series.info.short}{'.' + f.series.op if f.series.op else ''}",
+        "metric": _json_metric(f),
         "index": f.at, "time": p.started, "forward_change_percent": f.percent,
         "magnitude": c.magnitude, "mean_before": c.mean_before, "stddev_before": c.sd_before,
         "mean_after": c.mean_after, "stddev_after": c.sd_after, "pvalue": c.pvalue,
@@ -174,16 +240,33 @@ def to_json(plan: str, series: Sequence[Analysed]) -> str:
             p = a.points[f.at]
             group = next((g for g in groups if g["time"] == p.started), None)
             if group is None:
-                group = {"time": p.started,
-                         "attributes": {k: v for k, v in (("commit", p.commit),
-                                                          ("branch", p.branch),
-                                                          ("session", p.session)) if v},
+                group = {"time": p.started, "attributes": _json_attributes(p),
                          "changes": []}
                 groups.append(group)
             group["changes"].append(_change_json(f, a))
+        for i, t in sorted(a.transients.items()):
+            p = a.points[i]
+            group = next((g for g in groups if g["time"] == p.started), None)
+            if group is None:
+                group = {"time": p.started, "attributes": _json_attributes(p),
+                         "changes": []}
+                groups.append(group)
+            group.setdefault("transients", []).append({
+                "metric": _json_metric(a), "index": i, "value": p.value, "level": t.level,
+                "deviation_percent": 100 * t.deviation, "run_id": p.run_id,
+                "session": p.session, "path": p.path})
     for groups in tests.values():
         groups.sort(key=lambda g: g["time"])
     return json.dumps(tests, indent=1, allow_nan=False, default=_finite) + "\n"
+
+
+def _json_attributes(p: Point) -> dict[str, str]:
+    """A run's attributes (commit, branch, build...) and its session, as Otava's."""
+    return {**p.attributes, "session": p.session} if p.session else dict(p.attributes)
+
+
+def _json_metric(a: Analysed | Found) -> str:
+    return f"{a.series.info.short}{'.' + a.series.op if a.series.op else ''}"
 
 
 def _finite(v: object) -> object:
@@ -194,17 +277,22 @@ def _finite(v: object) -> object:
 
 def to_markdown(plan: str, series: Sequence[Analysed]) -> str:
     lines = [f"# History of {plan}", "",
-             "| series | runs | now | last change | run | p | verdict |",
-             "|---|---|---|---|---|---|---|"]
+             "| series | runs | now | last change | run | attributes | p | verdict "
+             "| transients |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for a in series:
         cur = a.current
         now = f"{value(a, cur.mean)} ± {value(a, cur.sd)}" if cur else "-"
         if a.changes:
             f = a.changes[-1]
-            change, run, p = f"{f.percent:+.1f}%", str(f.run_id), _p(f.change.pvalue)
+            change, run, p = f"{f.percent:+.1f}%", str(f.run_id), p_text(f.change.pvalue)
+            attrs = attributes(a.points[f.before], a.points[f.at]) or "-"
         else:
-            change = run = p = "-"
-        cells = (a.series.name, str(a.analysed_count), now, change, run, p, verdict(a))
+            change = run = p = attrs = "-"
+        odd = ", ".join(f"{a.points[i].run_id} ({100 * t.deviation:+.1f}%)"
+                        for i, t in sorted(a.transients.items())) or "-"
+        cells = (a.series.name, str(a.analysed_count), now, change, run, attrs, p, verdict(a),
+                 odd)
         lines.append("| " + " | ".join(markdown_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -226,7 +314,7 @@ def to_junit(plan: str, series: Sequence[Analysed], require: int) -> str:
         elif last is not None and last.status == CONFIRMED and last.verdict == REGRESSION \
                 and not last.acked:
             failures += 1
-            msg = f"{last.percent:+.1f}% at run {last.run_id}, p {_p(last.change.pvalue)}"
+            msg = f"{last.percent:+.1f}% at run {last.run_id}, p {p_text(last.change.pvalue)}"
             cases.append(f'  <testcase classname={quoteattr(plan)} name={name}><failure '
                          f'message={quoteattr(msg)}>{escape(verdict(a))}</failure></testcase>')
         else:

@@ -64,23 +64,53 @@ def t_two_sided(t: float, df: float) -> float:
     return betainc(df / 2.0, 0.5, df / (df + t * t))
 
 
-def mean_std(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and population standard deviation (ddof 0), as numpy's defaults."""
+def _mean_std(values: Sequence[float]) -> tuple[float, float]:
     n = len(values)
     m = math.fsum(values) / n
-    var = math.fsum((v - m) ** 2 for v in values) / n if n >= 2 else 0.0
+    var = math.fsum((v - m) * (v - m) for v in values) / n if n >= 2 else 0.0
     return m, math.sqrt(var)
+
+
+def mean_std(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and population standard deviation (ddof 0), as numpy's defaults, of any finite
+    figures (``_exponent``)."""
+    e = _exponent(values)
+    m, s = _mean_std([math.ldexp(v, -e) for v in values])
+    return _times(m, e), _times(s, e)
+
+
+def _exponent(values: Sequence[float]) -> int:
+    """The binary exponent of the largest finite magnitude of ``values``: dividing by that
+    power of two is exact (only the exponents change) and brings every value under 1, so
+    that sums and squares of figures near the largest float (1e154 squared, 1e308 summed)
+    do not overflow."""
+    big = max((abs(v) for v in values if math.isfinite(v)), default=0.0)
+    return math.frexp(big)[1] if big > 0 else 0
+
+
+def _times(x: float, e: int) -> float:
+    """``x`` x 2**``e``, infinite where that is beyond the largest float."""
+    try:
+        return math.ldexp(x, e)
+    except OverflowError:
+        return math.copysign(math.inf, x)
 
 
 def ttest(left: Sequence[float], right: Sequence[float]
           ) -> tuple[float, float, float, float, float]:
     """(mean_l, mean_r, std_l, std_r, p) as Otava's ``TTestSignificanceTester.compare``.
-    p is NaN where scipy's is (both sides constant and equal)."""
+    p is NaN where scipy's is (both sides constant and equal).
+
+    Computed on the values scaled by a power of two (``_exponent``) and scaled back: the
+    same results to the last bit where nothing overflows, and no OverflowError where the
+    squares or sums of huge values would."""
     n1, n2 = len(left), len(right)
-    m1, s1 = mean_std(left)
-    m2, s2 = mean_std(right)
+    e = _exponent([*left, *right])
+    m1, s1 = _mean_std([math.ldexp(v, -e) for v in left])
+    m2, s2 = _mean_std([math.ldexp(v, -e) for v in right])
+    stats = (_times(m1, e), _times(m2, e), _times(s1, e), _times(s2, e))
     if n1 + n2 <= 2:
-        return m1, m2, s1, s2, 1.0
+        return *stats, 1.0
     df = n1 + n2 - 2
     svar = ((n1 - 1) * s1 * s1 + (n2 - 1) * s2 * s2) / df
     denom = math.sqrt(svar * (1.0 / n1 + 1.0 / n2))
@@ -89,4 +119,4 @@ def ttest(left: Sequence[float], right: Sequence[float]
         t = math.nan if diff == 0.0 else math.copysign(math.inf, diff)
     else:
         t = diff / denom
-    return m1, m2, s1, s2, t_two_sided(t, df)
+    return *stats, t_two_sided(t, df)
