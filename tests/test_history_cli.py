@@ -82,6 +82,10 @@ def test_usage_mistakes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
         main(["history", "import", "x.btr", "--attr", "novalue"])
     assert exc.value.code == 2
     capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:  # as report's: a duration of at most a week
+        main(["history", "import", "x.btr", "--skip", "1e308"])
+    assert exc.value.code == 2
+    assert "more than the 7 days" in capsys.readouterr().err
     code, _out, err = run(capsys, "history")
     assert code == 2 and "needs a command" in _one_sentence(err)
     code, _out, err = run(capsys, "run", "plan.toml", "--history-catalog")

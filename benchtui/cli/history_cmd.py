@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from benchtui.cli.history_add import say as _say
+from benchtui.cli.skip_arg import skip_seconds
 
 if TYPE_CHECKING:
     from benchtui.history.analysis import Analysed, Options
@@ -142,7 +143,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--attr", type=attribute, action="append", default=[], metavar="NAME=VALUE",
                    help="an attribute of the runs: commit=abc123, branch=main, version=..., "
                    "build=...; repeatable")
-    p.add_argument("--skip", type=float, default=None, metavar="SECONDS",
+    p.add_argument("--skip", type=skip_seconds, default=None, metavar="SECONDS",
                    help="ramp-up left out of each run's figures (default 5, as report)")
 
     p = hs.add_parser("gate", help="exit 3 on a new confirmed regression since the last gate")

@@ -18,6 +18,7 @@ from benchtui.cli.output import (
     reserve_closed_descriptors,
     silence_stdout,
 )
+from benchtui.cli.skip_arg import skip_seconds
 from benchtui.cli.version import VersionAction
 from benchtui.errors import BenchtuiError, UsageError
 from benchtui.model.fio_buckets import DEFAULT_BITS, FIO_PLAT_BITS, MIN_BITS
@@ -176,7 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "hosts' facts)")
     p.add_argument("--output", "-o", metavar="FILE",
                    help="write the report to FILE (written whole or not at all); default stdout")
-    p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
+    p.add_argument("--skip", metavar="SECONDS", type=skip_seconds, default=None,
                    help="seconds of ramp-up left out at the start of every run (default 5)")
     p.add_argument("--select", choices=("all", "median", "best"),
                    help="of a repeated step's runs, show all, the median or the best (IOPS); "
@@ -218,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--select", choices=("median", "best", "all"),
                    help="of a repeated step's runs, each host's median or best (IOPS) "
                    "(default: the plan's select, else median); all: name one run")
-    p.add_argument("--skip", metavar="SECONDS", type=_seconds, default=None,
+    p.add_argument("--skip", metavar="SECONDS", type=skip_seconds, default=None,
                    help="seconds of ramp-up shaded at the start of the run (default 5, as "
                    "report)")
     p.add_argument("--output", "-o", metavar="FILE", required=True,
@@ -248,23 +249,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_shipped_parsers(sub)
     add_completion_parser(sub)
     return parser
-
-
-#: The longest ramp-up ``--skip`` takes: a week, longer than any run a skip is meant for.
-MAX_SKIP = 7 * 86400.0
-
-
-def _seconds(text: str) -> float:
-    from benchtui.model.units import parse_duration
-
-    value = parse_duration(text.strip())
-    if value is None or value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 5, 10s, 1m)")
-    if value > MAX_SKIP:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is more than the 7 days (604800 s) a ramp-up can be: give the seconds "
-            "left out at the start of each run (e.g. 5, 30s, 2m)")
-    return value
 
 
 def _histogram_bits(text: str) -> int:

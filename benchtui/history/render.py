@@ -23,7 +23,7 @@ from benchtui.history.gate import GateResult, Group
 from benchtui.history.schema import ATTRIBUTES
 from benchtui.history.series import FLEET
 from benchtui.history.transients import Transient
-from benchtui.model.format import format_metric, markdown_cell
+from benchtui.model.format import format_metric, markdown_cell, plural
 
 _BARS = "▁▂▃▄▅▆▇█"
 #: Incomplete runs listed by name on the gate's line (the newest; a longer streak is
@@ -183,7 +183,7 @@ def show_lines(series: Sequence[Analysed], last: int) -> list[str]:
                        "t transient)")
         if levels:
             out.append("  levels: " + " -> ".join(
-                f"{value(a, s.mean)} ({s.count} runs)" for s in levels))
+                f"{value(a, s.mean)} ({plural(s.count, 'run')})" for s in levels))
         if cur is not None:
             out.append(f"  now: {value(a, cur.mean)} ± {value(a, cur.sd)}")
         if a.changes:
