@@ -44,7 +44,7 @@ sys.path.insert(0, str(HERE))
 from fleet_scale import machine, start_sshd, write_doc  # noqa: E402
 from fleet_wide import BeatWatch, loadavg, prerender, write_plan  # noqa: E402
 
-OUT_MD = ROOT / "docs" / "benchmarks" / "fleet_wide.md"
+OUT_MD = ROOT / "docs" / "benchmarks" / "fleet_scale.md"
 BADGE = b"PAUSED"
 
 

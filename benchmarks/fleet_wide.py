@@ -52,7 +52,7 @@ from fleet_scale import machine, start_sshd, write_doc  # noqa: E402
 from replay_capture import split_fio_documents  # noqa: E402
 
 CAPTURE = HERE / "captures" / "fio-json-plus-32jobs-20s.json.xz"
-OUT_MD = ROOT / "docs" / "benchmarks" / "fleet_wide.md"
+OUT_MD = ROOT / "docs" / "benchmarks" / "fleet_scale.md"
 
 
 class BeatWatch(threading.Thread):

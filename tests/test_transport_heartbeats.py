@@ -1,7 +1,8 @@
 """The controller's heartbeat process (transport/heartbeats.py, beat_process.py) with a real
-sshd host: it beats while the controller's event loop turns, however late; once the loop has
-not turned for its stall limit, the beats stop and the host's watchdog stops the run as it
-would a dead controller's; killed, the heartbeat process hands the beats back to the
+sshd host: it beats while the controller's event loop turns, however late, and while the
+loop stands still for less than its stall limit; once the loop has not turned for that
+limit, the beats stop and the host's watchdog stops the run as it would a dead
+controller's; killed, the heartbeat process hands the beats back to the
 transport (the run goes on) and says so. (A controller killed with SIGKILL takes its
 heartbeat process with it: tests/test_cli_watchdog.py.)"""
 
@@ -47,18 +48,30 @@ async def wait_ended(transport: SshTransport, handle: RunHandle, seconds: float)
     return False
 
 
-async def test_a_loop_stalled_past_the_limit_is_taken_for_gone(
+def uptime_of(beat: str) -> float:
+    """The host's uptime (seconds) a beat line was written at."""
+    return int(beat.split()[0]) / 100
+
+
+async def test_a_stalled_loop_keeps_beating_until_the_limit_then_is_taken_for_gone(
         sshd_hosts: list[SshdHost]) -> None:
-    beats = Heartbeats(stall_limit=2.0)
+    beats = Heartbeats(stall_limit=8.0)
     transport = SshTransport("db1", sshd_hosts[0].target(), controller_grace=1.0,
                              heartbeats=beats)
     await transport.connect()
     try:
         handle = await transport.start(RemoteRun(checks.run_id(), ["sleep", "120"],
                                                  deadline=150))
-        await wait_for_beats(transport)
-        time.sleep(9.0)  # the event loop stands still: no tick for 9 s
-        # 2 s of stall, 3 s without a beat, 1 s of grace: the watchdog has stopped it
+        before = uptime_of(await wait_for_beats(transport))
+        # The event loop stands still for 6 s: with the beats on it, the host would have
+        # had none for 3 s + the 1 s grace and stopped the run. The heartbeat process beats.
+        time.sleep(6.0)
+        beat = beat_file(transport).read_text()
+        assert beat.split()[1] == "open" and uptime_of(beat) >= before + 5, (before, beat)
+        assert not await wait_ended(transport, handle, 1), "a busy controller taken for gone"
+        # It stands still past the stall limit: hung, not busy; the beats stop and after
+        # 3 s without one and the 1 s grace, the host's watchdog stops the run.
+        time.sleep(14.0)
         assert await wait_ended(transport, handle, 10), "the run outlived a hung controller"
         outcome = await transport.outcome(handle)
         assert outcome.watchdog is not None and outcome.watchdog.grace == 1.0

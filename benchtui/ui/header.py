@@ -81,11 +81,13 @@ class FleetHeader(ReusedLines):
     def update_from(self, state: FleetState, now: float, generation: int, *,
                     ghost: Ghost | None = None, runs: Sequence[PlannedRun] = ()) -> bool:
         """Recompute at most once a second of the clock (fleet figures merge every host's
-        histograms), or when the display itself changed; ``ghost``: a baseline to compare
-        the fleet with; ``runs``: the session's planned runs (its time left is estimated
-        from them)."""
+        histograms), or when the display itself changed, or the controller's lag as shown
+        (whole seconds); ``ghost``: a baseline to compare the fleet with; ``runs``: the
+        session's planned runs (its time left is estimated from them)."""
+        lag = state.controller_lag
         key = (id(state), int(now), self.badges, generation, self.size.width,
-               state.started is None, state.ended is None, len(state.steps))
+               state.started is None, state.ended is None, len(state.steps),
+               None if lag is None else round(lag))
         if key == self._key:
             return False
         self._key = key
