@@ -12,7 +12,7 @@ hosts' beat files (``fleet_wide.BeatWatch``) are read meanwhile.
 ``--old DIR`` runs the same on other code (``PYTHONPATH=DIR``), alternately, in the same run.
 
     .venv/bin/python benchmarks/fleet_console.py [--hosts 32] [--seconds 40] [--old DIR]
-        [--out FILE|-] [--json FILE]
+        [--out FILE|-] [--json FILE] [--quick]
 """
 
 from __future__ import annotations
@@ -177,7 +177,11 @@ def main() -> int:
     ap.add_argument("--out", default=str(OUT_MD),
                     help="Markdown file to write the results into ('-': none)")
     ap.add_argument("--json", type=Path, help="also write the raw results to this file")
+    ap.add_argument("--quick", action="store_true",
+                    help="32 hosts, keys typed for 16 s (about 1 minute a code)")
     args = ap.parse_args()
+    if args.quick:
+        args.hosts, args.seconds, args.settle = [32], 16, 6.0
     from tests.sshd import SshdFleet, free_port, sshd_unavailable, stop_process
 
     if reason := sshd_unavailable():

@@ -22,7 +22,7 @@ gone 3 s after the last one, and stops the workload ``controller_grace`` later).
 ``git worktree add /tmp/live32-old COMMIT``), alternately with this checkout's, in the same run.
 
     .venv/bin/python benchmarks/fleet_wide.py [--hosts 16 32] [--seconds 30] [--old DIR]
-        [--pin] [--grace 5] [--out FILE|-] [--json FILE]
+        [--pin] [--grace 5] [--out FILE|-] [--json FILE] [--quick]
 
 ``--pin``: the controller on CPU 0, sshd and the simulated hosts on the last CPU.
 """
@@ -254,7 +254,11 @@ def main() -> int:
     ap.add_argument("--out", default=str(OUT_MD),
                     help="Markdown file to write the results into ('-': none)")
     ap.add_argument("--json", type=Path, help="also write the raw results to this file")
+    ap.add_argument("--quick", action="store_true",
+                    help="32 hosts for 15 s (about 2 minutes with --old)")
     args = ap.parse_args()
+    if args.quick:
+        args.hosts, args.seconds = [32], 15
     from tests.sshd import sshd_unavailable
 
     if reason := sshd_unavailable():
