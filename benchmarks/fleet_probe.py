@@ -291,7 +291,7 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
     out["watchdog_stops"] = sorted({e.host or "?" for _, e in probe.events
                                     if e.data.get("outcome") == "watchdog"})
     out["behind"] = [(round(m - started, 1), e.message) for m, e in probe.events
-                     if e.kind == "controller_lag"][:40]
+                     if e.kind == "controller_lag" and e.data.get("said", True)][:40]
     return out
 
 

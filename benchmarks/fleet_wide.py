@@ -231,8 +231,8 @@ def report(results: list[dict[str, Any]], command: str, doc_bytes: int, args: ar
         if r.get("failures"):
             notes.append(f"failures: {'; '.join(r['failures'][:3])}")
         if r.get("behind"):
-            notes.append(f"said it was behind {len(r['behind'])} time(s), first: "
-                         f"{r['behind'][0][1]}")
+            notes.append("said: " + "; ".join(f"at {t:g} s: {m.split(':')[0]}"
+                                               for t, m in r["behind"][:6]))
         if notes:
             lines.append(f"- {r['code']}, {r['hosts']} hosts: " + "; ".join(notes))
     lines += ["", "Lag: the time a document's samples reach the store minus its `timestamp_ms` "

@@ -50,7 +50,7 @@ async def wait_ended(transport: SshTransport, handle: RunHandle, seconds: float)
 
 def uptime_of(beat: str) -> float:
     """The host's uptime (seconds) a beat line was written at."""
-    return int(beat.split()[0]) / 100
+    return int(beat.split(maxsplit=1)[0]) / 100
 
 
 async def test_a_stalled_loop_keeps_beating_until_the_limit_then_is_taken_for_gone(
