@@ -2,9 +2,10 @@
 sshd host: it beats while the controller's event loop turns, however late, and while the
 loop stands still for less than its stall limit; once the loop has not turned for that
 limit, the beats stop and the host's watchdog stops the run as it would a dead
-controller's; killed, the heartbeat process hands the beats back to the
-transport (the run goes on) and says so. (A controller killed with SIGKILL takes its
-heartbeat process with it: tests/test_cli_watchdog.py.)"""
+controller's; killed or stopped (SIGSTOP: it stops answering the ticks), the heartbeat
+process is ended and hands the beats back to the transport (the run goes on) and says so.
+(A controller killed with SIGKILL takes its heartbeat process with it:
+tests/test_cli_watchdog.py.)"""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ import shutil
 import signal
 import time
 from pathlib import Path
+
+import pytest
 
 from benchtui.transport import RemoteRun, RunHandle
 from benchtui.transport.heartbeats import Heartbeats
@@ -29,11 +32,13 @@ def beat_file(transport: SshTransport) -> Path:
 
 
 async def wait_for_beats(transport: SshTransport) -> str:
-    """Until the host's keeper wrote a beat; the beat file's text."""
+    """Until a keeper fed by this controller wrote a beat (not the run's start's own); the
+    beat file's text."""
     path = beat_file(transport)
     give_up = time.monotonic() + 30
     while time.monotonic() < give_up:
-        if path.exists() and "open" in (text := path.read_text()):
+        if path.exists() and (text := path.read_text()).split()[1:] \
+                and text.split()[1] == "open" and text.split()[2] != "start":
             return text
         await asyncio.sleep(0.1)
     raise AssertionError("no beat reached the host")
@@ -71,7 +76,7 @@ async def test_a_stalled_loop_keeps_beating_until_the_limit_then_is_taken_for_go
         assert not await wait_ended(transport, handle, 1), "a busy controller taken for gone"
         # It stands still past the stall limit: hung, not busy; the beats stop and after
         # 3 s without one and the 1 s grace, the host's watchdog stops the run.
-        time.sleep(14.0)
+        time.sleep(16.0)
         assert await wait_ended(transport, handle, 10), "the run outlived a hung controller"
         outcome = await transport.outcome(handle)
         assert outcome.watchdog is not None and outcome.watchdog.grace == 1.0
@@ -81,8 +86,12 @@ async def test_a_stalled_loop_keeps_beating_until_the_limit_then_is_taken_for_go
         shutil.rmtree(beat_file(transport).parent, ignore_errors=True)
 
 
-async def test_a_killed_heartbeat_process_hands_the_beats_back(
-        sshd_hosts: list[SshdHost]) -> None:
+@pytest.mark.parametrize(("sig", "said"), [
+    (signal.SIGKILL, "the heartbeat process ended (exit status -9"),
+    (signal.SIGSTOP, "has not answered for"),
+])
+async def test_a_killed_or_stopped_heartbeat_process_hands_the_beats_back(
+        sshd_hosts: list[SshdHost], sig: signal.Signals, said: str) -> None:
     troubles: list[str] = []
     beats = Heartbeats(on_trouble=troubles.append)
     transport = SshTransport("db1", sshd_hosts[1].target(), controller_grace=3.0,
@@ -92,15 +101,22 @@ async def test_a_killed_heartbeat_process_hands_the_beats_back(
         handle = await transport.start(RemoteRun(checks.run_id(), ["sleep", "120"],
                                                  deadline=150))
         first = await wait_for_beats(transport)
-        assert beats.pid is not None
-        os.kill(beats.pid, signal.SIGKILL)
+        pid = beats.pid
+        assert pid is not None
+        give_up = time.monotonic() + 5
+        while not beats.ready and time.monotonic() < give_up:  # (its answer read)
+            await asyncio.sleep(0.1)
+        assert beats.ready
+        os.kill(pid, sig)
         await asyncio.sleep(9.0)  # past 3 s without a beat and the 3 s grace
         assert await transport.exit_status(handle) is None, "the run was stopped"
         assert len(troubles) == 1, troubles
-        assert troubles[0].startswith("the heartbeat process ended (exit status -9"), troubles
+        assert said in troubles[0], troubles
         assert "heartbeats come from this controller's event loop" in troubles[0]
         beat = beat_file(transport).read_text().split()
         assert beat[1] == "open" and beat[2] != first.split()[2]  # another keeper beats
+        with pytest.raises(ProcessLookupError):  # (a stuck one was ended)
+            os.kill(pid, 0)
         await transport.stop(handle)
     finally:
         await transport.close()

@@ -9,7 +9,8 @@ Its standard input is a pipe from its controller, one JSON object a line:
 - ``{"op": "unwatch", "name": ...}``: close that host's connection (its keeper writes
   "closed");
 - ``{"op": "tick"}``: the controller's event loop turns. Beats are written only while the
-  last tick is less than STALL seconds old.
+  last tick is less than STALL seconds old. Each tick is answered with a byte on standard
+  output (the controller takes a process that stops answering for stuck).
 
 When the pipe ends (the controller's process is gone, however it went), every connection is
 closed and the process exits. It ignores the signals a terminal or a service manager sends
@@ -23,6 +24,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import signal
 import sys
 import time
@@ -67,6 +69,8 @@ async def serve(stall_limit: float) -> None:
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
     last_tick = time.monotonic()
+    answers = sys.stdout.fileno()
+    os.set_blocking(answers, False)
 
     def beating() -> bool:
         return time.monotonic() - last_tick < stall_limit
@@ -81,6 +85,8 @@ async def serve(stall_limit: float) -> None:
                 continue
             if op == "tick":
                 last_tick = time.monotonic()
+                with contextlib.suppress(BlockingIOError):  # (a controller not reading)
+                    os.write(answers, b".")
             elif op == "watch" and message.get("name") not in keepers:
                 keeper = Keeper(message, beating)
                 keepers[keeper.name] = keeper

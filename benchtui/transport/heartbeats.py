@@ -20,9 +20,17 @@ falls behind still ticks (its loop turns, late); one whose loop has not turned f
 it gone as they would a dead one. Suspended (Ctrl-Z), the process group stops, the heartbeat
 process with it: gone after ``BEAT_SILENCE`` s, as before.
 
-``Heartbeats`` is the controller's side: it starts the process at the first watched run, tells
-it which hosts to watch, and, if the process cannot start or dies, says so (``on_trouble``)
-and gives every host back to its transport's own heartbeat on the event loop (``fallback``).
+The process answers each tick (a byte on its standard output). One that, once started, has
+not answered for ``ANSWER_LIMIT`` seconds of ticks (stopped with SIGSTOP, starved, hung)
+beats no more either: its hosts would count the controller gone ``BEAT_SILENCE`` s after
+its last beat.
+
+``Heartbeats`` is the controller's side: it starts the process (``prepare``: as the first SSH
+host that will be watched connects, so that it is ready by the first run), tells it which
+hosts to watch, and, if the process cannot start (or does not answer within
+``START_LIMIT``), dies or stops answering, ends it, says so (``on_trouble``) and gives every
+host back to its transport's own heartbeat on the event loop (``fallback``), within
+``ANSWER_LIMIT`` + a tick: before the hosts' watchdogs count the controller gone.
 """
 
 from __future__ import annotations
@@ -48,6 +56,11 @@ TICK_INTERVAL = 0.5
 #: Seconds the controller's event loop may go without a tick before the heartbeat process
 #: takes it for hung and stops beating (its hosts' watchdogs then count it gone).
 STALL_LIMIT = 30.0
+#: Seconds of ticks the heartbeat process may leave unanswered before it is taken for
+#: stuck (less than ``watchdog.BEAT_SILENCE``: the transports' own beats take over in time).
+ANSWER_LIMIT = 1.5
+#: Seconds the heartbeat process may take to start answering (Python and asyncssh imported).
+START_LIMIT = 20.0
 #: Seconds the heartbeat process gets to end once told to (then it is killed).
 CLOSE_TIMEOUT = 0.5
 #: Bytes of the heartbeat process's error output said when it ends unexpectedly.
@@ -86,11 +99,26 @@ class Heartbeats:
         self._errors: IO[bytes] | None = None
         self._fallbacks: dict[str, Callable[[], None]] = {}
         self._ticking: asyncio.Task[None] | None = None
+        #: Since when (monotonic) the ticks sent have had no answer (None: all answered).
+        self._unanswered: float | None = None
+        #: The process answered once (it started: Python and asyncssh imported).
+        self._ready = False
 
     @property
     def pid(self) -> int | None:
         """The heartbeat process's PID (None while there is none)."""
         return None if self._process is None else self._process.pid
+
+    @property
+    def ready(self) -> bool:
+        """Whether the process has started (it answered a tick)."""
+        return self._ready
+
+    def prepare(self) -> None:
+        """Start the process now (on the first host's connection), so that it is ready to
+        beat by the first run."""
+        if self.failed is None:
+            self._started()
 
     def watch(self, watched: Watched, fallback: Callable[[], None]) -> None:
         """Keep ``watched``'s keeper fed from now on (again after ``unwatch``); ``fallback``
@@ -130,6 +158,8 @@ class Heartbeats:
         if process.poll() is None:
             process.kill()
             process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
         if self._errors is not None:
             self._errors.close()
             self._errors = None
@@ -153,27 +183,53 @@ class Heartbeats:
         try:
             self._process = subprocess.Popen(
                 [sys.executable, "-m", "benchtui.transport.beat_process",
-                 repr(self.stall_limit)], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                 repr(self.stall_limit)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=self._errors, env=env, close_fds=True)
         except OSError as exc:
             self._trouble(f"the heartbeat process could not start ({exc.strerror or exc})")
             return False
-        assert self._process.stdin is not None
+        assert self._process.stdin is not None and self._process.stdout is not None
         os.set_blocking(self._process.stdin.fileno(), False)
+        os.set_blocking(self._process.stdout.fileno(), False)
         self._ticking = loop.create_task(self._tick(), name="benchtui-heartbeat-ticks")
         return True
 
     async def _tick(self) -> None:
         """Tell the process, every ``TICK_INTERVAL`` s, that the event loop turns; notice
-        when it has ended."""
+        when it has ended, or stopped answering."""
         while self._process is not None and self.failed is None:
             status = self._process.poll()
             if status is not None:
                 self._trouble(f"the heartbeat process ended (exit status {status}"
                               f"{self._last_errors()})")
                 return
+            now = time.monotonic()
+            if self._answered():
+                self._unanswered = None
+            elif self._unanswered is None:
+                self._unanswered = now
+            elif self._ready and now - self._unanswered >= ANSWER_LIMIT:
+                self._trouble(f"the heartbeat process (PID {self._process.pid}) has not "
+                              f"answered for {now - self._unanswered:.1f} s (stopped or hung)")
+                return
+            elif not self._ready and now - self._unanswered >= START_LIMIT:
+                self._trouble(f"the heartbeat process (PID {self._process.pid}) did not "
+                              f"start answering within {START_LIMIT:g} s")
+                return
             self._send({"op": "tick"})
             await asyncio.sleep(TICK_INTERVAL)
+
+    def _answered(self) -> bool:
+        """Whether the process answered a tick since the last look (its answers read)."""
+        process = self._process
+        if process is None or process.stdout is None:
+            return False
+        try:
+            answered = bool(os.read(process.stdout.fileno(), 4096))
+        except OSError:  # (BlockingIOError: nothing to read)
+            return False
+        self._ready = self._ready or answered
+        return answered
 
     def _send(self, message: dict[str, object]) -> None:
         process = self._process
@@ -199,7 +255,9 @@ class Heartbeats:
         self.failed = reason
         process = self._process
         if process is not None and process.poll() is None:
-            process.kill()
+            process.kill()  # (a stopped process too: SIGKILL ends it at once)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(CLOSE_TIMEOUT)
         if self.on_trouble is not None:
             self.on_trouble(f"{reason}; the hosts' heartbeats come from this controller's "
                             "event loop from now on (a controller too busy to beat for "

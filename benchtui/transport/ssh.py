@@ -144,6 +144,8 @@ class SshTransport:
     async def connect(self) -> None:
         """One attempt: ``HostError`` at once when the host cannot be reached."""
         await self._link.connect()
+        if self._heartbeats is not None and self.watch.watched:
+            self._heartbeats.prepare()  # (started and ready before the first run)
         if self._watched:
             self._beat()
 
