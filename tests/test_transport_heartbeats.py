@@ -10,6 +10,7 @@ tests/test_cli_watchdog.py.)"""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import pwd
 import shutil
@@ -20,10 +21,10 @@ from pathlib import Path
 import pytest
 
 from benchtui.transport import RemoteRun, RunHandle
-from benchtui.transport.heartbeats import Heartbeats
+from benchtui.transport.heartbeats import Heartbeats, Watched
 from benchtui.transport.ssh import SshTransport
 from tests import transport_checks as checks
-from tests.sshd import TEST_USER, SshdHost
+from tests.sshd import TEST_USER, SshdHost, free_port
 
 
 def beat_file(transport: SshTransport) -> Path:
@@ -122,3 +123,27 @@ async def test_a_killed_or_stopped_heartbeat_process_hands_the_beats_back(
         await transport.close()
         await beats.close()
         shutil.rmtree(beat_file(transport).parent, ignore_errors=True)
+
+
+async def test_a_host_the_heartbeat_process_cannot_reach_is_beaten_by_its_transport(
+        sshd_hosts: list[SshdHost]) -> None:
+    troubles: list[str] = []
+    handed_back: list[str] = []
+    beats = Heartbeats(on_trouble=troubles.append)
+    closed = free_port()  # nothing listens there: the process's connection is refused
+    target = dataclasses.replace(sshd_hosts[0].target(), port=closed)
+    try:
+        beats.watch(Watched("db9", target, "~/.cache/benchtui/runs", "s1", 60.0),
+                    lambda: handed_back.append("db9"))
+        give_up = time.monotonic() + 20
+        while not handed_back and time.monotonic() < give_up:
+            await asyncio.sleep(0.1)
+        assert handed_back == ["db9"], troubles
+        assert len(troubles) == 1 and troubles[0].startswith(
+            "db9: the heartbeat process cannot reach the host ("), troubles
+        assert beats.failed is None  # (the process goes on for the other hosts)
+        beats.watch(Watched("db9", target, "~/.cache/benchtui/runs", "s1", 60.0),
+                    lambda: handed_back.append("again"))  # a new link: still its transport's
+        assert handed_back == ["db9", "again"]
+    finally:
+        await beats.close()

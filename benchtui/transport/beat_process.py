@@ -5,7 +5,8 @@ Its standard input is a pipe from its controller, one JSON object a line:
 - ``{"op": "watch", "name": ..., "target": {SshTarget's fields}, "runs_dir": ...,
   "session_id": ..., "window": ...}``: connect to the host and feed its keeper
   (``watchdog.KEEPER``) one line a second (``ssh.feed_keeper``), reconnecting within
-  ``window`` seconds of a loss;
+  ``window`` seconds of a loss; a host it cannot connect to at first, or gives up, is
+  said on standard output (``lost NAME REASON``): its controller beats it itself;
 - ``{"op": "unwatch", "name": ...}``: close that host's connection (its keeper writes
   "closed");
 - ``{"op": "tick"}``: the controller's event loop turns. Beats are written only while the
@@ -42,19 +43,25 @@ from benchtui.transport.watchdog import keeper_argv
 class Keeper:
     """One watched host: its connection and the task that feeds its keeper."""
 
-    def __init__(self, message: dict[str, object], beating: Callable[[], bool]) -> None:
+    def __init__(self, message: dict[str, object], beating: Callable[[], bool],
+                 say: Callable[[str], None]) -> None:
         target = message["target"]
         assert isinstance(target, dict)
         self.name = str(message["name"])
         self.link = SshLink(self.name, SshTarget(**target), window=float(str(message["window"])))
         self.line = hostscripts.shell_line(keeper_argv(str(message["runs_dir"]),
                                                        str(message["session_id"]), self.name))
-        self.task = asyncio.get_running_loop().create_task(self._keep(beating))
+        self.task = asyncio.get_running_loop().create_task(self._keep(beating, say))
 
-    async def _keep(self, beating: Callable[[], bool]) -> None:
-        with contextlib.suppress(HostError):  # (given up: the host's watchdog decides)
-            await self.link.reconnect()
+    async def _keep(self, beating: Callable[[], bool], say: Callable[[str], None]) -> None:
+        try:
+            await self.link.connect()
             await feed_keeper(self.link, self.line, beating)
+        except HostError as exc:
+            say(f"lost {self.name} {exc}")
+            return
+        if self.link.given_up is not None:
+            say(f"lost {self.name} {self.link.given_up}")
 
     async def close(self) -> None:
         self.task.cancel()
@@ -72,6 +79,10 @@ async def serve(stall_limit: float) -> None:
     answers = sys.stdout.fileno()
     os.set_blocking(answers, False)
 
+    def say(data: bytes) -> None:
+        with contextlib.suppress(BlockingIOError):  # (a controller not reading)
+            os.write(answers, data)
+
     def beating() -> bool:
         return time.monotonic() - last_tick < stall_limit
 
@@ -85,10 +96,10 @@ async def serve(stall_limit: float) -> None:
                 continue
             if op == "tick":
                 last_tick = time.monotonic()
-                with contextlib.suppress(BlockingIOError):  # (a controller not reading)
-                    os.write(answers, b".")
+                say(b".")
             elif op == "watch" and message.get("name") not in keepers:
-                keeper = Keeper(message, beating)
+                keeper = Keeper(message, beating,
+                                lambda text: say(f"\n{' '.join(text.split())}\n".encode()))
                 keepers[keeper.name] = keeper
             elif op == "unwatch" and (gone := keepers.pop(message.get("name"), None)):
                 await gone.close()

@@ -103,6 +103,10 @@ class Heartbeats:
         self._unanswered: float | None = None
         #: The process answered once (it started: Python and asyncssh imported).
         self._ready = False
+        #: The end of its answers not yet read whole.
+        self._partial = b""
+        #: Hosts it could not reach: their transports beat them.
+        self._handed_back: set[str] = set()
 
     @property
     def pid(self) -> int | None:
@@ -123,6 +127,9 @@ class Heartbeats:
     def watch(self, watched: Watched, fallback: Callable[[], None]) -> None:
         """Keep ``watched``'s keeper fed from now on (again after ``unwatch``); ``fallback``
         starts the transport's own heartbeat, if the process cannot do it."""
+        if watched.name in self._handed_back:
+            fallback()
+            return
         if watched.name in self._fallbacks:
             return
         self._fallbacks[watched.name] = fallback
@@ -220,16 +227,36 @@ class Heartbeats:
             await asyncio.sleep(TICK_INTERVAL)
 
     def _answered(self) -> bool:
-        """Whether the process answered a tick since the last look (its answers read)."""
+        """Whether the process answered a tick since the last look (its answers read: a
+        ``.`` a tick, and a line ``lost NAME REASON`` for a host it cannot reach, whose
+        beats go back to its transport)."""
         process = self._process
         if process is None or process.stdout is None:
             return False
         try:
-            answered = bool(os.read(process.stdout.fileno(), 4096))
+            data = os.read(process.stdout.fileno(), 1 << 16)
         except OSError:  # (BlockingIOError: nothing to read)
             return False
-        self._ready = self._ready or answered
-        return answered
+        self._ready = self._ready or bool(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for line in lines:
+            if line.startswith(b"lost "):
+                name, _, reason = line[5:].decode("utf-8", "replace").partition(" ")
+                self._lost(name, reason)
+        return bool(data)
+
+    def _lost(self, name: str, reason: str) -> None:
+        """The process cannot reach host ``name``: its beats come from its transport from
+        now on (two keepers fed at once would end each other's)."""
+        fallback = self._fallbacks.pop(name, None)
+        if fallback is None:
+            return
+        self._handed_back.add(name)
+        if self.on_trouble is not None:
+            self.on_trouble(f"{name}: the heartbeat process cannot reach the host ({reason}); "
+                            "its heartbeats come from this controller's event loop from now "
+                            "on")
+        fallback()
 
     def _send(self, message: dict[str, object]) -> None:
         process = self._process
