@@ -62,6 +62,22 @@ async def test_a_full_lane_holds_its_follower_back_until_taken() -> None:
     await intake.close()
 
 
+async def test_all_lanes_together_are_bounded_but_an_empty_lane_takes_a_chunk() -> None:
+    intake = Intake(lane_bytes=1000, total_bytes=25)
+    fed: list[str] = []
+    a, b = Lane(lambda c, t: fed.append("a")), Lane(lambda c, t: fed.append("b"))
+    for chunk in chunks(3):  # 30 >= 25 in all: nothing taken yet
+        await intake.put(a, chunk, 0.0)
+    assert (intake.size, fed) == (30, [])
+    await intake.put(b, Chunk(10, b"x" * 10), 0.0)  # b holds nothing: it is not starved
+    assert intake.size == 40 and fed == []
+    await intake.put(b, Chunk(20, b"y" * 10), 0.0)  # now b waits for room too
+    assert fed[:3] == ["a", "a", "a"]  # taken as they came
+    await intake.drained(b)
+    assert fed == ["a", "a", "a", "b", "b"] and intake.size == 0
+    await intake.close()
+
+
 async def test_what_a_feed_raises_reaches_the_follower() -> None:
     intake = Intake()
 
