@@ -95,7 +95,7 @@ async def test_a_killed_or_stopped_heartbeat_process_hands_the_beats_back(
         sshd_hosts: list[SshdHost], sig: signal.Signals, said: str) -> None:
     troubles: list[str] = []
     beats = Heartbeats(on_trouble=troubles.append)
-    transport = SshTransport("db1", sshd_hosts[1].target(), controller_grace=3.0,
+    transport = SshTransport("db1", sshd_hosts[1].target(), controller_grace=5.0,
                              heartbeats=beats)
     await transport.connect()
     try:
@@ -109,7 +109,7 @@ async def test_a_killed_or_stopped_heartbeat_process_hands_the_beats_back(
             await asyncio.sleep(0.1)
         assert beats.ready
         os.kill(pid, sig)
-        await asyncio.sleep(9.0)  # past 3 s without a beat and the 3 s grace
+        await asyncio.sleep(10.0)  # past 3 s without a beat and the 5 s grace
         assert await transport.exit_status(handle) is None, "the run was stopped"
         assert len(troubles) == 1, troubles
         assert said in troubles[0], troubles

@@ -254,6 +254,7 @@ class Session:
             findings = await self.prepare()
         finally:
             await close_all(self.transports)
+            await self.heartbeats.close()  # (started as the first SSH host connected)
         errors = [f for f in findings if f.severity == FINDING_ERROR]
         failures = self.hosts.failures
         return SessionResult(not failures and not errors,

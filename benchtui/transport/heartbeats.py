@@ -21,16 +21,17 @@ it gone as they would a dead one. Suspended (Ctrl-Z), the process group stops, t
 process with it: gone after ``BEAT_SILENCE`` s, as before.
 
 The process answers each tick (a byte on its standard output). One that, once started, has
-not answered for ``ANSWER_LIMIT`` seconds of ticks (stopped with SIGSTOP, starved, hung)
-beats no more either: its hosts would count the controller gone ``BEAT_SILENCE`` s after
-its last beat.
+not answered for ``ANSWER_LIMIT`` seconds of ticks (stopped with SIGSTOP, hung) beats no
+more either: its hosts would count the controller gone ``BEAT_SILENCE`` s after its last
+beat.
 
 ``Heartbeats`` is the controller's side: it starts the process (``prepare``: as the first SSH
 host that will be watched connects, so that it is ready by the first run), tells it which
 hosts to watch, and, if the process cannot start (or does not answer within
 ``START_LIMIT``), dies or stops answering, ends it, says so (``on_trouble``) and gives every
-host back to its transport's own heartbeat on the event loop (``fallback``), within
-``ANSWER_LIMIT`` + a tick: before the hosts' watchdogs count the controller gone.
+host back to its transport's own heartbeat on the event loop (``fallback``): within
+``ANSWER_LIMIT`` + a tick of a stop, well within the default ``controller_grace``. A host
+the process cannot connect to is handed back to its transport alone.
 """
 
 from __future__ import annotations
@@ -57,8 +58,10 @@ TICK_INTERVAL = 0.5
 #: takes it for hung and stops beating (its hosts' watchdogs then count it gone).
 STALL_LIMIT = 30.0
 #: Seconds of ticks the heartbeat process may leave unanswered before it is taken for
-#: stuck (less than ``watchdog.BEAT_SILENCE``: the transports' own beats take over in time).
-ANSWER_LIMIT = 1.5
+#: stuck. A process merely starved by a loaded machine is not stuck (the event loop would
+#: beat no better), so this is not tight: ``watchdog.BEAT_SILENCE`` s, and the transports'
+#: own beats take over a stuck process's hosts well within the default ``controller_grace``.
+ANSWER_LIMIT = 3.0
 #: Seconds the heartbeat process may take to start answering (Python and asyncssh imported).
 START_LIMIT = 20.0
 #: Seconds the heartbeat process gets to end once told to (then it is killed).
