@@ -128,4 +128,9 @@ def test_the_lag_is_said_when_behind_while_behind_and_once_caught_up() -> None:
     assert data["behind"] is False and data["said"] is True
     count = len(said)
     watch.look(21.0, 0.3)
+    watch.end(22.0)  # (not behind: nothing to say)
     assert len(said) == count
+    watch.look(30.0, 2.0)
+    watch.end(31.0)  # the session's steps are done: every output was taken in
+    assert "caught up: it was behind for 1 s, by 2.0 s at worst" in said[-1][1]
+    assert len(said) == count + 2

@@ -320,6 +320,7 @@ class Session:
         if not ok and outcome == ev.COMPLETED:
             outcome = ev.FAILED
         reason = "" if ok else f"{len(failures)} failure(s): {failures[0]}"
+        self.lag.end(time.monotonic())  # (every run's output was taken in)
         self.emit(ev.SESSION_END, "done" if ok else f"done with {len(failures)} failure(s)",
                   level=ev.INFO if ok else ev.ERROR, outcome=outcome, reason=reason)
         return SessionResult(ok, list(failures), self.facts, findings, outcome, reason)

@@ -9,7 +9,8 @@ and how long the oldest output still to be parsed has waited (``intake.Intake.ol
 
 Once the lag passes ``BEHIND`` it says so (a ``controller_lag`` warning: "the controller is
 behind by 5.2 s ..."), again every ``SAY_EVERY`` while it stays behind, and once it is back
-under ``CAUGHT_UP``, how long it was behind and by how much at worst. In between, a quiet
+under ``CAUGHT_UP`` (or at the end of the session's steps, every output taken in), how long
+it was behind and by how much at worst. In between, a quiet
 ``controller_lag`` event each look keeps the figure current for the console's header
 (``said`` False: not for the log, nor stderr).
 """
@@ -54,6 +55,12 @@ class LagWatch:
             await asyncio.sleep(TICK)
             now = time.monotonic()
             self.look(now, max(loop.time() - due, self._waiting(now), 0.0))
+
+    def end(self, now: float) -> None:
+        """Every run's output was taken in (the session's steps are done): a controller
+        still behind has caught up, and says so."""
+        if self.since is not None:
+            self.look(now, 0.0)
 
     def look(self, now: float, lag: float) -> None:
         """One look: ``lag`` seconds behind at ``now`` (monotonic)."""
