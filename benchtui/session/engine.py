@@ -120,7 +120,7 @@ class Session:
             self.sinks.samples.append(on_samples)
         if on_event is not None:
             self.sinks.events.append(on_event)
-        #: The process the SSH hosts' heartbeats come from (started with the first run).
+        #: The process the SSH hosts' heartbeats come from (started as the first connects).
         self.heartbeats = Heartbeats(on_trouble=self.warn)
         self.transports: dict[str, Transport] = dict(transports) if transports else {
             name: make_transport(spec, self.session_id, self.options.ssh,
