@@ -13,6 +13,7 @@ from benchtui.report.gate import ABOVE, BELOW, parse_threshold, regressions
 from benchtui.report.markdown import render_markdown, report_tables
 from benchtui.report.model import Report, Row, Value
 from benchtui.report.steady import steadiness
+from benchtui.report.window import without_part
 from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
 
@@ -125,3 +126,34 @@ def test_shares_only_beside_figures_that_compare_and_lower_is_better_said() -> N
         "is better)"
     markdown = render_markdown(Report(["s"], _step_rows("rand", iops, p99)))
     assert "\n_latency: lower is better (under 100% of the baseline's is better)_\n" in markdown
+
+
+def test_a_windows_stats_less_its_edges_are_the_windows_own() -> None:
+    """``window.without_part``: a stretch's statistics less those of its first seconds are
+    the statistics of the rest (means, deviations, histograms), what the report reads when
+    it takes a window from the recording's stats blocks; a partial interval in the part is
+    refused (its weight depends on the series' times)."""
+    def batch(t: float, v: float, counts: dict[int, int], duration: float | None = None
+              ) -> tuple[float, list[Sample]]:
+        util = Sample(t=t, tool="iostat", kind="interval", metric="disk_util_ratio", value=v,
+                      labels={"device": "sda"}, host="h")
+        hist = Sample(t=t, tool="fio", kind="interval", metric="latency_histogram",
+                      value=float(sum(counts.values())), labels={"op": "read"}, host="h",
+                      duration=duration)
+        hist.histogram = LatencyHistogram(dict(counts))
+        return t, [util, hist]
+
+    data = [batch(float(i), 0.1 * i, {1000 * (i % 3 + 1): i + 1}) for i in range(10)]
+    whole = accumulate_stats(data)
+    assert without_part(whole, accumulate_stats(data[:4]))
+    rest = accumulate_stats(data[4:])
+    for d, st in rest.items():
+        assert (whole[d].count, whole[d].total, whole[d].mean, whole[d].stdev) == \
+            pytest.approx((st.count, st.total, st.mean, st.stdev))
+        if st.histogram is not None:
+            assert whole[d].histogram == st.histogram
+    partial = [batch(0.0, 0.5, {1000: 1}, duration=0.3), *data[1:]]
+    stats = accumulate_stats(partial)
+    before = {d: (st.count, st.total) for d, st in stats.items()}
+    assert not without_part(stats, accumulate_stats(partial[:2]))
+    assert {d: (st.count, st.total) for d, st in stats.items()} == before

@@ -196,7 +196,7 @@ def test_every_run_has_its_plots_with_a_line_per_host(page: Path) -> None:
     for i, svg in enumerate(timeseries):
         found = texts(svg)
         ops = 1 if i < 4 else 2  # randread reads; randrw reads and writes
-        assert "seconds since the run started" in found
+        assert "seconds since the tool started" in found
         if i % 4 == 3:  # the fleet's p50, p99 and p99.9 of the merged histograms
             assert "fleet read" in found, (i, found)
             assert len(line_ids(svg)) == ops * 3, (i, line_ids(svg))

@@ -14,7 +14,6 @@ from benchtui.report.plot.bars import Bar, Panel, bars_figure
 from benchtui.report.plot.style import MIN_FONT, PLOT_WIDTH, WIDE_WIDTH, plotting, render
 from benchtui.report.plot.timeseries import latency_figure, time_figure
 from benchtui.report.series import Points, RunSeries
-from benchtui.session.compare import RunWindow
 
 FONT = re.compile(r"font-size: ([\d.]+)px")
 PERCENT = re.compile(r">\d+%</text>")
@@ -28,7 +27,7 @@ def run(host: str) -> RunSeries:
            for q, v in (("p50", 1e-4), ("p99", 1e-3), ("p999", 3e-3))}
     return RunSeries(Row("s", "rand bs=4k rw=randread", host, "rand bs=4k rw=randread", 1,
                          1.0, 31.0),
-                     RunWindow("rand", "rand", 1, host, 0.0, 31.0, True),
+                     0.0,
                      iops={"read": Points(times, tuple(1e4 + t for t in range(30)))},
                      latency={"read": lat})
 

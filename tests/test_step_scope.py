@@ -1,17 +1,20 @@
 """A figure shown belongs to the step it is shown under (issue 18): in the 5 s after a step
 change no figure of the previous step is drawn in the header, the panes or the detail view's
 legends, live (Pilot, on real fio json+ output laid on a fixed clock) and in replay (Pilot,
-on a session recorded from real fio)."""
+on a session recorded from real fio). Issue 30: from the first frame of a step, captured
+every 100 ms across ten step changes, in full panes and compact rows, and the fleet line is
+the panes' figures summed at every frame."""
 
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
-from benchtui.model.format import format_byte_rate, format_count
+from benchtui.model.format import format_byte_rate, format_count, format_latency, format_ratio
 from benchtui.model.sample import Sample
 from benchtui.session.replay import ReplayPlayer
 from benchtui.store import figures as fig
@@ -19,6 +22,7 @@ from benchtui.store.fleet import FleetState
 from benchtui.store.recording import SessionReader
 from benchtui.ui.app import ConsoleApp
 from benchtui.ui.detail import HostDetailScreen
+from benchtui.ui.pane import HostPane
 from benchtui.ui.replay import ReplayApp, ReplaySource
 from benchtui.ui.source import StaticSource
 from tests.replay_recording import STEPS
@@ -160,3 +164,146 @@ async def test_replay_after_n_or_a_seek_shows_only_the_new_steps_figures(
         # the IOPS and bandwidth legends: seqread's reads, no randrw write left
         legend = next(line for line in text.splitlines() if "█ read" in line)
         assert legend.count("█ write –") == 2, legend
+
+
+# --- ten step changes, captured every 100 ms (issue 30) -----------------------------------
+
+T0 = 1_800_100_000.0
+#: Seconds between step starts; each step's fio reports from 1.3 s after its start for 7
+#: intervals, the step ends at 7.5 s, and iostat reports every second (at half past) all
+#: along, labelled with the step that runs (``-`` between steps) as the engine labels a
+#: monitor's samples.
+PERIOD = 10.0
+CHANGES = 10
+
+
+def _step(k: int) -> str:
+    return f"s{k}"
+
+
+def _fio(k: int, host: int, t: float) -> list[Sample]:
+    """Step ``k``'s interval on host ``host`` at ``t``: reads in even steps, writes in odd
+    ones, at figures no other step or host has (their drawn forms are unique)."""
+    op = "read" if k % 2 == 0 else "write"
+    iops = 1000.0 * (k + 1) + 123.0 + 10.0 * host
+    labels = {"job": "j", "op": op, "step": _step(k)}
+    out = [Sample(t, "fio", "interval", "iops", iops, dict(labels), f"h{host}"),
+           Sample(t, "fio", "interval", "bandwidth_bytes", iops * 4096, dict(labels),
+                  f"h{host}")]
+    for q, base in (("0.5", 10e-6), ("0.99", 1e-3), ("0.999", 100e-3)):
+        out.append(Sample(t, "fio", "interval", "latency_seconds",
+                          base * (k + 1) * (1 + host / 100) + base / 10,
+                          {**labels, "measure": "clat", "quantile": q}, f"h{host}"))
+    return out
+
+
+def _util(j: int) -> float:
+    """iostat's utilisation at whole second ``j``: one value a second, never the same."""
+    return 0.1 + 0.0031 * j
+
+
+def _timeline(hosts: int) -> list[tuple[float, object]]:
+    """(time, event or batch) of ``CHANGES + 1`` steps on ``hosts`` hosts, in time order.
+    The hosts say they run once, at the first step (a border that says ``running``
+    throughout, as the issue saw it): nothing but the steps' own events tells a pane that
+    its step changed."""
+    names = [f"h{h}" for h in range(hosts)]
+    out: list[tuple[float, object]] = []
+    for h in names:
+        out.append((T0, Event(T0, ev.HOST_STATE, f"{h}: running", ev.INFO, h, None,
+                              {"state": "running"})))
+    for k in range(CHANGES + 1):
+        t = T0 + PERIOD * k
+        out.append((t, Event(t, ev.STEP_START, f"step {_step(k)}", ev.INFO, None, _step(k),
+                             {"hosts": names, "tool": "fio", "expected_seconds": 7.5})))
+        for i in range(7):
+            for host in range(hosts):
+                out.append((t + 1.3 + i, _fio(k, host, t + 1.3 + i)))
+        out.append((t + 7.5, Event(t + 7.5, ev.STEP_END, f"step {_step(k)} done", ev.INFO,
+                                   None, _step(k), {"ok": True})))
+    for j in range(int(PERIOD * (CHANGES + 1))):
+        t = T0 + j + 0.5
+        k, into = divmod(j, int(PERIOD))
+        step = _step(k) if into < 7 else "-"
+        out.append((t, [Sample(t, "iostat", "interval", "disk_util_ratio", _util(j),
+                               {"device": "sda", "step": step}, h) for h in names]))
+    out.sort(key=lambda x: (x[0], not isinstance(x[1], Event)))
+    return out
+
+
+def _drawn(k: int, hosts: int, until: float) -> list[str]:
+    """How step ``k``'s figures are drawn (IOPS, bandwidth, percentiles of every host), and
+    iostat's utilisation of every second up to ``until``."""
+    out = []
+    for host in range(hosts):
+        for s in _fio(k, host, 0.0):
+            value = s.value
+            out.append(format_count(value) if s.metric == "iops" else
+                       format_byte_rate(value) if s.metric == "bandwidth_bytes" else
+                       format_latency(value))
+    out += [format_ratio(_util(j)) for j in range(int(until - T0))]
+    return out
+
+
+def _shown(text: str, drawn: list[str]) -> list[str]:
+    """Those of ``drawn`` that ``text`` shows as a figure of its own (not inside another:
+    "5.30%" is not in "15.30%")."""
+    return [d for d in drawn
+            if re.search(r"(?<![\d.])" + re.escape(d) + r"(?![\d])", text) is not None]
+
+
+@pytest.mark.parametrize("hosts, compact", [(1, False), (3, True)])
+async def test_no_pane_or_compact_row_shows_a_previous_steps_figure(hosts: int,
+                                                                    compact: bool) -> None:
+    """Every 100 ms from half a second before each of ten step changes to two seconds after
+    it: from the change on, no pane or compact row shows a figure of the step before (its
+    IOPS, bandwidth, percentiles, nor a utilisation older than the step: numbers, scales and
+    legends alike); and at every frame the fleet line is the panes' figures summed (with
+    one host, the pane's own)."""
+    state = FleetState("scope", [f"h{h}" for h in range(hosts)])
+    timeline = _timeline(hosts)
+    source = StaticSource(state, T0 - 1)
+    app = ConsoleApp(source)
+
+    def feed(until: float) -> None:
+        while timeline and timeline[0][0] <= until:
+            _t, record = timeline.pop(0)
+            if isinstance(record, Event):
+                state.on_event(record)
+            else:
+                assert isinstance(record, list)
+                state.on_samples(record)
+
+    frames = 0
+    async with app.run_test(size=(160, 50)) as pilot:
+        if compact:
+            await pilot.press("c")
+        for k in range(1, CHANGES + 1):
+            change = T0 + PERIOD * k
+            for tick in range(-5, 21):
+                now = change + 0.1 * tick
+                feed(now)
+                source.set_now(now)
+                await settle(pilot, app)
+                frames += 1
+                panes = list(app.query(HostPane))
+                assert len(panes) == hosts and all(p.has_class("-compact") == compact
+                                                   for p in panes)
+                text = "\n".join(line for p in panes for line in p.content_text())
+                if now >= change:  # the previous step's figures, and iostat's before now
+                    old = _shown(text, _drawn(k - 1, hosts, change))
+                    assert not old, (k, round(now - change, 1), old, text)
+                header = app.header.figures
+                assert header is not None
+                for figures in ("iops", "bandwidth"):
+                    summed: dict[str, float] = {}
+                    for p in panes:
+                        assert p.figures is not None
+                        for op, v in getattr(p.figures, figures).items():
+                            summed[op] = summed.get(op, 0.0) + v
+                    assert getattr(header, figures) == pytest.approx(summed), \
+                        (k, round(now - change, 1), figures)
+                if hosts == 1:
+                    pane = panes[0].figures
+                    assert pane is not None and header.latency == pane.latency
+    assert frames == CHANGES * 26

@@ -29,7 +29,13 @@ from benchtui.model import events as ev
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, relative_error
 from benchtui.model.format import escape_control, plural
 from benchtui.model.sample import HISTOGRAM_METRIC, Sample
-from benchtui.session.replay import TimelineStep, parse_position, steps_from_events
+from benchtui.session.replay import (
+    TimelineStep,
+    monitored_hosts,
+    parse_position,
+    real_gaps,
+    steps_from_events,
+)
 from benchtui.store.recording import RECORDED, Gap, SessionReader
 
 #: Samples handed to a writer at once.
@@ -216,6 +222,8 @@ def session_info(reader: SessionReader, *, verify: bool = False) -> SessionInfo:
     meta = reader.meta
     events = sorted(reader.events(), key=lambda e: e.t)
     end = next((e for e in reversed(events) if e.kind == ev.SESSION_END), None)
+    gaps = real_gaps(reader.gaps(), events, end=reader.end,
+                     monitored=monitored_hosts(meta.plan_text, meta.hosts))
     return SessionInfo(
         path=reader.path, name=meta.name, session_id=meta.session_id,
         schema_version=meta.schema_version, writer=meta.writer, plan_path=meta.plan_path,
@@ -226,7 +234,7 @@ def session_info(reader: SessionReader, *, verify: bool = False) -> SessionInfo:
         event_warnings=sum(1 for e in events if e.level == ev.WARNING),
         event_errors=sum(1 for e in events if e.level == ev.ERROR),
         hosts={h: _host_line(meta.facts.get(h, {})) for h in meta.hosts},
-        facts=meta.facts, steps=steps_from_events(events), gaps=reader.gaps(),
+        facts=meta.facts, steps=steps_from_events(events), gaps=gaps,
         warnings=list(reader.warnings),
         marks=[(e.t, str(e.data.get("note", ""))) for e in events if e.kind == ev.MARK],
         source=meta.source, imported_from=meta.imported_from, import_map=meta.import_map,

@@ -40,6 +40,7 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.report.build import ReportOptions, build_report
 from benchtui.report.model import Row
+from benchtui.report.repeats import typical
 from benchtui.session.compare import split_label
 from benchtui.store.recording import SessionReader
 
@@ -367,9 +368,8 @@ def _points(run: _Run, rows: Sequence[Row]) -> list[_Point]:
         else:
             env = host_env.get(scope, "")
         for (metric, op), reps_values in metrics.items():
-            done = [v for v, o in reps_values if o == COMPLETED]
             failed = [o for _v, o in reps_values if o != COMPLETED]
-            value = statistics.median(done or [v for v, _o in reps_values])
+            value = typical((v, o == COMPLETED) for v, o in reps_values)
             out.append(_Point((run.plan, step, akey, metric, op, scope, env), ident,
                               float(value), len(reps_values),
                               failed[0] if failed else COMPLETED))

@@ -185,7 +185,9 @@ class FioTerseParser(Parser):
 
     def _tail(self, f: list[str], o: int, el: float) -> None:
         for mode, text in (("user", f[o]), ("system", f[o + 1])):
-            value = percent_to_ratio(text)
+            # fio prints both with their sign (``3.260870%``): a field without one is
+            # another field moved here by a line cut short
+            value = percent_to_ratio(text) if text.endswith("%") else None
             if value is None:
                 raise ValueError(text)
             self._emit("cpu_ratio", value, {"job": self._job, "mode": mode}, el)

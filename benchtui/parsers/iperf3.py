@@ -25,7 +25,10 @@ Direction (``direction`` label) is from the point of view of the host that print
 
 Stream labels: the socket number (``"5"``), ``"sum"``; with ``--bidir`` the ``[SUM]`` of the
 reverse flows (``RX-C`` on the client, ``TX-S`` on the server) is ``"sum-reverse"``, like
-iperf3's JSON ``sum_bidir_reverse``.
+iperf3's JSON ``sum_bidir_reverse``. ``port``: the server's port of the test, where the output
+says it (``Server listening on 5201``, ``Connecting to host X, port 5201``): several iperf3
+servers on one host (one per client, as benchtui runs a step with several clients) give
+series of their own, and each client's series share its server's port.
 
 Skipped: ``(omitted)`` intervals (``-O``), zero-length tail intervals the server prints after
 the last full one (``2.00-2.00``: their rate is noise), jitter/loss on ``sender`` summary lines
@@ -71,6 +74,15 @@ _IPERF2_MARKERS: Final = re.compile(
     r"^(?:Client connecting to \S+, (?:TCP|UDP) port|Server listening on (?:TCP|UDP) port"
     r"|TCP window size:|UDP buffer size:)", re.MULTILINE)
 
+_LISTENING_PORT: Final = re.compile(r"Server listening on (\d+)")
+_CONNECTING_PORT: Final = re.compile(r"Connecting to host \S+, port (\d+)")
+
+
+def _port(pattern: re.Pattern[str], text: str) -> str | None:
+    m = pattern.search(text)
+    return m.group(1) if m is not None else None
+
+
 #: Intervals shorter than this are the server's tail fragments (printed as ``2.00-2.00``).
 MIN_INTERVAL_SECONDS: Final = 0.005
 
@@ -94,6 +106,10 @@ class Iperf3Parser(Parser):
         super().__init__(host, source)
         self._new_run(client=None)
         self._in_server_output = False
+        #: The server's port of the test ("Server listening on 5201", "Connecting to host
+        #: X, port 5201"): the ``port`` label, which tells apart the tests of several
+        #: servers on one host (benchtui runs one per client).
+        self._port: str | None = None
 
     def _new_run(self, *, client: bool | None) -> None:
         self._client = client
@@ -148,8 +164,11 @@ class Iperf3Parser(Parser):
         # "in", not startswith: --timestamps and --title prefix every line.
         if "Connecting to host " in text:
             self._new_run(client=True)
+            self._port = _port(_CONNECTING_PORT, text)
         elif "Accepted connection from " in text or "Server listening on " in text:
             self._new_run(client=False)
+            if "Server listening on " in text:
+                self._port = _port(_LISTENING_PORT, text)
         elif "Reverse mode, remote host " in text:
             self._reverse = True
         elif text.endswith(("Server output:", "Server JSON output:")):
@@ -203,6 +222,9 @@ class Iperf3Parser(Parser):
                                            kind=kind, elapsed=end))
         if udp is not None and side != "sender":
             out.extend(self._udp(udp, stream, t, kind, end))
+        if self._port is not None:
+            for sample in out:
+                sample.labels["port"] = self._port
         if not summary:
             # the last interval of a run is often a fraction of a second (10.00-10.04 sec)
             duration = self._nominal.duration(round(end - start, 9))

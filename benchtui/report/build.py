@@ -2,17 +2,20 @@
 baseline.
 
 For each run of a step on a host (``session/compare.py``'s layout: the run's window from its
-events), the figures come from ``SessionReader.series_stats`` over the run's window minus
-the ramp-up (``--skip``, 5 s by default), restricted to the host's samples labelled with the
-run's step (the workload's, and the monitors' of the same seconds). Nothing else is read: no
-sample is held, and a store that keeps summaries answers without decoding.
+events), the figures come from ``SessionReader.series_stats`` over the time its tool ran
+(``window.py``: from its first interval to its last, told by the run's statistics) minus the
+ramp-up (``--skip``, 5 s by default, from the tool's own start), restricted to the host's
+samples labelled with the run's step (the workload's, and the monitors' of the same seconds).
+Nothing else is read: no sample is held, and a store that keeps summaries answers without
+decoding.
 
 Imported sessions (``benchtui import``) have no live timing and their per-interval figures
 are a status line's: they are read from the tools' end-of-run summaries instead.
 
-Repeats: ``select`` (the plan's, or ``--select``) keeps every run (``all``), the run with the
-median IOPS, or the best; baselines are matched by ``session/compare.py`` (the one place that
-decides which step and host a row is compared with).
+Repeats: ``select`` (the plan's, or ``--select``) keeps every run (``all``), or makes one row
+of a host's runs: their median, figure by figure, or the best run (``repeats.py``);
+baselines are matched by ``session/compare.py`` (the one place that decides which step, host
+and runs a row is compared with) and combined by the row's own rule.
 """
 
 from __future__ import annotations
@@ -25,11 +28,12 @@ from pathlib import Path
 
 from benchtui.errors import CompareError
 from benchtui.model import events as ev
-from benchtui.report import figures
+from benchtui.report import figures, repeats
 from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
 from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
 from benchtui.report.steady import Steadiness, steadiness
+from benchtui.report.window import tool_span, without_part
 from benchtui.session.changes import Change, fact_changes, plan_changes, plan_description
 from benchtui.session.compare import (
     FLEET,
@@ -38,7 +42,7 @@ from benchtui.session.compare import (
     Matching,
     RunWindow,
     SessionLayout,
-    counterpart_run,
+    counterpart_labels,
     host_pairs,
     match,
     parse_baseline,
@@ -50,10 +54,14 @@ from benchtui.store.recording.series_stats import SeriesStats
 #: Seconds skipped at the start of every run by default: fio's first interval holds the
 #: job's set-up (file layout, queue fill), and a device's first seconds are its cache.
 DEFAULT_SKIP = 5.0
-SELECTS = ("all", "median", "best")
+SELECTS = repeats.SELECTS
 FIGURES = ("window", "summary")
 #: A summary arrives with the run's last output, at most this long after its run_end event.
 _SUMMARY_SLACK = 1.0
+#: How far outside a window a stats-block cut is looked for (``_stats``), seconds, nearest
+#: first (a run's blocks are 5 s long for its first minute).
+_EDGE = 30.0
+_REACHES = (2.0, 6.0, _EDGE)
 
 Stats = dict[SeriesDef, SeriesStats]
 
@@ -126,6 +134,7 @@ class _SessionRows:
 
     def build(self) -> None:
         short: list[str] = []
+        dropped: list[Row] = []
         self.left_out = [s for s in self.layout.steps if not self.options.wants(s)]
         for step in self.layout.steps:
             if not self.options.wants(step):
@@ -139,9 +148,18 @@ class _SessionRows:
                     self.runs[(step, FLEET)].append(fleet)
                 for p in parts:
                     self.runs[(step, p.run.host)].append(p.row)
-            select = self._select_of(step)
+            select = self.select_of(step)
             for host in [*self._in_order(self.layout.hosts(step)), FLEET]:
-                self.rows.extend(_selected(self.runs.get((step, host), []), select))
+                runs = self.runs.get((step, host), [])
+                self.rows.extend(repeats.combine(runs, select))
+                if host != FLEET:
+                    dropped.extend(repeats.left_out(runs, select))
+        if dropped:
+            self.warnings.append(
+                f"{self.name} ({self.reader.path}): runs that did not complete are left out of "
+                "their step's row, which stands for the runs that did: " + "; ".join(
+                    f"{r.label} on {r.host} ({r.outcome or 'no end recorded'})"
+                    for r in dropped))
         if short:
             self.warnings.append(
                 f"{self.name} ({self.reader.path}): {len(short)} run(s) were shorter than "
@@ -154,7 +172,7 @@ class _SessionRows:
         order = {h: i for i, h in enumerate(self.reader.meta.hosts)}
         return sorted(hosts, key=lambda h: order.get(h, len(order)))
 
-    def _select_of(self, step: str) -> str:
+    def select_of(self, step: str) -> str:
         if self.options.select is not None:
             return self.options.select
         chosen = self.layout.step_data.get(step, {}).get("select")
@@ -171,28 +189,31 @@ class _SessionRows:
         # a run's figure is the tool's own end-of-run figure where it printed one (fio's
         # ``read: IOPS=...``), unless ``--figures window`` asks for the window's means
         prefer_summary = self.options.figures != "window"
-        if self.imported:
-            w0 = run.t0
-            window = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
-            summary: Stats | None = window
+        # the whole run: its end-of-run figures, and when its tool ran (``window.py``)
+        whole = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
+        span = None if self.imported else tool_span(whole)
+        if span is None:
+            # an imported session (its times are made up) or a tool that printed no
+            # interval: the run's own window
+            started, shown = run.t0, (run.t0, t1)
+            window = whole if self.imported else reader.series_stats(
+                run.t0, t1, wanted, run.host)
         else:
             skip = self.options.skip
-            w0 = run.t0 + skip
-            if t1 - w0 < skip:
-                w0 = run.t0
-                if skip > 0:
-                    short.append(f"{run.label} on {run.host}")
-            window, steady = self._window(w0, t1, wanted, run.host)
-            summary = None
-            if prefer_summary or _wants_summary(window):
-                summary = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
-        io = figures.io_figures(window, summary, prefer_summary=prefer_summary)
+            w0, w1, cut = span.window(skip)
+            if not cut and skip > 0:
+                short.append(f"{run.label} on {run.host}")
+            started, shown = span.start, span.shown(skip)
+            window, steady = self._window(w0, w1, wanted, run.host)
+        io = figures.io_figures(window, whole, prefer_summary=prefer_summary)
+        clients = self.layout.clients_of(run.label, run.host) if run.role == "server" else {}
         values = figures.io_values(io) + figures.device_values(window) \
-            + figures.other_values(window, summary, prefer_summary=prefer_summary)
-        row = Row(self.name, run.step, run.host, run.label, run.repeat, w0, t1, values,
+            + figures.other_values(window, whole, prefer_summary=prefer_summary,
+                                   clients=clients)
+        row = Row(self.name, run.step, run.host, run.label, run.repeat, *shown, values,
                   steady, ok=run.ok, outcome=run.outcome, reason=run.reason,
                   silent_seconds=run.silent_seconds, matrix=self._matrix(run.step),
-                  role=run.role)
+                  role=run.role, runs={run.label: started})
         return _RunFigures(run, io, row)
 
     def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
@@ -204,28 +225,60 @@ class _SessionRows:
         decoded."""
         if t1 - w0 < 2 * MIN_STEADY_POINTS:
             # too short for a verdict (steady.py wants 4 per-second points in the last
-            # half): one read, which the stats blocks answer without decoding
-            return self.reader.series_stats(w0, t1, wanted, host), None
+            # half): one read
+            return self._stats(w0, t1, wanted, host), None
         mid, q3 = w0 + (t1 - w0) / 2, w0 + 3 * (t1 - w0) / 4
         near = (t1 - w0) / 8
         m = self.reader.stats_split_near(mid, near, host)
         q = self.reader.stats_split_near(q3, near, host)
         if w0 < m < q < t1:
             mid, q3 = m, q
-        first = self.reader.series_stats(w0, mid, wanted, host)
+        first = self._stats(w0, mid, wanted, host)
         third = self.reader.series_stats(mid, q3, wanted, host)
-        fourth = self.reader.series_stats(q3, t1, wanted, host)
+        fourth = self._stats(q3, t1, wanted, host)
         steady = steadiness(third, fourth)
         window: Stats = {}
         for part in (first, third, fourth):
             _merge(window, part)
         return window, steady
 
+    def _stats(self, t0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
+               ) -> Stats:
+        """``series_stats(t0, t1)`` for a window that starts and ends with its tool, not on
+        the recording's stats-block cuts: read from the host's cut just before ``t0`` to
+        its cut just after ``t1`` (each within ``_EDGE`` seconds: the run's start plus a
+        multiple of 5 s, its end), less the seconds outside, so that the blocks answer for
+        the run's long blocks and only those few seconds are decoded
+        (``window.without_part``); the window itself where that cannot be."""
+        reader = self.reader
+        start, end = self._cut(t0, -1.0, host), self._cut(t1, 1.0, host)
+        if (start, end) == (t0, t1):
+            return reader.series_stats(t0, t1, wanted, host)
+        stats = reader.series_stats(start, end, wanted, host)
+        outside = [reader.series_stats(a, b, wanted, host)
+                   for a, b in ((start, t0), (t1, end)) if b > a]
+        if all(without_part(stats, part) for part in outside):
+            return stats
+        return reader.series_stats(t0, t1, wanted, host)
+
+    def _cut(self, t: float, side: float, host: str) -> float:
+        """The host's stats-block cut nearest ``t`` before it (``side`` -1) or after it (1),
+        at most ``_EDGE`` seconds away; ``t`` itself when there is none."""
+        for reach in _REACHES:
+            found = self.reader.stats_split_near(t + side * reach / 2, reach / 2, host)
+            if (found - t) * side >= 0 and found != t + side * reach / 2:
+                return found
+        return t
+
     def _fleet_row(self, step: str, label: str, parts: list[_RunFigures]) -> Row | None:
+        """A run's fleet row: its hosts' I/O together (``figures.fleet_io``), and their
+        network figures added up (each host's own end: the clients' sends, the servers'
+        receives)."""
         io = [p.io for p in parts if p.io.iops or p.io.bandwidth]
-        if not io:
+        values = figures.io_values(figures.fleet_io(io)) if io else []
+        values += figures.fleet_net([p.row for p in parts])
+        if not values:
             return None
-        fleet = figures.fleet_io(io)
         first = parts[0].run
         t0 = min(p.row.t0 for p in parts)
         t1 = max(p.row.t1 for p in parts)
@@ -234,60 +287,16 @@ class _SessionRows:
         outcome = None if None in ends else ev.worst([e for e in ends if e is not None])
         reason = "; ".join(f"{p.run.host}: {p.run.reason or p.run.outcome}" for p in parts
                            if p.run.outcome != ev.COMPLETED)
-        return Row(self.name, step, FLEET, label, first.repeat, t0, t1,
-                   figures.io_values(fleet), ok=ok, outcome=outcome, reason=reason,
+        return Row(self.name, step, FLEET, label, first.repeat, t0, t1, values, ok=ok,
+                   outcome=outcome, reason=reason,
                    silent_seconds=max(p.run.silent_seconds for p in parts),
-                   matrix=self._matrix(step))
+                   matrix=self._matrix(step),
+                   runs={label: min(p.row.runs[label] for p in parts)})
 
     def _matrix(self, step: str) -> dict[str, str]:
         """A sweep step's option values (the ``step_start`` event's ``matrix``)."""
         matrix = self.layout.step_data.get(step, {}).get("matrix")
         return {str(k): str(v) for k, v in matrix.items()} if isinstance(matrix, dict) else {}
-
-
-def _wants_summary(window: Stats) -> bool:
-    """A run's end-of-run summary is read only when the window lacks what it gives: I/O
-    without histograms (the tool's run percentiles), or a tool that prints figures only at
-    the end (mbw, UnixBench, iperf)."""
-    has_io = any(d.metric in ("iops", "bandwidth_bytes") for d in window)
-    has_hist = any(d.metric == "latency_histogram" for d in window)
-    return not has_io or not has_hist
-
-
-def _size(row: Row) -> float:
-    """What ``select`` ranks runs by: total IOPS, else bandwidth, else network, else the
-    first value."""
-    for metric in ("iops", "bandwidth_bytes", "net_bandwidth_bytes", "mem_bandwidth_bytes",
-                   "benchmark_score"):
-        found = [v.value for v in row.values if v.metric == metric and v.op != "total"] \
-            or [v.value for v in row.values if v.metric == metric]
-        if found:
-            return sum(found)
-    return row.values[0].value if row.values else 0.0
-
-
-#: The figures whose range over a step's runs a selected row carries (``Row.spread``).
-SPREAD = ("iops", "bandwidth_bytes", "net_bandwidth_bytes")
-
-
-def _total(row: Row, metric: str) -> float | None:
-    found = [v.value for v in row.values if v.metric == metric and v.op != "total"] \
-        or [v.value for v in row.values if v.metric == metric]
-    return sum(found) if found else None
-
-
-def _selected(runs: list[Row], select: str) -> list[Row]:
-    if len(runs) <= 1 or select == "all":
-        return runs
-    ranked = sorted(runs, key=_size)
-    chosen = ranked[-1] if select == "best" else ranked[(len(ranked) - 1) // 2]
-    chosen.selected_from = len(runs)
-    chosen.selected_by = select
-    for metric in SPREAD:
-        totals = [t for r in runs for t in (_total(r, metric),) if t is not None]
-        if totals:
-            chosen.spread[metric] = (min(totals), max(totals))
-    return [chosen]
 
 
 def _names(readers: Sequence[SessionReader]) -> list[str]:
@@ -309,26 +318,30 @@ def _rows_of(reader: SessionReader, name: str, options: ReportOptions, warnings:
     return rows
 
 
-def _baseline_row(matching: Matching, base: _SessionRows,
-                  index: dict[tuple[str, str], list[Row]], row: Row) -> Row | None:
+def _baseline_row(matching: Matching, base: _SessionRows, row: Row) -> Row | None:
+    """The row ``row`` is compared with: the baseline's runs ``compare.counterpart_labels``
+    names, combined by the row's own rule (the median with the median, the best with the
+    best); a row of a step run once against the baseline's row as the baseline shows it."""
     key = matching.baseline_of(row.step, row.host)
     if key is None:
         return None
     bstep, bhost = key
-    candidates = index.get((bstep, bhost), [])
-    if len(candidates) <= 1:
-        return candidates[0] if candidates else None
-    run = counterpart_run(base.layout, bstep, bhost, row.repeat)
-    label = run.label if run is not None else None
-    return next((r for r in candidates if r.label == label), candidates[-1])
+    if row.selected_from > 1:
+        select = row.selected_by
+    elif row.label != row.step:  # one run of a repeated step, shown run by run
+        select = "all"
+    else:  # the one run of a step run once: the baseline as the baseline shows its step
+        select = base.select_of(bstep)
+    labels = counterpart_labels(base.layout, bstep, bhost,
+                                row.repeat if select == "all" else None)
+    runs = [r for r in base.runs.get((bstep, bhost), []) if r.label in labels]
+    found = repeats.combine(runs, select)
+    return found[-1] if found else None
 
 
 def _compare(rows: _SessionRows, matching: Matching, base: _SessionRows) -> None:
-    index: dict[tuple[str, str], list[Row]] = defaultdict(list)
-    for r in base.rows:
-        index[(r.step, r.host)].append(r)
     for row in rows.rows:
-        b = _baseline_row(matching, base, index, row)
+        b = _baseline_row(matching, base, row)
         if b is None:
             continue
         row.baseline_row = b

@@ -266,19 +266,31 @@ def device_values(window: Stats) -> list[Value]:
     return out
 
 
-def _net_series(stats: Stats, metric: str, kind: str, direction: str | None
-                ) -> list[SeriesStats]:
-    found = [(d, st) for d, st in stats.items() if d.metric == metric and d.kind == kind
-             and st.count and (direction is None
-                               or _labels(d).get("direction") == direction)]
-    sums = [st for d, st in found if _labels(d).get("stream") == "sum"]
-    return sums or [st for d, st in found
-                    if not _labels(d).get("stream", "").startswith("sum")]
+def _net_by_port(stats: Stats, metric: str, kind: str, direction: str | None
+                 ) -> dict[str, list[SeriesStats]]:
+    """The series of a network figure to add up, by the server's port of their test (the
+    ``port`` label; "" without one): each test's ``sum`` stream where iperf printed one,
+    else its streams."""
+    by_port: dict[str, list[tuple[SeriesDef, SeriesStats]]] = defaultdict(list)
+    for d, st in stats.items():
+        if d.metric == metric and d.kind == kind and st.count and (
+                direction is None or _labels(d).get("direction") == direction):
+            by_port[_labels(d).get("port", "")].append((d, st))
+    out = {}
+    for port, found in by_port.items():
+        sums = [st for d, st in found if _labels(d).get("stream") == "sum"]
+        out[port] = sums or [st for d, st in found
+                             if not _labels(d).get("stream", "").startswith("sum")]
+    return {port: series for port, series in out.items() if series}
 
 
-def other_values(window: Stats, summary: Stats | None, *, prefer_summary: bool) -> list[Value]:
+def other_values(window: Stats, summary: Stats | None, *, prefer_summary: bool,
+                 clients: Mapping[str, str] | None = None) -> list[Value]:
     """Network (iperf3, iperf), memory (mbw) and score (UnixBench) figures: the tool's own
-    end-of-run figures where it printed them and they are preferred, else window means."""
+    end-of-run figures where it printed them and they are preferred, else window means.
+    A host that ran several tests at once (an iperf3 server with a server per client) has
+    its figures added up, and each test's apart, its ``item`` the client (``clients``:
+    port -> client host; else ``port N``)."""
     out: list[Value] = []
     kinds = [(SUMMARY, summary), (INTERVAL, window)] if prefer_summary \
         else [(INTERVAL, window), (SUMMARY, summary)]
@@ -286,21 +298,27 @@ def other_values(window: Stats, summary: Stats | None, *, prefer_summary: bool) 
     # summary's "receiver" line is the server's figure), a server its receive; a host
     # without per-second lines (an imported report) keeps its summary's directions
     own = {d for d in ("send", "receive")
-           if _net_series(window, "net_bandwidth_bytes", INTERVAL, d)}
+           if _net_by_port(window, "net_bandwidth_bytes", INTERVAL, d)}
     for direction in ("send", "receive"):
         if own and direction not in own:
             continue
         for kind, stats in kinds:
             if stats is None:
                 continue
-            series = _net_series(stats, "net_bandwidth_bytes", kind, direction)
-            if series:
-                out.append(Value("net_bandwidth_bytes", direction,
-                                 sum(s.mean for s in series), "B/s", source=kind))
+            by_port = {port: sum(s.mean for s in series) for port, series in
+                       _net_by_port(stats, "net_bandwidth_bytes", kind, direction).items()}
+            if by_port:
+                out.append(Value("net_bandwidth_bytes", direction, sum(by_port.values()),
+                                 "B/s", source=kind))
+                if len(by_port) > 1:
+                    out += [Value("net_bandwidth_bytes", direction, v, "B/s",
+                                  item=(clients or {}).get(port) or f"port {port}",
+                                  source=kind) for port, v in sorted(by_port.items())]
                 break
-    series = _net_series(window, "net_retransmits", INTERVAL, None)
-    if series:
-        out.append(Value("net_retransmits", "", sum(s.total for s in series), "count",
+    retransmits = _net_by_port(window, "net_retransmits", INTERVAL, None)
+    if retransmits:
+        out.append(Value("net_retransmits", "", sum(s.total for series in retransmits.values()
+                                                    for s in series), "count",
                          source=INTERVAL))
     # memory and scores: the tool's summary (mbw's AVG, UnixBench's index) before the window
     for metric, label, unit in (("mem_bandwidth_bytes", "method", "B/s"),
@@ -321,6 +339,23 @@ def other_values(window: Stats, summary: Stats | None, *, prefer_summary: bool) 
         for key in sorted(found):
             v, kind = found[key]
             out.append(Value(metric, "", v, unit or "score", item=key, source=kind))
+    return out
+
+
+def fleet_net(rows: Iterable[Row]) -> list[Value]:
+    """A step's fleet network figures from its hosts' rows: each direction's figures added
+    up over the hosts (each host's own end: the clients' sends, the servers' receives),
+    and their retransmits."""
+    rows = list(rows)
+    out = []
+    for metric, op, unit in (("net_bandwidth_bytes", "send", "B/s"),
+                             ("net_bandwidth_bytes", "receive", "B/s"),
+                             ("net_retransmits", "", "count")):
+        found = [v for r in rows for v in (r.get(metric, op),) if v is not None]
+        if found:
+            sources = {v.source for v in found}
+            out.append(Value(metric, op, sum(v.value for v in found), unit,
+                             source=sources.pop() if len(sources) == 1 else "mixed"))
     return out
 
 

@@ -179,9 +179,8 @@ def metric_name(v: Value) -> str:
 
 
 def _run_name(row: Row, sessions: int) -> str:
-    run = f"{row.step} #{row.repeat}" if row.label != row.step else row.step
     host = "the fleet" if row.is_fleet else row.host
-    where = f"{run} on {host}"
+    where = f"{row.run_name()} on {host}"
     return f"{where} ({row.session})" if sessions > 1 else where
 
 
@@ -220,8 +219,7 @@ def describe(found: list[Regression], sessions: int) -> list[str]:
         host = "fleet" if r.row.is_fleet else r.row.host
         host = host if sessions <= 1 else f"{r.row.session} / {host}"
         pct = r.value.percent
-        step = f"{r.row.step} #{r.row.repeat}" if r.row.label != r.row.step else r.row.step
-        rows.append((step, host, metric_name(r.value),
+        rows.append((r.row.run_name(), host, metric_name(r.value),
                      format_metric(r.value.metric, r.value.baseline),
                      format_metric(r.value.metric, r.value.value),
                      f"{pct:.1f}%" if pct is not None else "",

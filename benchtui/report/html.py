@@ -376,7 +376,7 @@ class _Page:
         source = self.sources.get(path) if path is not None else None
         if source is None:
             return {}
-        return fleet_latency(source.reader, [(s.row, s.run) for s in series])
+        return fleet_latency(source.reader, [s.row for s in series])
 
     def run_plots(self, group: PlotGroup) -> list[str]:
         out = []
@@ -402,12 +402,12 @@ class _Page:
         series = [s for s in found if s.longest >= MIN_POINTS]
         # a run with a point or two (a layout step, a run cut short) is said, not dotted
         short = [s for s in found if 0 < s.longest < MIN_POINTS
-                 or (s.empty and s.row.t1 - s.run.t0 < MIN_POINTS)]
+                 or (s.empty and s.seconds < MIN_POINTS)]
         notes = []
         if short:
             notes.append('<p class="note short">Too short to plot: ' + ", ".join(
                 f"{escape(s.host)} ({s.longest} per-second point{'s' if s.longest != 1 else ''}"
-                f" in {max(0.0, s.row.t1 - s.run.t0):.1f} s)" for s in short)
+                f" in {s.seconds:.1f} s)" for s in short)
                 + f"; a plot needs {MIN_POINTS} points.</p>")
         colours = {h: c for (s, h), c in self.colours.items() if s == group.session}
         baseline, baseline_name = self.baseline_series(group)

@@ -50,7 +50,18 @@ def _cell(metric: str, value: float | None, baseline: float | None, *,
 
 
 def _value_cell(v: Value | None, *, share: bool = True) -> str:
-    return MISSING if v is None else _cell(v.metric, v.value, v.baseline, share=share)
+    """A value, (``share``) its percentage of the baseline and, for a row of several runs,
+    its range over them: ``1.50k (98%) [1.00k–2.00k]``."""
+    if v is None:
+        return MISSING
+    return _cell(v.metric, v.value, v.baseline, share=share) + _range(v.metric, v.low, v.high)
+
+
+def _range(metric: str, low: float | None, high: float | None) -> str:
+    """`` [low–high]``: a figure's range over a row's runs ("" for a row of one run)."""
+    if low is None or high is None:
+        return ""
+    return f" [{_cell(metric, low, None)}–{_cell(metric, high, None)}]"
 
 
 def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
@@ -62,8 +73,7 @@ def _table(header: list[str], rows: Iterable[list[str]]) -> list[str]:
 
 def total(row: Row, metric: str) -> tuple[float | None, float | None]:
     """A row's figure over its ops (read + write, or the tool's total), with its baseline."""
-    found = [v for v in row.values if v.metric == metric and v.op != "total"] \
-        or [v for v in row.values if v.metric == metric]
+    found = row.parts(metric)
     if not found:
         return None, None
     base = None if any(v.baseline is None for v in found) else sum(
@@ -79,7 +89,8 @@ def row_name(row: Row, sessions: int) -> str:
         host += f" ({row.role})"
     name = f"{row.session} / {host}" if sessions > 1 else host
     if row.selected_from > 1:
-        name += f" ({row.selected_by} of {row.selected_from} runs)"
+        name += f" ({row.selected_by} of {row.selected_from} runs)" if row.combined \
+            else f" (best of {row.selected_from} runs: run {row.repeat})"
     elif row.label != row.step:
         name += f" (run {row.repeat})"
     return name + "".join(f" [{flag}]" for flag in row.flags())
@@ -187,11 +198,8 @@ def headline(rows: Iterable[Row]) -> tuple[tuple[str, str], ...]:
 
 
 def _spread(row: Row, metric: str) -> str:
-    low_high = row.spread.get(metric)
-    if low_high is None:
-        return ""
-    low, high = low_high
-    return f" [{format_metric(metric, low)}–{format_metric(metric, high)}]"
+    low, high = row.spread.get(metric, (None, None))
+    return _range(metric, low, high)
 
 
 def _overview_by_host(report: Report, steps: list[str]) -> Table:
@@ -220,10 +228,10 @@ def _overview_by_host(report: Report, steps: list[str]) -> Table:
                 cell = _cell(metric, value, base)
                 if found is not None and value is not None:
                     cell += _spread(found, metric)
-                    if metric == "net_bandwidth_bytes" and found.role:
-                        ops = "/".join(_OP_SHORT.get(v.op, v.op) for v in found.values
-                                       if v.metric == metric)
-                        cell += f" ({found.role} {ops})"
+                    who = found.role or ("fleet" if found.is_fleet else "")
+                    if metric == "net_bandwidth_bytes" and who:
+                        ops = "/".join(_OP_SHORT.get(v.op, v.op) for v in found.parts(metric))
+                        cell += f" ({who} {ops})"
                 if found is not None:
                     cell += "".join(f" [{f}]" for f in found.flags())
                 cells.append(cell)
@@ -231,8 +239,25 @@ def _overview_by_host(report: Report, steps: list[str]) -> Table:
     return Table("Overview by step", None, header, body)
 
 
+def _per_client(rows: list[Row]) -> list[Row]:
+    """``rows``, each iperf3 server's followed by a row per client it served (its figures
+    for that client: ``alpha (server ← beta)``), from its values of that ``item``."""
+    out = []
+    for r in rows:
+        out.append(r)
+        items = dict.fromkeys(v.item for v in r.values
+                              if v.metric == "net_bandwidth_bytes" and v.item)
+        for item in items:
+            out.append(replace(r, role=f"{r.role} ← {item}".strip(), steadiness=None,
+                               values=[replace(v, item="") for v in r.values
+                                       if v.metric == "net_bandwidth_bytes"
+                                       and v.item == item]))
+    return out
+
+
 def _step_table(report: Report, rows: list[Row], *, with_step: bool) -> tuple[
         list[str], list[list[str]]]:
+    rows = _per_client(rows)
     cols = _columns(rows)
     # a sweep's options as columns of their own, so that the table reads as a matrix
     keys = list(dict.fromkeys(k for r in rows for k in r.matrix)) if with_step else []
@@ -271,18 +296,14 @@ def intro(report: Report) -> list[str]:
     elif report.baseline is not None:
         lines.append(f"- baseline: {report.baseline.describe()}; every value is followed by "
                      "its percentage of the baseline's")
-    selected = {(r.selected_by, r.selected_from) for r in report.rows if r.selected_from > 1}
-    if selected:
-        how = " or ".join(sorted({by for by, _n in selected}))
-        lines.append(f"- repeated steps: each host's {how} run (by IOPS, else bandwidth) of "
-                     "its runs; the overview gives the range over the runs beside it "
-                     "[min–max]; `--select all` shows every run")
+    lines += _repeats(report)
     if report.left_out:
         lines.append(f"- steps left out (--steps/--exclude-step): {', '.join(report.left_out)}")
     if report.figures == "window" or (report.figures is None and any(
             not report.imported.get(n) for n in report.sessions)):
-        lines.append(f"- window: each run from {format_duration(report.skip)} after its start "
-                     "(ramp-up skipped) to its end")
+        lines.append(f"- window: each run from {format_duration(report.skip)} after its tool "
+                     "started (ramp-up skipped) to its tool's last report; the disk, CPU and "
+                     "network figures beside it over the same seconds")
     lines += [f"- {sentence}" for sentence in sources_sentences(report.rows)]
     if any(v.metric == "net_retransmits" for r in report.rows for v in r.values):
         lines.append("- network: each host's own end of the connection (a client's send, a "
@@ -295,6 +316,22 @@ def intro(report: Report) -> list[str]:
     for w in report.warnings:
         lines.append(f"- warning: {w}")
     return lines
+
+
+def _repeats(report: Report) -> list[str]:
+    """What a row of a repeated step is (the median of its runs, or the best of them)."""
+    ways = {r.selected_by for r in report.rows if r.selected_from > 1}
+    out = []
+    if "median" in ways:
+        out.append("- repeated steps: each host's row is the **median of its runs**, each "
+                   "figure on its own (of an even number of runs, the mean of the two middle "
+                   "ones), over the runs that completed; the runs' range is beside every "
+                   "value [min–max]; `--select all` shows every run")
+    if "best" in ways:
+        out.append("- repeated steps: each host's **best run** (by IOPS, else bandwidth) of "
+                   "the runs that completed; the runs' range is beside every value "
+                   "[min–max]; `--select all` shows every run")
+    return out
 
 
 def _not_clean(report: Report) -> list[str]:

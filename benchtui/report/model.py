@@ -59,6 +59,10 @@ class Value:
     #: tool's own), "mean".
     source: str = ""
     baseline: float | None = None
+    #: A row that stands for several runs (``select`` median or best): the lowest and the
+    #: highest of this figure over them (None for a row of one run).
+    low: float | None = None
+    high: float | None = None
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -75,17 +79,20 @@ class Row:
     session: str
     step: str
     host: str
-    #: The step's label as recorded (``randread#2``): which run this row is.
+    #: The step's label as recorded (``randread#2``): which run this row is; the step's
+    #: name for a median row (of no single run), whose ``repeat`` is 0.
     label: str
     repeat: int
-    #: The window the figures cover (epoch seconds).
+    #: The window the figures cover (epoch seconds): from ``--skip`` after the tool's own
+    #: start to its last interval (a median row: from its first run's to its last run's).
     t0: float
     t1: float
     values: list[Value] = field(default_factory=list)
     steadiness: Steadiness | None = None
     #: Runs of the step this row stands for (``select``: median or best of N), when > 1.
     selected_from: int = 1
-    #: How it was chosen from them: "median" or "best" (with ``selected_from`` > 1).
+    #: How it was made from them: "median" (each figure the median of the runs': a row of
+    #: no single run, ``repeats.py``) or "best" (the best run), with ``selected_from`` > 1.
     selected_by: str = ""
     #: The baseline row this one is compared with: "step / host", when there is one.
     baseline: str = ""
@@ -104,15 +111,32 @@ class Row:
     matrix: dict[str, str] = field(default_factory=dict)
     #: The host's part in a client-server step (iperf3): "client", "server", or "".
     role: str = ""
-    #: A selected run's (``select`` median/best) range over every run of the step on the
-    #: host: metric -> (min, max) of the ops' total (IOPS, bandwidth, network, ...).
+    #: A row of several runs' (``select`` median/best): the range over them of the ops'
+    #: total: metric -> (min, max) (IOPS, bandwidth, network, ...).
     spread: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: The runs the row stands for: their labels -> when each one's tool started (its first
+    #: interval's start, epoch seconds: what the per-second plots count from). One run for
+    #: a run's row; every run it combines for a median (or best) row.
+    runs: dict[str, float] = field(default_factory=dict)
     #: The baseline row itself (``baseline`` names it), for plots that draw its run.
     baseline_row: Row | None = None
 
     @property
     def is_fleet(self) -> bool:
         return self.host == FLEET
+
+    @property
+    def combined(self) -> bool:
+        """The row is the median of several runs (not one of them)."""
+        return self.selected_by == "median" and self.selected_from > 1
+
+    def run_name(self) -> str:
+        """The step, and which of its runs the row is: ``randread #2``, ``randread (median
+        of 3)``, ``randread #2 (best of 3)``, or the step alone for a step run once."""
+        if self.combined:
+            return f"{self.step} (median of {self.selected_from})"
+        name = f"{self.step} #{self.repeat}" if self.label != self.step else self.step
+        return name + (f" (best of {self.selected_from})" if self.selected_from > 1 else "")
 
     @property
     def completed(self) -> bool:
@@ -128,6 +152,18 @@ class Row:
         if self.silent_seconds > 0:
             out.append(f"silent {format_duration(self.silent_seconds)}")
         return out
+
+    def parts(self, metric: str) -> list[Value]:
+        """The values the row's ``metric`` over its ops adds up: read + write (the tool's
+        ``total`` where it splits none); the figure itself, not its items, where it has one
+        (an iperf3 server's figure, not its clients' apart); of the network one direction
+        (a fleet row has both: its receives, what arrived)."""
+        found = [v for v in self.values if v.metric == metric]
+        found = [v for v in found if not v.item] or found
+        found = [v for v in found if v.op != "total"] or found
+        if metric == "net_bandwidth_bytes" and len({v.op for v in found}) > 1:
+            found = [v for v in found if v.op == "receive"]
+        return found
 
     def get(self, metric: str, op: str = "", item: str = "") -> Value | None:
         for v in self.values:

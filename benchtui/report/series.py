@@ -1,5 +1,6 @@
 """The per-second series of a report's runs, for plots: IOPS, bandwidth and latency
-percentiles of each host over its run, x in seconds since the run started on that host.
+percentiles of each host over its run, x in seconds since its tool started on that host
+(``window.py``: its first interval's start).
 
 They are decoded from the session's samples of the run (``SessionReader.samples`` by host,
 metric and the run's window, keeping the samples labelled with the run's step label), and
@@ -18,10 +19,12 @@ as the report's tables follow them over a window (``figures.py``):
 A line longer than ``MAX_POINTS`` is shortened by averaging consecutive points in equal
 buckets (a 55-minute step at one point a second is 3300 points: about two per bucket).
 
-Which runs are plotted (``plot_groups``): the runs the report's tables show. A step run
+Which runs are plotted (``plot_groups``): the rows the report's tables show. A step run
 once is one plot; a repeated step under ``select = "all"`` is one plot per run; under
-``median`` or ``best`` one plot of each host's selected run (hosts may differ in which run
-that is: the legend says it).
+``median`` one plot of each host's median of its runs, by the tables' rule second by second
+(``median_lines``: each line's point of a second is the median of the runs' points of that
+second, counted from each run's own start); under ``best`` one plot of each host's best run
+(hosts may differ in which run that is: the legend says it).
 """
 
 from __future__ import annotations
@@ -34,8 +37,9 @@ from dataclasses import dataclass, field
 from benchtui.model.histogram import LatencyHistogram, merged_quantiles
 from benchtui.model.sample import Sample
 from benchtui.report.figures import QUANTILES
+from benchtui.report.lines import Lines, median_lines, together
 from benchtui.report.model import Report, Row
-from benchtui.session.compare import FLEET, RunWindow, SessionLayout
+from benchtui.session.compare import FLEET, SessionLayout
 from benchtui.store.recording import SessionReader
 from benchtui.store.series_rules import job_kind, latency_measure_ok
 
@@ -55,7 +59,7 @@ _QUANTILE_NAMES = {str(q): name for q, name in QUANTILES}
 
 @dataclass(frozen=True, slots=True)
 class Points:
-    """One line: seconds since the run started, and values in base units."""
+    """One line: seconds since the tool started, and values in base units."""
 
     times: tuple[float, ...]
     values: tuple[float, ...]
@@ -75,10 +79,12 @@ class Points:
 
 @dataclass(slots=True)
 class RunSeries:
-    """One host's run of a step, per second."""
+    """One host's run of a step (or the median of its runs), per second."""
 
     row: Row
-    run: RunWindow
+    #: When its x = 0 is (epoch seconds): when its tool started (its first run's, for the
+    #: median of several runs: each run is counted from its own tool's start).
+    origin: float
     #: op -> IOPS (ops/s), and bandwidth (bytes/s)
     iops: dict[str, Points] = field(default_factory=dict)
     bandwidth: dict[str, Points] = field(default_factory=dict)
@@ -96,9 +102,19 @@ class RunSeries:
 
     @property
     def window_start(self) -> float:
-        """Where the tables' window begins, in seconds since the run started (the end of
+        """Where the tables' window begins, in seconds since the tool started (the end of
         the ramp-up left out of the tables)."""
-        return max(0.0, self.row.t0 - self.run.t0)
+        return max(0.0, self.row.t0 - self.origin)
+
+    @property
+    def seconds(self) -> float:
+        """How long its tool ran, as far as its figures go (its last point's time)."""
+        ends = [p.times[-1] for p in self._lines() if p.times]
+        return max(ends) if ends else max(0.0, self.row.t1 - self.origin)
+
+    def _lines(self) -> list[Points]:
+        return [*self.iops.values(), *self.bandwidth.values(), *self.net.values(),
+                *(p for by in self.latency.values() for p in by.values())]
 
     @property
     def empty(self) -> bool:
@@ -107,9 +123,7 @@ class RunSeries:
     @property
     def longest(self) -> int:
         """The most points any of its lines has (a run too short to plot has < 3)."""
-        lines = [*self.iops.values(), *self.bandwidth.values(), *self.net.values(),
-                 *(p for by in self.latency.values() for p in by.values())]
-        return max((len(p) for p in lines), default=0)
+        return max((len(p) for p in self._lines()), default=0)
 
 
 def downsample(times: Sequence[float], values: Sequence[float], limit: int = MAX_POINTS,
@@ -171,6 +185,13 @@ class _Accumulator:
         self.means: dict[str, dict[float, float]] = defaultdict(dict)
         #: (metric, op, whole) -> t -> seconds the interval covered, for partial ones
         self.durations: dict[tuple[str, str, bool], dict[float, float]] = defaultdict(dict)
+        #: (direction, port, sum stream) -> (t, elapsed) -> the streams' rate added up, and
+        #: the seconds of partial intervals: a network test's (an iperf3 server runs one
+        #: per client)
+        self.net: dict[tuple[str, str, bool], dict[tuple[float, float], float]] = \
+            defaultdict(dict)
+        self.net_durations: dict[tuple[str, str, bool], dict[tuple[float, float], float]] = \
+            defaultdict(dict)
         self.newest = -math.inf
 
     def feed(self, s: Sample) -> None:
@@ -205,11 +226,14 @@ class _Accumulator:
             stream = labels.get("stream", "")
             if stream.startswith("sum") and stream != "sum":
                 return
-            net = (metric, labels.get("direction", "total"), stream == "sum")
-            acc = self.sums[net]
-            acc[t] = acc.get(t, 0.0) + s.value
+            test = (labels.get("direction", "total"), labels.get("port", ""), stream == "sum")
+            # two intervals of one test may arrive at once (iperf3's last whole one and its
+            # tail, 4.00-4.03 sec): each at its own end, by the tool's elapsed seconds
+            at = (t, s.elapsed if s.elapsed is not None else 0.0)
+            rates = self.net[test]
+            rates[at] = rates.get(at, 0.0) + s.value
             if s.duration is not None:
-                self.durations[net][t] = s.duration
+                self.net_durations[test][at] = s.duration
         elif metric == "latency_mean_seconds" and latency_measure_ok(labels, "lat"):
             acc = self.means[op]
             acc[t] = max(acc.get(t, 0.0), s.value)
@@ -223,60 +247,108 @@ class _Accumulator:
                     if q in found:
                         self.quantiles[key][name][t] = found[q]
 
-    def series(self, row: Row, run: RunWindow) -> RunSeries:
+    def lines(self) -> Lines:
+        """The run's lines, at the samples' own times (epoch seconds)."""
         self._merge_older_than(math.inf)
-        out = RunSeries(row, run)
-        t0 = run.t0
-        for metric, into in (("iops", out.iops), ("bandwidth_bytes", out.bandwidth)):
+        out = Lines()
+        for metric, kind in (("iops", "iops"), ("bandwidth_bytes", "bandwidth")):
             for op in _OPS:
                 whole = not self.sums.get((metric, op, False))
                 by_t = self.sums.get((metric, op, whole))
                 if by_t:
-                    into[op] = _points(by_t, t0, self.durations.get((metric, op, whole), {}))
+                    out.add((kind, op), by_t, self.durations.get((metric, op, whole)))
         for direction in ("send", "receive"):
-            for whole in (True, False):
-                by_t = self.sums.get(("net_bandwidth_bytes", direction, whole))
-                if by_t:
-                    out.net[direction] = _points(
-                        by_t, t0, self.durations.get(("net_bandwidth_bytes", direction, whole)))
-                    break
+            tests = []
+            for port in dict.fromkeys(p for d, p, _w in self.net if d == direction):
+                whole = (direction, port, True) in self.net
+                tests.append(_at_their_ends(self.net[(direction, port, whole)],
+                                            self.net_durations.get((direction, port, whole),
+                                                                   {})))
+            if tests:
+                out.add(("net", direction), *together(tests))
         for op in _OPS:
             measures = sorted((m for o, m in self.quantiles if o == op),
                               key=lambda m: m != "clat")
             if measures:
                 found = self.quantiles[(op, measures[0])]
-                out.latency[op] = {name: _points(found[name], t0)
-                                   for _q, name in QUANTILES if found.get(name)}
+                for _q, name in QUANTILES:
+                    if found.get(name):
+                        out.add(("latency", op, name), found[name])
                 out.latency_source[op] = "histogram"
             elif any((op, name) in self.percentiles for _q, name in QUANTILES):
-                out.latency[op] = {name: _points(self.percentiles[(op, name)], t0)
-                                   for _q, name in QUANTILES if (op, name) in self.percentiles}
+                for _q, name in QUANTILES:
+                    if (op, name) in self.percentiles:
+                        out.add(("latency", op, name), self.percentiles[(op, name)])
                 out.latency_source[op] = "percentiles"
             elif self.means.get(op):
-                out.latency[op] = {"mean": _points(self.means[op], t0)}
+                out.add(("latency", op, "mean"), self.means[op])
                 out.latency_source[op] = "mean"
         return out
 
 
-def run_series(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]]
-               ) -> list[RunSeries]:
-    """The series of each (row, run), decoding the runs' samples once."""
-    if not pairs:
+def _at_their_ends(by_at: dict[tuple[float, float], float],
+                   durations: dict[tuple[float, float], float]
+                   ) -> tuple[dict[float, float], dict[float, float]]:
+    """A test's points by (arrival, elapsed) at their own ends: of the intervals that
+    arrived together, each before the last by its elapsed seconds less the last's."""
+    last: dict[float, float] = {}
+    for t, elapsed in by_at:
+        last[t] = max(last.get(t, elapsed), elapsed)
+
+    def end(at: tuple[float, float]) -> float:
+        return at[0] - (last[at[0]] - at[1])
+    return ({end(at): v for at, v in by_at.items()},
+            {end(at): d for at, d in durations.items()})
+
+
+def _series(lines: Lines, row: Row, origin: float) -> RunSeries:
+    """A run's (or runs') lines as the plots take them: counted from ``origin``, long ones
+    averaged down."""
+    out = RunSeries(row, origin, latency_source=dict(lines.latency_source))
+    for key, by_t in lines.points.items():
+        points = _points(by_t, origin, lines.durations.get(key, {}))
+        if key[0] == "latency":
+            out.latency.setdefault(key[1], {})[key[2]] = points
+        else:
+            {"iops": out.iops, "bandwidth": out.bandwidth, "net": out.net}[key[0]][
+                key[1]] = points
+    return out
+
+
+def _read_window(reader: SessionReader, rows: Sequence[Row]) -> tuple[float, float]:
+    """The times a read of these rows' runs covers: from their tools' first start to
+    their last end (and the summaries that follow it)."""
+    t0 = min(start for row in rows for start in row.runs.values())
+    t1 = max(min(row.t1, reader.end) for row in rows) + _SLACK
+    return t0, t1
+
+
+def run_series(reader: SessionReader, rows: Sequence[Row]) -> list[RunSeries]:
+    """The series of each row (of one run, or the median of its runs: ``Row.runs``),
+    decoding the runs' samples once."""
+    rows = [r for r in rows if r.runs]
+    if not rows:
         return []
-    accs = {(run.host, run.label): _Accumulator() for _row, run in pairs}
-    t0 = min(run.t0 for _row, run in pairs)
-    t1 = max(reader.end if run.t1 is None else run.t1 for _row, run in pairs) + _SLACK
-    for s in reader.samples(hosts={run.host for _row, run in pairs}, metrics=METRICS,
-                            t0=t0, t1=t1):
+    accs = {(row.host, label): _Accumulator() for row in rows for label in row.runs}
+    t0, t1 = _read_window(reader, rows)
+    for s in reader.samples(hosts={row.host for row in rows}, metrics=METRICS, t0=t0, t1=t1):
         acc = accs.get((s.host, s.labels.get("step", "")))
         if acc is not None:
             acc.feed(s)
-    return [accs[(run.host, run.label)].series(row, run) for row, run in pairs]
+    out = []
+    for row in rows:
+        runs = [(start, accs[(row.host, label)].lines()) for label, start in row.runs.items()]
+        if len(runs) == 1:
+            out.append(_series(runs[0][1], row, runs[0][0]))
+        else:
+            out.append(_series(median_lines(runs), row, min(o for o, _lines in runs)))
+    return out
 
 
 @dataclass(frozen=True)
 class PlotGroup:
-    """Runs drawn in one plot: one step of one session (one run of it, or the selected runs)."""
+    """Runs drawn in one plot: one step of one session (one run of it, or each host's row of
+    its runs)."""
 
     session: str
     step: str
@@ -286,9 +358,11 @@ class PlotGroup:
 
 def _group_title(step: str, rows: Sequence[Row]) -> str:
     first = rows[0]
-    if first.selected_from > 1:
-        chosen = first.selected_by or "selected"
-        title = f"{step}: each host's {chosen} run of {first.selected_from}"
+    if first.combined:
+        title = f"{step}: each host's median of {first.selected_from} runs"
+    elif first.selected_from > 1:
+        title = f"{step}: each host's {first.selected_by or 'selected'} run of " \
+            f"{first.selected_from}"
     elif first.label != step:
         title = f"{step}, run {first.repeat}"
     else:
@@ -327,52 +401,58 @@ class SeriesSource:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def run_of(self, row: Row) -> RunWindow | None:
-        return next((r for r in self.layout.runs if r.label == row.label
-                     and r.host == row.host), None)
-
     def series(self, rows: Iterable[Row]) -> list[RunSeries]:
-        """The series of each row's run (rows with no run in the file are left out)."""
-        pairs = [(row, run) for row in rows for run in (self.run_of(row),) if run is not None]
-        return run_series(self.reader, pairs)
+        """The series of each row's runs (rows with no run are left out)."""
+        return run_series(self.reader, list(rows))
 
 
-def fleet_latency(reader: SessionReader, pairs: Sequence[tuple[Row, RunWindow]]
-                  ) -> dict[str, dict[str, Points]]:
-    """The fleet's latency percentiles second by second over these hosts' runs of one step:
+def fleet_latency(reader: SessionReader, rows: Sequence[Row]) -> dict[str, dict[str, Points]]:
+    """The fleet's latency percentiles second by second over these hosts' rows of one step:
     op -> {"p50", "p99", "p999"} -> points, each the quantile of every host's clat
-    histograms of that second (seconds since each host's run started; the hosts of a step
-    start together) merged: exact fleet percentiles, never an average of percentiles.
+    histograms of that second (seconds since each host's tool started) merged: exact fleet
+    percentiles, never an average of percentiles; for rows of several runs (a median), the
+    median over the runs of each run's fleet percentile of the second (``median_lines``).
     {} when the runs have no histograms."""
-    if len(pairs) < 2:
+    rows = [r for r in rows if r.runs]
+    if len(rows) < 2:
         return {}
-    starts = {(run.host, run.label): run.t0 for _row, run in pairs}
-    t0 = min(run.t0 for _row, run in pairs)
-    t1 = max(reader.end if run.t1 is None else run.t1 for _row, run in pairs) + _SLACK
-    seconds: dict[str, dict[int, LatencyHistogram]] = defaultdict(dict)
-    for s in reader.samples(hosts={run.host for _row, run in pairs},
+    starts = {(row.host, label): start for row in rows for label, start in row.runs.items()}
+    t0, t1 = _read_window(reader, rows)
+    #: label -> op -> second -> merged histogram
+    seconds: dict[str, dict[str, dict[int, LatencyHistogram]]] = defaultdict(
+        lambda: defaultdict(dict))
+    for s in reader.samples(hosts={row.host for row in rows},
                             metrics=("latency_histogram",), t0=t0, t1=t1):
-        start = starts.get((s.host, s.labels.get("step", "")))
+        label = s.labels.get("step", "")
+        start = starts.get((s.host, label))
         if start is None or s.t is None or s.kind != "interval" or s.histogram is None \
                 or s.labels.get("measure", "clat") != "clat":
             continue
-        at = seconds[s.labels.get("op", "total")]
+        at = seconds[label][s.labels.get("op", "total")]
         second = math.floor(s.t - start)
         have = at.get(second)
         if have is None:
             at[second] = have = LatencyHistogram()
         have.merge(s.histogram)
-    out: dict[str, dict[str, Points]] = {}
     qs = [q for q, _ in QUANTILES]
+    runs = []
+    for by_op in seconds.values():
+        lines = Lines()
+        for op, by_second in by_op.items():
+            for second, h in by_second.items():
+                found = h.quantiles(qs)
+                for q, name in QUANTILES:
+                    if q in found:  # the second's end, as the hosts'
+                        lines.points.setdefault(("latency", op, name), {})[second + 1.0] = \
+                            found[q]
+        runs.append((0.0, lines))
+    if not runs:
+        return {}
+    merged = runs[0][1] if len(runs) == 1 else median_lines(runs)
+    out: dict[str, dict[str, Points]] = {}
     for op in _OPS:
-        by_second = seconds.get(op)
-        if not by_second:
-            continue
-        lines: dict[str, dict[float, float]] = defaultdict(dict)
-        for second, h in by_second.items():
-            found = h.quantiles(qs)
-            for q, name in QUANTILES:
-                if q in found:
-                    lines[name][second + 1.0] = found[q]  # the second's end, as the hosts'
-        out[op] = {name: _points(by_t, 0.0) for name, by_t in lines.items()}
+        for _q, name in QUANTILES:
+            by_t = merged.points.get(("latency", op, name))
+            if by_t:
+                out.setdefault(op, {})[name] = _points(by_t, 0.0)
     return out

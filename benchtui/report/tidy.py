@@ -19,7 +19,7 @@ from benchtui.report.model import OVERFLOW, Report, Row, Value, overflowed
 
 CSV_COLUMNS = ("session", "step", "host", "metric", "op", "value", "unit", "baseline_value",
                "percent_of_baseline", "item", "repeat", "runs", "source", "baseline",
-               "steady", "window_start", "window_end", "outcome")
+               "steady", "window_start", "window_end", "outcome", "range_min", "range_max")
 
 
 def _num(v: float | None) -> str:
@@ -56,9 +56,9 @@ def csv_rows(report: Report) -> Iterator[list[str]]:
             pct = v.percent
             yield [row.session, row.step, row.host, v.metric, v.op, _num(v.value), v.unit,
                    _num(v.baseline), _percent(pct), v.item,
-                   str(row.repeat), str(row.selected_from), v.source, row.baseline,
-                   _steady(row), f"{row.t0:.3f}", f"{row.t1:.3f}", row.outcome or "",
-                   *matrix]
+                   "" if row.combined else str(row.repeat), str(row.selected_from),
+                   v.source, row.baseline, _steady(row), f"{row.t0:.3f}", f"{row.t1:.3f}",
+                   row.outcome or "", _num(v.low), _num(v.high), *matrix]
 
 
 def write_csv(report: Report, out: IO[str]) -> None:
@@ -78,6 +78,8 @@ def _value(v: Value) -> dict[str, object]:
     if v.baseline is not None:
         d["baseline_value"] = v.baseline
         d["percent_of_baseline"] = v.percent
+    if v.low is not None and v.high is not None:
+        d["range"] = [None if overflowed(x) else x for x in (v.low, v.high)]
     gone = [k for k, x in (("value", v.value), ("baseline_value", v.baseline),
                            ("percent_of_baseline", v.percent)) if overflowed(x)]
     if gone:  # JSON has no infinity: null, and which of them overflowed
@@ -94,7 +96,8 @@ def as_dict(report: Report) -> dict[str, object]:
     for r in report.rows:
         row: dict[str, object] = {
             "session": r.session, "step": r.step, "host": r.host, "label": r.label,
-            "repeat": r.repeat, "runs": r.selected_from, "selected_by": r.selected_by or None,
+            "repeat": None if r.combined else r.repeat, "runs": r.selected_from,
+            "selected_by": r.selected_by or None, "run_labels": list(r.runs),
             "window": [r.t0, r.t1], "ok": r.ok, "outcome": r.outcome,
             "reason": r.reason or None, "silent_seconds": r.silent_seconds or None,
             "baseline_outcome": r.baseline_outcome,

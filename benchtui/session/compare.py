@@ -18,7 +18,10 @@ time as each starts (``match_step``), and checked up front against its plan's st
 hosts (``match_steps``), by the same rules.
 
 Steps are matched by name with the repeat stripped (``randread#2`` is a run of ``randread``);
-``counterpart_run`` picks the baseline's run of the same repeat, else its last one.
+``counterpart_run`` picks the baseline's run of the same repeat, else its last one. A row that
+stands for a step's runs (their median, or the best of them: ``report/repeats.py``) is
+compared with the baseline's runs of the step combined by the same rule
+(``counterpart_labels``): the median with the median, never one run with another.
 """
 
 from __future__ import annotations
@@ -61,16 +64,33 @@ class RunWindow:
     role: str = ""
 
 
-def _role(command: object) -> str:
-    """ "server" or "client" for a command line of a client-server tool (``-s``/``-c``)."""
+def _iperf_words(command: object) -> list[str] | None:
+    """The words after the program of a client-server tool's command line (None: not
+    one)."""
     if not isinstance(command, str):
-        return ""
+        return None
     words = command.split()
     tool = next((i for i, w in enumerate(words) if "iperf" in w.rsplit("/", 1)[-1]), None)
-    if tool is None:
+    return None if tool is None else words[tool + 1:]
+
+
+def _role(command: object) -> str:
+    """ "server" or "client" for a command line of a client-server tool (``-s``/``-c``)."""
+    rest = _iperf_words(command)
+    if rest is None:
         return ""
-    rest = words[tool + 1:]
     return "server" if "-s" in rest else "client" if "-c" in rest else ""
+
+
+def _port(command: object) -> str | None:
+    """The port of a client-server tool's command line (``-p 5201``, ``--port=5201``)."""
+    rest = _iperf_words(command) or []
+    for i, w in enumerate(rest):
+        if w in ("-p", "--port") and i + 1 < len(rest):
+            return rest[i + 1]
+        if w.startswith("--port="):
+            return w.partition("=")[2]
+    return None
 
 
 def split_label(label: str, data: Mapping[str, object]) -> tuple[str, int]:
@@ -120,6 +140,9 @@ class SessionLayout:
     #: step label (``randread#2``) -> when the step started: what step-elapsed time counts
     #: from (the console's baseline ghost lines up two runs of a step on it).
     step_started: Mapping[str, float] = field(default_factory=dict)
+    #: (step label, host) -> the ports of its client-server processes (iperf3: a server
+    #: per client, each on its own port), from their command lines.
+    ports: Mapping[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def from_events(cls, events: Iterable[Event]) -> SessionLayout:
@@ -134,6 +157,7 @@ class SessionLayout:
         host_window: dict[tuple[str, str], list[float | None]] = {}
         host_end: dict[tuple[str, str], Event] = {}
         roles: dict[tuple[str, str], str] = {}
+        ports: dict[tuple[str, str], list[str]] = {}
         for e in events:
             label = e.step
             if label is None:
@@ -155,6 +179,9 @@ class SessionLayout:
                 role = _role(e.data.get("command"))
                 if role:
                     roles[(label, e.host)] = role
+                port = _port(e.data.get("command"))
+                if port is not None:
+                    ports.setdefault((label, e.host), []).append(port)
             elif e.kind == ev.RUN_END and e.host is not None and (label, e.host) in host_window:
                 host_window[(label, e.host)][1] = e.t
                 before = host_end.get((label, e.host))
@@ -182,7 +209,8 @@ class SessionLayout:
                     step_end.get(label), host_end.get((label, host))))
         runs.sort(key=lambda r: (r.t0, r.host))
         started = {label: w[0] for label, w in step_window.items() if w[0] is not None}
-        return cls(tuple(steps), tuple(runs), step_data, started)
+        return cls(tuple(steps), tuple(runs), step_data, started,
+                   {k: tuple(v) for k, v in ports.items()})
 
     def _index(self) -> dict[str | None, tuple[list[RunWindow], tuple[str, ...]]]:
         """step -> (its runs, its hosts), None -> every run and host; built once (a layout
@@ -197,6 +225,15 @@ class SessionLayout:
                      for step, rs in runs.items()}
             object.__setattr__(self, "_by_step", found)
         return found
+
+    def clients_of(self, label: str, host: str) -> dict[str, str]:
+        """A server's clients in run ``label`` of a step: its port -> the client that
+        connected to it (a step with several clients runs a server per client, each on a
+        port of its own); {} for a host that is no server there."""
+        found = {r.host: self.ports.get((label, r.host), ())
+                 for r in self.runs if r.label == label and r.role == "client"}
+        return {port: client for port in self.ports.get((label, host), ())
+                for client, theirs in found.items() if port in theirs}
 
     def hosts(self, step: str | None = None) -> tuple[str, ...]:
         """The hosts that ran ``step`` (any step when None), in order of first run."""
@@ -374,3 +411,18 @@ def counterpart_run(baseline: SessionLayout, step: str, host: str,
         return None
     same = [r for r in runs if r.repeat == repeat]
     return same[0] if same else runs[-1]
+
+
+def counterpart_labels(baseline: SessionLayout, step: str, host: str,
+                       repeat: int | None = None) -> list[str]:
+    """The labels of the baseline's runs of ``step`` on ``host`` (FLEET: on any host) that a
+    row is compared with: with ``repeat``, the row is one run of a repeated step shown run
+    by run, and its counterpart is the baseline's run of that repeat, else its last
+    (``counterpart_run``); without, the row stands for the step's runs (their median, the
+    best of them, or the one run of a step run once) and is compared with every run of the
+    baseline's step, which the caller combines by the row's own rule."""
+    if repeat is not None:
+        run = counterpart_run(baseline, step, host, repeat)
+        return [] if run is None else [run.label]
+    runs = baseline.runs_of(step, None if host == FLEET else host)
+    return list(dict.fromkeys(r.label for r in runs))

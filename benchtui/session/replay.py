@@ -35,7 +35,9 @@ from benchtui.session.timeline import (
     Timeline,
     TimelineStep,
     is_notable,
+    monitored_hosts,
     parse_position,
+    real_gaps,
     steps_from_events,
 )
 from benchtui.store.fleet import FleetState
@@ -44,7 +46,8 @@ from benchtui.store.recording import Gap, Record, SessionMeta
 
 __all__ = ["DEFAULT_QUICK_WINDOW", "DEFAULT_REPLAY_WINDOW", "FEED_ON", "MAX_SPEED", "MIN_SPEED",
            "NOTABLE_KINDS", "SPEEDS", "RecordSource", "ReplayPlayer", "Timeline",
-           "TimelineStep", "clamp_speed", "is_notable", "parse_position", "steps_from_events"]
+           "TimelineStep", "clamp_speed", "is_notable", "monitored_hosts", "parse_position",
+           "real_gaps", "steps_from_events"]
 
 #: The speeds ``faster``/``slower`` step through; ``set_speed`` clamps to the ends.
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
@@ -241,8 +244,11 @@ class ReplayPlayer:
     def timeline(self) -> Timeline:
         """Steps, notable events and gaps of the whole session (computed once)."""
         if self._timeline is None:
+            meta = self.reader.meta
+            gaps = real_gaps(self.reader.gaps(), self._events, end=self.end,
+                             monitored=monitored_hosts(meta.plan_text, meta.hosts))
             self._timeline = Timeline(self.start, self.end, tuple(steps_from_events(self._events)),
-                                      tuple(self._notable), tuple(self.reader.gaps()))
+                                      tuple(self._notable), tuple(gaps))
         return self._timeline
 
     # --- controls --------------------------------------------------------------------------

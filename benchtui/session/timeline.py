@@ -3,18 +3,21 @@
 ``Timeline`` is what replay's timeline bar shows (the span, each step's run, the events worth a
 mark, the gaps); ``parse_position`` turns a place as a user types it (``90``, ``5m``,
 ``1h30m``, ``50%``, ``14:05``, an ISO 8601 time) into epoch seconds (replay's ``g``, ``dump
---from/--to``); ``steps_from_events`` finds each run of a step in the events.
+--from/--to``); ``steps_from_events`` finds each run of a step in the events; ``real_gaps``
+the gaps in a host's data that are gaps (not the session's end).
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.store.recording import Gap
+from benchtui.store.recording.stats import GAP_SECONDS
 
 #: Event kinds that ``next_event``/``prev_event`` stop at and the timeline marks, besides any
 #: warning or error.
@@ -112,3 +115,61 @@ def steps_from_events(events: list[Event]) -> list[TimelineStep]:
             found[i] = TimelineStep(name, found[i].t0, e.t, outcome == ev.COMPLETED, outcome,
                                     ev.reason_of(e), tuple(ev.silences_of(e)))
     return found
+
+
+def monitored_hosts(plan_text: str, hosts: list[str]) -> set[str]:
+    """The hosts a ``[[monitor]]`` of the plan as recorded runs on (its ``hosts``, "all" by
+    default); every host when the plan cannot be read (their gaps are then all kept)."""
+    try:
+        monitors = tomllib.loads(plan_text).get("monitor", []) if plan_text else []
+    except tomllib.TOMLDecodeError:
+        return set(hosts)
+    out: set[str] = set()
+    for m in monitors if isinstance(monitors, list) else []:
+        named = m.get("hosts", "all") if isinstance(m, dict) else "all"
+        if named == "all":
+            out.update(hosts)
+        elif isinstance(named, str):
+            out.add(named)
+        elif isinstance(named, list):
+            out.update(str(h) for h in named)
+    return out
+
+
+def _runs(events: list[Event], end: float) -> dict[str, list[tuple[float, float]]]:
+    """host -> the times it ran a step's process (``run_start`` to ``run_end``; to ``end``
+    for one that never ended)."""
+    started: dict[tuple[str, str], float] = {}
+    out: dict[str, list[tuple[float, float]]] = {}
+    for e in events:
+        if e.host is None or e.step is None:
+            continue
+        if e.kind == ev.RUN_START:
+            started.setdefault((e.host, e.step), e.t)
+        elif e.kind == ev.RUN_END and (e.host, e.step) in started:
+            out.setdefault(e.host, []).append((started.pop((e.host, e.step)), e.t))
+    for (host, _step), t0 in started.items():
+        out.setdefault(host, []).append((t0, end))
+    return out
+
+
+def real_gaps(gaps: list[Gap], events: list[Event], *, end: float,
+              monitored: set[str]) -> list[Gap]:
+    """The recording's gaps (``SessionReader.gaps``: a host sent nothing for more than
+    2 s) where the host had something to send: a monitored host (``monitored_hosts``)
+    until the last step ended (all of the recording when a step never ended: a host lost,
+    the recording cut short), a host without a monitor while it ran a step's process. The
+    time the session takes to stop its monitors and close after its last step is not a
+    gap, nor is a host's quiet while it runs nothing."""
+    steps = steps_from_events(events)
+    done = bool(steps) and all(s.t1 is not None for s in steps)
+    until = max((s.t1 for s in steps if s.t1 is not None), default=end) if done else end
+    runs = _runs(events, end)
+    out = []
+    for gap in gaps:
+        spans = [(gap.t0, until)] if gap.host in monitored else runs.get(gap.host, [])
+        for t0, t1 in spans:
+            a, b = max(gap.t0, t0), min(gap.t1, t1)
+            if b - a > GAP_SECONDS:
+                out.append(Gap(gap.host, a, b))
+    return out

@@ -57,7 +57,7 @@ from benchtui.store.series_rules import (
 )
 
 __all__ = [
-    "OPS", "QUANTILES", "STALE_AFTER", "DeviceFigures", "FleetFigures", "HostFigures",
+    "OPS", "QUANTILES", "STALE_AFTER", "DeviceFigures", "FleetFigures", "HostFigures", "IoFigures",
     "JobKey", "Latency", "Points", "SeriesIndex", "Versus", "combined", "devices",
     "end_of_run", "fleet_figures", "fresh", "host_figures", "index_of", "io_figures",
     "job_figures", "job_kind", "latency", "latency_measure_ok", "latest_by", "net_end_of_run",
@@ -215,8 +215,15 @@ def io_figures(store: LiveStore, host: str | None, now: float, *,
     return iops, bandwidth, {op: v for op, v in lat.items() if not v.empty}
 
 
-def fleet_figures(state: FleetState, now: float) -> FleetFigures:
-    iops, bandwidth, lat = io_figures(state.store, None, now)
+#: The fleet's IOPS, bandwidth and latency per op (``io_figures``).
+IoFigures = tuple[dict[str, float], dict[str, float], dict[str, Latency]]
+
+
+def fleet_figures(state: FleetState, now: float, io: IoFigures | None = None
+                  ) -> FleetFigures:
+    """The header's figures at ``now``; ``io``: the fleet's I/O figures as computed before
+    (the header takes them when the data changed, the clock's figures every second)."""
+    iops, bandwidth, lat = io if io is not None else io_figures(state.store, None, now)
     step = state.current_step
     return FleetFigures(
         name=state.name, step=step,

@@ -103,7 +103,9 @@ JobKey = tuple[str, str, str]
 def job_figures(state: FleetState, host: str) -> dict[JobKey, tuple[dict[str, float], bool]]:
     """Every (step, job, op) of ``host``: its figures and whether they are the tool's own
     end-of-run figures (True: fio's ``read: IOPS=...`` of the finished run) rather than its
-    newest interval's. A run's figure is the tool's own where it printed one."""
+    newest interval's. A run's figure is the tool's own where it printed one. A network
+    tool's tests are jobs too: (step, ``port 5201``, send or receive) and their rate (an
+    iperf3 server of several clients has a test per client, each on its port)."""
     index = index_of(state.store)
     found: dict[JobKey, dict[str, float]] = {}
     final: set[JobKey] = set()
@@ -142,4 +144,31 @@ def job_figures(state: FleetState, host: str) -> dict[JobKey, tuple[dict[str, fl
         if "iops" in values or "bw" in values:
             found[key] = {**found.get(key, {}), **values}
             final.add(key)
+    # a network tool's tests (an iperf3 server has one per client, each on its port)
+    for key, rate in _net_tests([(s.labels, s.last) for s in index.find(
+            "net_bandwidth_bytes", host) if s.last is not None]).items():
+        found[key] = {"bw": rate}
+    net_ends = _net_tests([(s.labels, s.value) for s in state.store.summaries
+                           if s.host == host and s.metric == "net_bandwidth_bytes"])
+    for key, rate in net_ends.items():
+        found[key] = {"bw": rate}
+        final.add(key)
     return {k: (v, k in final) for k, v in found.items()}
+
+
+def _net_tests(rates: list[tuple[dict[str, str], float]]) -> dict[JobKey, float]:
+    """(step, ``port N`` (the test's server port; else ``stream S``), direction) -> its rate:
+    the test's ``sum`` stream where iperf printed one, else its streams added up."""
+    by_test: dict[JobKey, list[tuple[str, float]]] = defaultdict(list)
+    for labels, value in rates:
+        port = labels.get("port")
+        test = f"port {port}" if port else "streams"
+        by_test[(labels.get("step", "-"), test, labels.get("direction", "-"))].append(
+            (labels.get("stream", ""), value))
+    out = {}
+    for key, found in by_test.items():
+        sums = [v for stream, v in found if stream == "sum"]
+        rest = [v for stream, v in found if not stream.startswith("sum")]
+        if sums or rest:
+            out[key] = sum(sums or rest)
+    return out

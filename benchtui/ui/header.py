@@ -1,8 +1,10 @@
 """The fleet header: the session, its step, its hosts and the fleet's totals, in three lines.
 
 Line 1: session name, the current step with its progress and ETA, elapsed time, hosts up out
-of the total, and the display's own state (paused, chart window, anything a subclass adds).
-Line 2: fleet IOPS and bandwidth, reads and writes summed over every host and job.
+of the total, how far behind the controller is when it is (its figures that late), and the
+display's own state (paused, chart window, anything a subclass adds).
+Line 2: fleet IOPS and bandwidth, reads and writes summed over every host and job (taken with
+the panes' own figures: with one host, the pane's numbers at every frame; ``FOLLOW_HOSTS``).
 Line 3: fleet latency p50/p99/p99.9 per direction, quantiles of the merged per-interval
 histograms of every host (never an average of percentiles).
 With a baseline (``--baseline``), the fleet's IOPS and p99 are followed by their shares of the
@@ -28,6 +30,7 @@ from benchtui.model.format import (
 from benchtui.session.estimate import Estimate, PlannedRun, estimate, waiting_for
 from benchtui.store.fleet import FleetState
 from benchtui.ui import figures as fig
+from benchtui.ui.pane import figures_key
 from benchtui.ui.reused_lines import ReusedLines
 from benchtui.ui.screens import plural
 
@@ -53,6 +56,20 @@ def progress_bar(fraction: float, width: int = BAR_WIDTH) -> str:
     return ("█" * full + (_EIGHTHS[part] if part else "")).ljust(width)
 
 
+#: Up to this many hosts the header's figures are taken anew whenever a host's are (its
+#: pane's), so that the fleet line is the panes' sum at every frame (with one host, the
+#: pane's figures); with more, at most once a second (and at a step's start or end): they
+#: merge every host's histograms, and a fleet's data changes many times a second.
+FOLLOW_HOSTS = 4
+
+
+def _data_key(state: FleetState, now: float) -> tuple[object, ...]:
+    """What the fleet line's figures depend on (``FOLLOW_HOSTS``)."""
+    if len(state.hosts) <= FOLLOW_HOSTS:
+        return (id(state), *(figures_key(state, h, now) for h in state.hosts))
+    return (id(state), int(now), state.store.scope, len(state.steps))
+
+
 class FleetHeader(ReusedLines):
     """Three lines at the top of the console."""
 
@@ -68,6 +85,9 @@ class FleetHeader(ReusedLines):
         self.figures: fig.FleetFigures | None = None
         self._text = Text()
         self._key: tuple[object, ...] | None = None
+        #: The fleet's I/O figures, and what they were computed from (``_data_key``).
+        self._io: fig.IoFigures | None = None
+        self._data: tuple[object, ...] | None = None
         #: Extra words for line 1 (paused, window, replay position), set by the app.
         self.badges: tuple[str, ...] = ()
         #: The time left (``session.estimate``), and what a step past its length waits for.
@@ -79,23 +99,31 @@ class FleetHeader(ReusedLines):
 
     def update_from(self, state: FleetState, now: float, generation: int, *,
                     ghost: Ghost | None = None, runs: Sequence[PlannedRun] = ()) -> bool:
-        """Recompute at most once a second of the clock (fleet figures merge every host's
-        histograms), or when the display itself changed; ``ghost``: a baseline to compare
-        the fleet with; ``runs``: the session's planned runs (its time left is estimated
-        from them)."""
-        key = (id(state), int(now), self.badges, generation, self.size.width,
-               state.started is None, state.ended is None, len(state.steps))
+        """Recompute when the fleet's data changed (``_data_key``), once a second of the
+        clock (elapsed, the time left), when the display itself changed, and when the
+        controller's lag as shown (whole seconds) did; ``ghost``: a baseline to compare the
+        fleet with; ``runs``: the session's planned runs (its time left is estimated from
+        them)."""
+        data = _data_key(state, now)
+        lag = state.controller_lag
+        key = (id(state), data, int(now), self.badges, generation, self.size.width,
+               state.started is None, state.ended is None, len(state.steps),
+               None if lag is None else round(lag))
         if key == self._key:
             return False
         self._key = key
-        f = self.figures = fig.fleet_figures(state, now)
+        if data != self._data or self._io is None:
+            self._data = data
+            self._io = fig.io_figures(state.store, None, now)
+        f = self.figures = fig.fleet_figures(state, now, self._io)
         if ghost is not None:
             f.versus = ghost.fleet_versus(f, now)
         width = max(self.content_region.width or self.size.width, 1)
         self.estimate = estimate(state, runs, now)
         self.waiting = waiting_for(state, now)
         try:
-            lines = [self._line1(f), _right(self._line2(f), self._counts(f), width),
+            lines = [self._line1(f, state.controller_lag),
+                     _right(self._line2(f), self._counts(f), width),
                      _right(self._line3(f), self._badges(), width)]
         except KeyError:  # styled before the theme reached this widget: next tick
             self._key = None
@@ -111,7 +139,7 @@ class FleetHeader(ReusedLines):
     def render(self) -> Text:
         return self._text
 
-    def _line1(self, f: fig.FleetFigures) -> Text:
+    def _line1(self, f: fig.FleetFigures, behind: float | None = None) -> Text:
         label, muted = self._style("label"), self._style("muted")
         line = Text()
         line.append(f.name or "benchtui", self._style("title"))
@@ -154,6 +182,9 @@ class FleetHeader(ReusedLines):
             line.append(" left" if not self.estimate.unknown else
                         f" left (+{plural(self.estimate.unknown, 'run')} of unknown length)",
                         muted)
+        if behind is not None:
+            line.append("  ")
+            line.append(f"behind {format_duration(behind)}", self._style("bad"))
         return line
 
     def _counts(self, f: fig.FleetFigures) -> Text:

@@ -1,12 +1,13 @@
 """One host's pane in the grid: its state, current numbers and small charts.
 
-A pane takes new figures only when the host's data changed, and redraws only when the figures
-or the display did (a host that stopped reporting still has its charts move on, every
-``IDLE_REDRAW`` seconds). What it draws comes from ``pane_content`` (pure); the widget caches
-the lines as strips and serves them through Textual's line API, so a frame costs no text
-layout. New data refreshes the content region only (the border's lines are drawn again only
-when the title or a style changes), and ``ReusedFrame`` hands Textual the new content lines
-inside the border it drew last rather than having Textual draw each line whole
+A pane takes new figures only when the host's data changed or a step started or ended
+(``figures_key``), and redraws only when the figures or the display did (a host that
+stopped reporting still has its charts move on, every ``IDLE_REDRAW`` seconds). What it
+draws comes from ``pane_content`` (pure); the widget caches the lines as strips and serves
+them through Textual's line API, so a frame costs no text layout. New data refreshes the
+content region only (the border's lines are drawn again only when the title or a style
+changes), and ``ReusedFrame`` hands Textual the new content lines inside the border it drew
+last rather than having Textual draw each line whole
 (benchmarks/ui_render.py measures what that saves).
 """
 
@@ -44,11 +45,23 @@ from benchtui.ui.reused_lines import ReusedFrame
 if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
-__all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "IDLE_REDRAW", "HostPane"]
+__all__ = ["COMPACT_HEADER", "COMPACT_HEADER_VERSUS", "IDLE_REDRAW", "HostPane", "figures_key"]
 
 #: Seconds between redraws of a pane whose host sends nothing (its charts move on).
 IDLE_REDRAW = 2.0
 _text, _style, _control = itemgetter(0), itemgetter(1), itemgetter(2)  # a Segment's parts
+
+
+def figures_key(state: FleetState, host: str, now: float) -> tuple[object, ...]:
+    """What a host's figures depend on (a pane takes new figures when it changes, and the
+    header with it: ``FleetHeader``): its data and state, whether it went stale, and the
+    step they belong to (the store's scope moves at a step's start and end: a figure shown
+    belongs to the step it is shown under, from the step's first frame). Its last item is
+    whether the host is stale."""
+    view = state.hosts[host]
+    stale = view.last_sample_t is None or view.last_sample_t < fig.since(now)
+    return (state.store.scope, len(state.steps), view.samples, view.state, view.reason,
+            view.warnings, stale)
 
 
 class _Added(dict[Style | None, Style]):
@@ -152,8 +165,8 @@ class HostPane(ReusedFrame, can_focus=True):
         view = state.hosts.get(self.host)
         if view is None:
             return False
-        stale = view.last_sample_t is None or view.last_sample_t < fig.since(now)
-        data = (view.samples, view.state, view.reason, view.warnings, stale)
+        data = figures_key(state, self.host, now)
+        stale = data[-1]
         idle = stale or view.state not in ("running", "reconnecting")
         key = (*data, window, generation, int(end // IDLE_REDRAW) if idle else 0)
         same_state = state is self._state_seen  # a replay seek hands a new state

@@ -1,6 +1,6 @@
 """A step's per-second IOPS, bandwidth or latency, every host over its run.
 
-One panel per op (read, write, ...), sharing the x axis (seconds since the run started); a
+One panel per op (read, write, ...), sharing the x axis (seconds since the tool started); a
 colour per host (the same in every plot of a report); for latency a line per percentile
 (p50 solid, p99 dashed, p99.9 dotted) on a log scale. The ramp-up the tables leave out
 (``--skip``) is shaded. Every line is an SVG group with id ``line-N``.
@@ -62,10 +62,11 @@ def _lines(rs: RunSeries, metric: str, op: str) -> dict[str, Points]:
 
 
 def legend_name(rs: RunSeries) -> str:
-    """A line's host, and its run when hosts' selected runs differ (the title names a run
-    plotted for every host)."""
+    """A line's host, and its run when hosts' best runs differ (the title names a run
+    plotted for every host, or the median of the runs)."""
     row = rs.row
-    return f"{row.host} (run {row.repeat})" if row.selected_from > 1 else row.host
+    return f"{row.host} (run {row.repeat})" if row.selected_from > 1 and not row.combined \
+        else row.host
 
 
 _BASELINE = "#9a9a9a"
@@ -134,7 +135,7 @@ def time_figure(series: Sequence[RunSeries], metric: str, *, title: str,
             ax.set_ylim(bottom=0)
         value_axis(ax.yaxis, metric)
     _from_zero(list(axes))
-    axes[-1].set_xlabel("seconds since the run started")
+    axes[-1].set_xlabel("seconds since the tool started")
     fitted_title(fig, title)
     handles: list[Line2D | Patch] = [Line2D([], [], color=c, label=name)
                                      for name, c in names.items()]
@@ -191,7 +192,7 @@ def fleet_figure(fleet: Mapping[str, Mapping[str, Points]], *, title: str) -> Fi
         ax.set_yscale("log")
         value_axis(ax.yaxis, "latency")
     _from_zero(list(axes))
-    axes[-1].set_xlabel("seconds since the run started")
+    axes[-1].set_xlabel("seconds since the tool started")
     fitted_title(fig, title)
     handles: list[Line2D | Patch] = [
         Line2D([], [], color=_FLEET, linestyle=_STYLES[q], label=_QUANTILE_NAMES[q])
@@ -247,7 +248,7 @@ def latency_figure(series: Sequence[RunSeries], *, title: str, colours: Mapping[
             grid[k * rows_per_op + j // cols, j % cols].set_visible(False)
     _from_zero(list(grid.flat))
     for ax in grid[-1, :]:
-        ax.set_xlabel("seconds since the run started" if cols < 3 else "seconds",
+        ax.set_xlabel("seconds since the tool started" if cols < 3 else "seconds",
                       fontsize=_SMALL_FONT)
     fitted_title(fig, title)
     handles: list[Line2D | Patch] = [Line2D([], [], color="#555555", linestyle=_STYLES[q],
