@@ -4,7 +4,12 @@ Started by fleet_scale.py as a separate process (so that its CPU time and memory
 controller's alone):
 
     python benchmarks/fleet_probe.py --plan PLAN --known-hosts FILE --session-id ID
-        --hosts N --seconds S --result OUT.json [--profile FILE] [--pin]
+        --hosts N --seconds S --result OUT.json [--profile FILE] [--pin] [--code DIR]
+        [--grace S] [--jsonl]
+
+``--code DIR`` imports benchtui from DIR (a worktree of other code: the code before a change,
+measured by the same probe); ``--grace`` is the session's ``controller_grace``; ``--jsonl``
+adds the sink ``run --jsonl`` has (every sample as JSON Lines, here to /dev/null).
 
 benchtui's ``Session`` runs the plan with a ``LiveStore`` sink; nothing in the engine is
 changed. What is measured:
@@ -17,8 +22,9 @@ changed. What is measured:
   completed the document (the transports are wrapped): the controller's own processing.
 - ``lag``: how late a 50 ms ticker of the event loop wakes up: how long a chunk that is ready
   may wait before the loop reads it.
-- ``cpu_pct``: this process's CPU time (``time.process_time``: not sshd, not the replays) over
-  wall time in the steady part, as % of one core; ``runqueue_wait_pct``: the time it was
+- ``cpu_pct``: this process's CPU time and its children's (the controller's heartbeat process,
+  when it has one; not sshd, not the replays) over wall time in the steady part, as % of one
+  core; ``beat_cpu_pct`` the children's part; ``runqueue_wait_pct``: the time it was
   runnable but had no CPU (/proc/self/schedstat), i.e. how much the other processes on the
   same cores held it back; ``machine_busy_pct``: every core, every process (/proc/stat).
 - samples/s into the store, RSS in the steady part and at peak.
@@ -39,7 +45,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+if "--code" in sys.argv:  # the code to measure, before anything imports benchtui
+    sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1])
 
+import psutil
+
+from benchtui.export.formats import JsonlWriter
 from benchtui.model.events import Event
 from benchtui.model.sample import Sample
 from benchtui.plan.loader import load_plan
@@ -77,7 +88,8 @@ class Tick(NamedTuple):
     """What the sampler reads once a second."""
 
     mono: float
-    cpu: float  # this process's CPU seconds
+    cpu: float  # this process's CPU seconds, and its children's
+    children: float  # its children's CPU seconds (the heartbeat process)
     samples: int  # samples in the store so far
     rss: int  # bytes
     busy: int  # machine jiffies busy
@@ -91,6 +103,10 @@ class Probe:
 
     def __init__(self, store: LiveStore) -> None:
         self.store = store
+        self.me = psutil.Process()
+        self._children: list[psutil.Process] = []
+        self._children_read = 0.0
+        self.jsonl: JsonlWriter | None = None
         self.arrivals: dict[tuple[str, str], float] = {}
         self.e2e: list[tuple[float, float]] = []  # (monotonic when stored, latency s)
         self.late: list[tuple[str, float, float]] = []  # (host, when stored, latency s)
@@ -104,6 +120,8 @@ class Probe:
 
     def sink(self, samples: list[Sample]) -> None:
         self.store.add(samples)
+        if self.jsonl is not None:
+            self.jsonl.write(samples)
         first = samples[0]
         if first.tool != "fio":
             return
@@ -135,10 +153,28 @@ class Probe:
     async def sample_resources(self) -> None:
         while True:
             busy, total = machine_jiffies()
-            self.ticks.append(Tick(time.monotonic(), time.process_time(),
+            children = self.children_cpu()
+            self.ticks.append(Tick(time.monotonic(), time.process_time() + children, children,
                                    self.store.samples_total, _rss_bytes(), busy, total,
                                    _runqueue_wait()))
             await asyncio.sleep(1.0)
+
+    def children_cpu(self) -> float:
+        """CPU seconds of this process's children (living ones, and those it reaped). The
+        list of children is read again every 10 s only (it reads every process's stat)."""
+        now = time.monotonic()
+        if now - self._children_read > 10:
+            self._children_read = now
+            self._children = self.me.children(recursive=True)
+        total = 0.0
+        for child in self._children:
+            try:
+                t = child.cpu_times()
+            except psutil.Error:
+                continue
+            total += t.user + t.system
+        reaped = self.me.cpu_times()
+        return total + reaped.children_user + reaped.children_system
 
     async def measure_lag(self, period: float = 0.05) -> None:
         loop = asyncio.get_running_loop()
@@ -215,6 +251,7 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
         t0, t1 = ticks[0], ticks[-1]
         wall = t1.mono - t0.mono
         steady.update(seconds=wall, cpu_pct=100 * (t1.cpu - t0.cpu) / wall,
+                      beat_cpu_pct=100 * (t1.children - t0.children) / wall,
                       samples_per_s=(t1.samples - t0.samples) / wall,
                       rss=statistics.median(t.rss for t in ticks),
                       machine_busy_pct=100 * (t1.busy - t0.busy) / max(1, t1.total - t0.total)
@@ -230,14 +267,17 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
 
 
 async def run_session(plan_path: Path, known_hosts: str, session_id: str,
-                      hosts: int, seconds: int) -> dict[str, Any]:
+                      hosts: int, seconds: int, grace: float | None = None,
+                      jsonl: bool = False) -> dict[str, Any]:
     probe = Probe(LiveStore())
+    if jsonl:
+        probe.jsonl = JsonlWriter(open(os.devnull, "w"))  # noqa: SIM115 (the process's life)
     options = SessionOptions(ssh=SshOptions(known_hosts=known_hosts, connect_timeout=60.0),
-                             session_id=session_id)
+                             session_id=session_id, controller_grace=grace)
     session = Session(load_plan(plan_path), options=options, on_samples=probe.sink,
                       on_event=probe.event)
-    session.transports = {name: ArrivalStamps(t, probe.arrivals)
-                          for name, t in session.transports.items()}
+    for name, transport in list(session.transports.items()):  # (the runner shares the dict)
+        session.transports[name] = ArrivalStamps(transport, probe.arrivals)
     helpers = [asyncio.create_task(probe.sample_resources()),
                asyncio.create_task(probe.measure_lag())]
     started, cpu0 = time.monotonic(), time.process_time()
@@ -246,8 +286,13 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
     finally:
         for task in helpers:
             task.cancel()
-    return summarize(probe, result.ok, result.failures, hosts, seconds, started,
-                     time.monotonic(), time.process_time() - cpu0)
+    out = summarize(probe, result.ok, result.failures, hosts, seconds, started,
+                    time.monotonic(), time.process_time() - cpu0)
+    out["watchdog_stops"] = sorted({e.host or "?" for _, e in probe.events
+                                    if e.data.get("outcome") == "watchdog"})
+    out["behind"] = [(round(m - started, 1), e.message) for m, e in probe.events
+                     if e.kind == "controller_lag" and e.data.get("said", True)][:40]
+    return out
 
 
 def main() -> int:
@@ -260,10 +305,14 @@ def main() -> int:
     ap.add_argument("--result", type=Path, required=True)
     ap.add_argument("--profile", help="cProfile (CPU time) the controller into FILE")
     ap.add_argument("--pin", action="store_true", help="run on CPU 0 only")
+    ap.add_argument("--code", help="import benchtui from this directory")
+    ap.add_argument("--grace", type=float, help="the session's controller_grace (s)")
+    ap.add_argument("--jsonl", action="store_true", help="add run --jsonl's sink")
     args = ap.parse_args()
     if args.pin:
         os.sched_setaffinity(0, {0})
-    coro = run_session(args.plan, args.known_hosts, args.session_id, args.hosts, args.seconds)
+    coro = run_session(args.plan, args.known_hosts, args.session_id, args.hosts, args.seconds,
+                       args.grace, args.jsonl)
     if args.profile:
         import cProfile
         import pstats

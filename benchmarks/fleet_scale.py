@@ -12,12 +12,17 @@ The results are printed as a Markdown table and written into docs/benchmarks/fle
 between the markers of the variant that ran (the text around them is kept):
 
     .venv/bin/python benchmarks/fleet_scale.py [--hosts 64 256] [--seconds 30]
-        [--pin] [--profile FILE] [--json FILE] [--out FILE|-]
-        [--recapture]
+        [--pin] [--prerendered] [--old DIR] [--variant NAME] [--profile FILE]
+        [--json FILE] [--out FILE|-] [--recapture] [--quick]
 
-``--pin`` is an experiment, not benchtui as shipped: it runs the controller on CPU 0 and sshd
-with everything it starts (the "hosts") on the last CPU. (The "lean host scripts" experiment
-of the first runs is now what benchtui ships: benchtui/transport/hostscripts.py.)
+``--pin`` runs the controller (and its heartbeat process) on CPU 0 and sshd with everything
+it starts (the "hosts") on the last CPU: the controller measured alone. ``--prerendered``:
+the fio documents are rendered once beforehand (``replay_capture.py prerender``), so that a
+simulated host costs a write a second. ``--old DIR`` runs the same probe on other code (a
+worktree of the code before a change), alternately with this checkout's. ``--variant``
+names the section of docs/benchmarks/fleet_scale.md the results go to. (The "lean host
+scripts" experiment of the first runs is now what benchtui ships:
+benchtui/transport/hostscripts.py.)
 """
 
 from __future__ import annotations
@@ -78,8 +83,10 @@ def start_sshd(fleet: Any, port: int, cpu: int | None) -> subprocess.Popen[bytes
 
 
 def write_plan(path: Path, hosts: int, seconds: int, port: int, user: str, identity: str,
-               replay_dir: Path) -> None:
+               replay_dir: Path, prerendered: bool = False) -> None:
     replay = f"python3 -I -S {replay_dir}/replay_capture.py"
+    fio = f"fio-prerendered {replay_dir}/fio-prerendered.json" if prerendered else \
+        f"fio-json {replay_dir}/{FIO_CAPTURE.name}"
     lines = ["[session]", 'name = "fleet-scale"', ""]
     for i in range(1, hosts + 1):
         lines += [f"[hosts.h{i:03d}]", 'address = "127.0.0.1"', f"port = {port}",
@@ -88,8 +95,8 @@ def write_plan(path: Path, hosts: int, seconds: int, port: int, user: str, ident
               f'command = "{replay} iostat {replay_dir}/{IOSTAT_CAPTURE.name}"',
               'parser = "iostat"', "",
               "[[step]]", f'name = "{FIO_STEP}"', 'tool = "command"',
-              f'command = "{replay} fio-json {replay_dir}/{FIO_CAPTURE.name} '
-              f'--seconds {seconds}"', 'parser = "fio-json"', f"timeout = {seconds + 120}", ""]
+              f'command = "{replay} {fio} --seconds {seconds}"', 'parser = "fio-json"',
+              f"timeout = {seconds + 120}", ""]
     path.write_text("\n".join(lines))
 
 
@@ -151,11 +158,11 @@ def _ms(x: float | None) -> str:
 
 
 def table(results: list[dict[str, Any]]) -> str:
-    rows = ["| hosts | fio docs in store | e2e latency p50 / p99 / max (ms) | in controller "
-            "p99 (ms) | loop lag p99 / max (ms) | controller CPU (% of 1 core) | controller "
-            "run-queue wait (%) | samples/s | RSS MiB (peak) | machine busy (% of 1 core) "
-            "| connect+facts+preflight (s) | teardown (s) |",
-            "|" + "---|" * 12]
+    rows = ["| code | hosts | fio docs in store | e2e latency p50 / p99 / max (ms) | in "
+            "controller p99 (ms) | loop lag p99 / max (ms) | controller CPU (% of 1 core) | "
+            "CPU per sample (µs) | controller run-queue wait (%) | samples/s | RSS MiB (peak) "
+            "| machine busy (% of 1 core) | connect+facts+preflight (s) | teardown (s) | load "
+            "average before |", "|" + "---|" * 15]
     for r in results:
         s = r.get("steady")
         docs = f"{r['fio_docs']}/{r['fio_docs_expected']}"
@@ -163,21 +170,24 @@ def table(results: list[dict[str, Any]]) -> str:
             docs += f" ({r['hosts_streaming']} hosts streamed)"
         prep = f"{r['prepare']:.1f}" if r.get("prepare") is not None else "-"
         tear = f"{r['teardown']:.1f}" if r.get("teardown") is not None else "-"
+        code, load = r.get("code", "this"), r.get("load_before", "-")
         if not s:
             e = r["e2e_all"]
-            rows.append(f"| {r['hosts']} | {docs} | {_ms(e['p50'])} / {_ms(e['p99'])} / "
-                        f"{_ms(e['max'])} (no steady part) | - | - | - | - | - | - | - "
-                        f"| {prep} | {tear} |")
+            rows.append(f"| {code} | {r['hosts']} | {docs} | {_ms(e['p50'])} / "
+                        f"{_ms(e['p99'])} / {_ms(e['max'])} (no steady part) | - | - | - | - "
+                        f"| - | - | - | - | {prep} | {tear} | {load} |")
             continue
         e, i, g = s["e2e"], s["inside"], s["lag"]
+        per_sample = 1e4 * s["cpu_pct"] / s["samples_per_s"] \
+            if s.get("samples_per_s") and "cpu_pct" in s else float("nan")
         rows.append(
-            f"| {r['hosts']} | {docs} | {_ms(e['p50'])} / {_ms(e['p99'])} / {_ms(e['max'])} "
-            f"| {_ms(i['p99'])} | {_ms(g['p99'])} / {_ms(g['max'])} "
-            f"| {s.get('cpu_pct', float('nan')):.1f} "
+            f"| {code} | {r['hosts']} | {docs} | {_ms(e['p50'])} / {_ms(e['p99'])} / "
+            f"{_ms(e['max'])} | {_ms(i['p99'])} | {_ms(g['p99'])} / {_ms(g['max'])} "
+            f"| {s.get('cpu_pct', float('nan')):.1f} | {per_sample:.1f} "
             f"| {s.get('runqueue_wait_pct', float('nan')):.0f} "
             f"| {s.get('samples_per_s', 0):.0f} "
             f"| {s.get('rss', 0) / 2**20:.0f} ({r['peak_rss'] / 2**20:.0f}) "
-            f"| {s.get('machine_busy_pct', float('nan')):.0f} | {prep} | {tear} |")
+            f"| {s.get('machine_busy_pct', float('nan')):.0f} | {prep} | {tear} | {load} |")
     return "\n".join(rows)
 
 
@@ -232,27 +242,37 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
         for f in (HERE / "replay_capture.py", FIO_CAPTURE, IOSTAT_CAPTURE):
             shutil.copy(f, replay_dir / f.name)
             (replay_dir / f.name).chmod(0o644)
+        if args.prerendered:
+            pre = replay_dir / "fio-prerendered.json"
+            subprocess.run([sys.executable, str(replay_dir / "replay_capture.py"), "prerender",
+                            str(FIO_CAPTURE), "--seconds", str(args.seconds + 1), str(pre)],
+                           check=True)
+            pre.chmod(0o644)
+        codes = [("this", str(ROOT))] + ([("before", str(args.old))] if args.old else [])
         for n in args.hosts:
-            plan = fleet.directory / f"plan-{n}.toml"
-            write_plan(plan, n, args.seconds, port, fleet.user.pw_name, str(fleet.identity),
-                       replay_dir)
-            session_id = f"fleet-scale-{n}-{os.getpid()}"
-            result_file = fleet.directory / f"result-{n}.json"
-            argv = [sys.executable, str(HERE / "fleet_probe.py"), "--plan", str(plan),
-                    "--known-hosts", str(fleet.known_hosts), "--session-id", session_id,
-                    "--hosts", str(n), "--seconds", str(args.seconds),
-                    "--result", str(result_file)]
-            argv += ["--profile", f"{args.profile}.{n}"] if args.profile else []
-            argv += ["--pin"] if args.pin else []
-            busy = wait_until_quiet(args.quiet_below, args.patience)
-            print(f"{n} hosts x {args.seconds} s (machine busy before: {busy:.0f}% of a core)",
-                  file=sys.stderr, flush=True)
-            subprocess.run(argv, check=True, timeout=args.seconds + 900)
-            result = json.loads(result_file.read_text())
-            result["busy_before_pct"] = busy
-            results.append(result)
-            shutil.rmtree(home / ".cache" / "benchtui" / "runs" / session_id,
-                          ignore_errors=True)
+            for k, (label, code) in enumerate(codes if len(results) % 2 == 0
+                                              else codes[::-1]):
+                plan = fleet.directory / f"plan-{n}.toml"
+                write_plan(plan, n, args.seconds, port, fleet.user.pw_name,
+                           str(fleet.identity), replay_dir, args.prerendered)
+                session_id = f"fleet-scale-{n}-{label}-{len(results)}-{os.getpid()}"
+                result_file = fleet.directory / f"result-{n}-{k}.json"
+                argv = [sys.executable, str(HERE / "fleet_probe.py"), "--plan", str(plan),
+                        "--known-hosts", str(fleet.known_hosts), "--session-id", session_id,
+                        "--hosts", str(n), "--seconds", str(args.seconds),
+                        "--result", str(result_file), "--code", code]
+                argv += ["--profile", f"{args.profile}.{n}.{label}"] if args.profile else []
+                argv += ["--pin"] if args.pin else []
+                busy = wait_until_quiet(args.quiet_below, args.patience)
+                load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+                print(f"{n} hosts x {args.seconds} s, {label} code (machine busy before: "
+                      f"{busy:.0f}% of a core, load {load})", file=sys.stderr, flush=True)
+                subprocess.run(argv, check=True, timeout=args.seconds + 900)
+                result = json.loads(result_file.read_text())
+                result.update(busy_before_pct=busy, code=label, load_before=load)
+                results.append(result)
+                shutil.rmtree(home / ".cache" / "benchtui" / "runs" / session_id,
+                              ignore_errors=True)
     finally:
         if process is not None:
             stop_process(process)
@@ -276,7 +296,17 @@ def main() -> int:
                     help="how long to wait for that at most (s)")
     ap.add_argument("--recapture", action="store_true",
                     help="make the captures again with real fio and iostat first")
+    ap.add_argument("--prerendered", action="store_true",
+                    help="render the fio documents once beforehand (hosts cost less)")
+    ap.add_argument("--old", type=Path, help="a checkout of the code to compare with")
+    ap.add_argument("--variant", help="the section of the results file to write")
+    ap.add_argument("--quick", action="store_true",
+                    help="64 and 256 hosts for 15 s, pinned, pre-rendered, no waiting for a "
+                    "quiet machine (about 3 minutes)")
     args = ap.parse_args()
+    if args.quick:
+        args.hosts, args.seconds, args.pin, args.prerendered = [64, 256], 15, True, True
+        args.patience = 0.0
     from tests.sshd import sshd_unavailable
 
     if reason := sshd_unavailable():
@@ -289,7 +319,7 @@ def main() -> int:
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))
     if args.out != "-":
-        variant = "pin" if args.pin else "stock"
+        variant = args.variant or ("pin" if args.pin else "stock")
         command = "benchmarks/fleet_scale.py " + " ".join(sys.argv[1:])
         write_doc(Path(args.out), variant, report(results, variant, command, args.seconds))
     return 0

@@ -269,8 +269,9 @@ def instruction_table(inputs: list[tuple[str, Path]], envs: dict[str, dict[str, 
              "Millions of instructions. In-process rows: the driver's count less its count "
              "when it only reads and splits the file (Python's start-up, reading).", "",
              "| input | jq | CLI before | CLI now | orjson decoding | parse before "
-             "| parse now | with histograms before | now | parse now / orjson |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| parse now | with histograms before | now | jq / CLI before | jq / CLI now "
+             "| parse before / orjson | parse now / orjson |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for title, path in inputs:
         cli = [sys.executable, "-m", "benchtui", "parse", "--tool", "fio-json", str(path)]
 
@@ -289,7 +290,9 @@ def instruction_table(inputs: list[tuple[str, Path]], envs: dict[str, dict[str, 
         keys = ("jq", "cli_old", "cli_new", "orjson", "parse_old", "parse_new", "hist_old",
                 "hist_new")
         lines.append(f"| {title} | " + " | ".join(f"{row[k] / 1e6:.0f}" for k in keys)
-                     + f" | {row['parse_new'] / row['orjson']:.2f} |")
+                     + f" | {row['jq'] / row['cli_old']:.2f}x | {row['jq'] / row['cli_new']:.2f}x"
+                     f" | {row['parse_old'] / row['orjson']:.2f} "
+                     f"| {row['parse_new'] / row['orjson']:.2f} |")
     return [*lines, ""]
 
 
@@ -476,17 +479,24 @@ def main() -> int:
         "Documents are found on the bytes and decoded whole by orjson (finding them costs a "
         "few percent of decoding them). What decoding leaves to the parser is, per job and dump, "
         "reading its counters and making its samples (per direction: IOPS, bandwidth, mean "
-        "latencies, 5 percentiles; ~21 per job with reads and writes), and per latency bucket "
-        "(~400 per direction in the 32-job capture, ~1000 in the 2-job one) one subtraction and "
-        "one addition in C-level passes (or, without histograms and past 640 buckets, a sum per "
-        "block and the buckets of the blocks holding a percentile). In the first seconds of a "
-        "run fio adds buckets at almost every dump (92% of the directions' dumps of the 20 s "
-        "capture); finding where costs one dictionary lookup per bucket, which a steady run "
-        "does not pay. A direction without new completions is not read. Each of these costs a "
-        "good part of what decoding the same bucket or number cost orjson, in C: the parse "
-        "stays a multiple of the decoding, more so for many jobs of few buckets than for few "
-        "jobs of many. The CLI rows add Python's start-up, imports and argument parsing "
-        "(~50 ms, with `--tool`: only its parser is imported) and writing the JSON Lines.",
+        "latencies, 5 percentiles; ~21 per job with reads and writes), and its latency "
+        "buckets (~370 per direction in the 32-job capture, ~1000 in the 2-job one). With "
+        "histograms (the live engine) every bucket is subtracted from the previous dump's in "
+        "C-level passes, and where fio added buckets (92% of the directions' dumps of the 20 s "
+        "capture) one dictionary lookup per bucket finds them. Without (`benchtui parse`) and "
+        "where fio added buckets, the counts are summed per block of about the square root "
+        "of their number (where it did not, the one pass over aligned buckets costs less "
+        "time, though more instructions, than the blocks), the "
+        "blocks carried from dump to dump by their last bucket, and only the blocks holding a "
+        "percentile are subtracted bucket by bucket (parsers/_fio_json_probed.py). Measured by "
+        "instructions on the 32-job capture (stubbing each stage in turn): decoding ~410 M, "
+        "the documents' and jobs' counters ~90 M, the buckets ~230 M, the percentiles "
+        "~150 M, the samples ~80 M. Each per-bucket step of a C-level pass still costs a good "
+        "part of what decoding the bucket cost orjson, so the parse stays a multiple of the "
+        "decoding, more so for many jobs of few buckets than for few jobs of many. The CLI "
+        "rows add Python's start-up, imports and argument parsing (`benchtui parse` builds "
+        "only its own options; with `--tool` only its parser is imported) and writing the "
+        "JSON Lines (~10 k instructions per sample, half of it making each sample's dict).",
         "",
         "Reproduce from the project's root (fio and jq installed; a few minutes):",
         "",

@@ -63,7 +63,7 @@ def test_fleet_scale_benchmark_runs_and_reports(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "| hosts | fio docs in store |" in done.stdout
-    assert "\n| 2 | 6/6 |" in done.stdout  # 2 hosts x 3 documents, all in the store
+    assert "\n| this | 2 | 6/6 |" in done.stdout  # 2 hosts x 3 documents, all in the store
     result = json.loads(out_json.read_text())[0]
     assert result["ok"] and result["hosts_streaming"] == 2
     assert result["samples_total"] > 0

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+import psutil
 import pytest
 
 from benchtui.cli.main import main
@@ -408,7 +409,10 @@ def test_a_frozen_controller_leaves_a_watchdog_record(
         sshd_hosts: list[SshdHost], workdir: Path, baseline: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     """The issue's run: `record` on an SSH host frozen (SIGSTOP) for longer than its grace;
-    the host's watchdog stops fio; once thawed, the record calls the step 'watchdog'."""
+    the host's watchdog stops fio; once thawed, the record calls the step 'watchdog'. The
+    whole controller is frozen, its heartbeat process with it (as Ctrl-Z or a cgroup freezer
+    would): a controller whose event loop alone stalls keeps its hosts' work going for up to
+    ``heartbeats.STALL_LIMIT`` (tests/test_controller_overload.py)."""
     host = sshd_hosts[0]
     marker = f"frozen-{uuid.uuid4().hex[:8]}"
     scratch = Path("/tmp") / f"benchtui-{marker}"
@@ -425,11 +429,15 @@ def test_a_frozen_controller_leaves_a_watchdog_record(
     run.wait_for("here: fio started")
     time.sleep(2.0)
     assert fio_pids(marker)
-    run.proc.send_signal(signal.SIGSTOP)
+    frozen = [run.proc.pid, *(c.pid for c in psutil.Process(run.proc.pid).children(
+        recursive=True))]
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
     try:
         assert gone(marker, BEAT_SILENCE + 2 + 8), "the host's watchdog did not stop fio"
     finally:
-        run.proc.send_signal(signal.SIGCONT)
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
     assert run.finish(60) == 1, run.stderr()
     assert "stopped by the host's watchdog" in run.stderr()
     assert "has printed nothing" not in run.stderr()  # (the freeze was the controller's)

@@ -124,3 +124,21 @@ def test_mixed_report_finds_every_tool() -> None:
     assert out.returncode == 0, out.stderr
     tools = {json.loads(x)["tool"] for x in out.stdout.splitlines()}
     assert {"fio", "iperf3", "mbw", "unixbench"} <= tools
+
+
+def test_parse_starts_without_the_other_commands_modules() -> None:
+    """``benchtui parse`` builds only its own options: its start-up imports no module of
+    another command (they cost a good part of the start-up of a parse of a short capture)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "benchtui", "parse", "--tool", "fio-json",
+         str(FIXTURES / "fio_json" / "randread_randwrite.jsonplus.txt")],
+        capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and '"metric":"iops"' in done.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+    assert "benchtui.parsers._fio_json_jobs" in imported
+    others = sorted(m for m in imported if m.startswith("benchtui.cli.")
+                    and m.endswith("_cmd") and m != "benchtui.cli.parse_cmd")
+    assert others == []
+    assert run("parse", "--help").stdout.startswith("usage: benchtui parse")
+    full = run("--help")
+    assert "history" in full.stdout and "parse" in full.stdout

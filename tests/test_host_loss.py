@@ -194,7 +194,7 @@ def test_a_lost_host_is_given_up_and_the_session_ends(sshd_fleet: SshdFleet, tmp
         assert len(lost) == 1 and ev.outcome_of(lost[0]) == ev.FAILED, lost
         assert "given up after" in ev.reason_of(lost[0]) and "reconnect_window" in \
             ev.reason_of(lost[0]), lost[0]
-        assert ev.outcome_of(step_one[0]) == ev.FAILED
+        assert ev.outcome_of(step_one[0]) == ev.FAILED, (s.name, step_one[0].message, err)
         assert "gone: fio was lost: given up" in ev.reason_of(step_one[0])
         failed = [e for e in the(found, ev.HOST_STATE, host="gone")
                   if e.data.get("state") == "failed"]

@@ -8,7 +8,8 @@ from benchtui.session.facts import facts_script, parse_facts
 
 
 def test_facts_of_this_machine() -> None:
-    script = facts_script({"fio": ("fio", "--version"), "no-such-tool-xyz": None})
+    script = facts_script({"fio": ("fio", "--version"), "sh": None,
+                           "no-such-tool-xyz": None})
     out = subprocess.run(["sh", "-c", script],
                          capture_output=True, text=True, timeout=30, check=True)
     facts = parse_facts(out.stdout)
@@ -20,6 +21,9 @@ def test_facts_of_this_machine() -> None:
         assert dev["size_bytes"] > 0 and dev["read_ahead_kb"] >= 0
     assert any(m["mountpoint"] == "/" for m in facts["mounts"]) or facts["mounts"] == []
     assert "no-such-tool-xyz" not in facts["tools"]
+    assert facts["tools"]["fio"].startswith("fio-")
+    # dash has no --version: its complaint ("sh: 0: Illegal option --") is no version
+    assert "sh" in facts["tool_paths"] and "option" not in facts["tools"]["sh"]
 
 
 def test_parse_facts_ignores_damaged_lines() -> None:

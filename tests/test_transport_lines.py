@@ -1,15 +1,17 @@
-"""LineSplitter: lines across chunk boundaries, \\r and \\r\\n, byte offsets, continuity."""
+"""LineSplitter: lines across chunk boundaries, \\r and \\r\\n, byte offsets, continuity;
+LineCutter: the same bytes passed on, over-long lines cut as LineSplitter cuts them."""
 
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from benchtui.transport.base import Chunk
-from benchtui.transport.lines import LineSplitter
+from benchtui.transport.lines import LineCutter, LineSplitter
 
 
 def chunks_of(data: bytes, cuts: list[int], start: int = 0) -> list[Chunk]:
@@ -124,3 +126,39 @@ def test_feed_text_catches_a_lost_byte_too() -> None:
     assert splitter.feed_text(Chunk(5, b"ab\ncd")) == "ab"
     with pytest.raises(ValueError, match="1 bytes lost"):
         splitter.feed_text(Chunk(10, b"\nxyz"))
+
+
+def cut_all(data: bytes, cuts: list[int], max_line: int) -> tuple[bytes, LineCutter]:
+    cutter = LineCutter(max_line_bytes=max_line)
+    return b"".join(cutter.feed(c) for c in chunks_of(data, cuts)), cutter
+
+
+def test_the_cutter_passes_bytes_as_they_come_and_cuts_an_endless_line() -> None:
+    cutter = LineCutter(max_line_bytes=8)
+    assert cutter.feed(Chunk(4, b"0123")) == b"0123"
+    assert cutter.feed(Chunk(10, b"456789")) == b"4567\n"
+    assert cutter.feed(Chunk(3010, b"abc" * 1000)) == b""  # the same line: dropped
+    assert cutter.feed(Chunk(3018, b"def\r\nok\n")) == b"ok\n"
+    assert (cutter.cut_lines, cutter.dropped_bytes) == (1, 2 + 3000 + 3)
+    with pytest.raises(ValueError, match="2 bytes lost"):
+        cutter.feed(Chunk(3022, b"xy"))
+
+
+@given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", "é".encode(), b" ",
+                                 b"x" * 7]), max_size=40),
+       st.lists(st.integers(min_value=0, max_value=300), max_size=10),
+       st.sampled_from([4, 9, 1 << 20]))
+def test_the_cutter_cuts_every_line_too_long_and_only_those(pieces: list[bytes],
+                                                            cuts: list[int], max_line: int
+                                                            ) -> None:
+    data = b"".join(pieces)
+    passed, cutter = cut_all(data, cuts, max_line)
+    given_lines = [x for x in re.split(rb"\r\n|\r|\n", data) if x]
+    too_long = [x for x in given_lines if len(x) > max_line]
+    assert [x for x in re.split(rb"\r\n|\r|\n", passed) if x] == [x[:max_line]
+                                                                 for x in given_lines]
+    assert cutter.cut_lines == len(too_long)
+    assert cutter.dropped_bytes == sum(len(x) - max_line for x in too_long)
+    assert cutter.offset == len(data)
+    if not too_long:
+        assert passed == data  # the bytes as they came

@@ -44,7 +44,7 @@ EXIT_INTERRUPTED = 130
 #: Event kinds worth a progress line on stderr.
 _PROGRESS = {ev.HOST_STATE, ev.PREFLIGHT, ev.SESSION_START, ev.SESSION_END, ev.STEP_START,
              ev.STEP_END, ev.RUN_START, ev.RUN_END, ev.PARSE_WARNING, ev.SILENCE,
-             ev.SESSION_WARNING}
+             ev.SESSION_WARNING, ev.CONTROLLER_LAG}
 #: What an interrupting signal is called in the record.
 _SIGNAL_WORDS = {signal.SIGINT: "Ctrl-C (SIGINT)", signal.SIGTERM: "SIGTERM"}
 
@@ -71,7 +71,8 @@ class ProgressPrinter:
         self.leave_out = leave_out
 
     def __call__(self, event: Event) -> None:
-        if (event.kind not in _PROGRESS and not self.verbose) or event.kind in self.leave_out:
+        if (event.kind not in _PROGRESS and not self.verbose) or event.kind in self.leave_out \
+                or not ev.is_said(event):
             return
         if event.kind == ev.PARSE_WARNING and not self.verbose:
             return

@@ -29,7 +29,10 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; ``only="parse"``: the root and ``parse`` alone (what
+    ``benchtui parse ...`` needs: the other commands' options import their modules, a good
+    part of the start-up of a parse of a short capture)."""
     parser = argparse.ArgumentParser(
         prog="benchtui",
         description="Run storage and network benchmarks on many hosts and watch them live.",
@@ -51,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also print per-interval latency histograms (JSON Lines only)")
     p.add_argument("--list", action="store_true", help="list the tools and formats known")
     p.add_argument("--quiet", "-q", action="store_true", help="do not print warnings")
+    if only == "parse":
+        return parser
 
     p = sub.add_parser(
         "check", help="validate a plan and check its hosts, without running anything",
@@ -418,7 +423,8 @@ def _os_sentence(exc: OSError) -> str:
 
 
 def _dispatch(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser("parse" if words and words[0] == "parse" else None)
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)

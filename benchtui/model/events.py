@@ -22,6 +22,9 @@ RUN_END: Final = "run_end"
 PARSE_WARNING: Final = "parse_warning"
 MARK: Final = "mark"                  # a user's mark
 SESSION_WARNING: Final = "session_warning"  # the controller's own (a recording not written)
+#: The controller is behind (its figures late), still is, or caught up (``session.lag``):
+#: ``seconds`` behind now, ``worst``, ``behind``; ``said`` False: a figure only, not for logs.
+CONTROLLER_LAG: Final = "controller_lag"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +49,11 @@ class Event:
         if self.data:
             out["data"] = self.data
         return out
+
+
+def is_said(event: Event) -> bool:
+    """Whether ``event`` is for people (a log, stderr), not only a figure for a display."""
+    return event.data.get("said", True) is not False
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,8 +3,9 @@
 ``Session.run`` connects to every host at once, gathers facts, runs the preflight checks,
 starts the monitors, runs the steps one after another (each on all its hosts at once; iperf
 servers before their clients), follows every process's output into its parser
-(``runs.Runner``, ``ingest.RunIngest``), labels the samples with the plan's host and step
-names and hands them to the sinks. A host that cannot be used any more fails
+(``runs.Runner``; the ingestion path: ``intake.Intake`` -> ``ingest.RunIngest`` ->
+``sinks.Sinks``, its lag watched by ``lag.LagWatch``), labels the samples with the plan's
+host and step names and hands them to the sinks. A host that cannot be used any more fails
 (``host_states``: a lost link is given up after the reconnect window) and the steps go on
 without it. However the session ends (done, a failed step, Ctrl-C, SIGTERM), every process
 it started on every host is stopped before ``run`` returns, each stop bounded; an
@@ -21,9 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from benchtui.model import events as ev
-from benchtui.model.events import Event, OutputLines
 from benchtui.model.fio_buckets import check_bits
-from benchtui.model.sample import Sample
 from benchtui.plan.commands import (
     MONITOR,
     SERVER,
@@ -47,14 +46,14 @@ from benchtui.session.hosts import (
     reconnect_window,
 )
 from benchtui.session.ingest import Ingested
+from benchtui.session.intake import Intake
+from benchtui.session.lag import LagWatch
 from benchtui.session.leftovers import check_leftovers
 from benchtui.session.runs import Run, Runner
 from benchtui.session.silence import Quiet
+from benchtui.session.sinks import EventSink, OutputSink, SampleSink, Sinks
 from benchtui.transport import LinkState, Transport, new_session_id
-
-SampleSink = Callable[[list[Sample]], None]
-EventSink = Callable[[Event], None]
-OutputSink = Callable[[OutputLines], None]
+from benchtui.transport.heartbeats import Heartbeats
 
 #: How long an iperf server gets to start listening before its clients start (seconds).
 SERVER_READY_TIMEOUT = 5.0
@@ -115,22 +114,33 @@ class Session:
         self.reconnect_window = reconnect_window(
             self.options.reconnect_window if self.options.reconnect_window is not None
             else plan.settings.reconnect_window, self.controller_grace)
-        self._sample_sinks: list[SampleSink] = [on_samples] if on_samples else []
-        self._event_sinks: list[EventSink] = [on_event] if on_event else []
-        self._output_sinks: list[OutputSink] = []
+        #: Where the samples, events and raw output go.
+        self.sinks = Sinks(self.histogram_bits)
+        if on_samples is not None:
+            self.sinks.samples.append(on_samples)
+        if on_event is not None:
+            self.sinks.events.append(on_event)
+        #: The process the SSH hosts' heartbeats come from (started as the first connects).
+        self.heartbeats = Heartbeats(on_trouble=self.warn)
         self.transports: dict[str, Transport] = dict(transports) if transports else {
             name: make_transport(spec, self.session_id, self.options.ssh,
                                  self._on_link,
                                  controller_grace=self.controller_grace,
-                                 reconnect_window=self.reconnect_window, label=plan.name)
+                                 reconnect_window=self.reconnect_window, label=plan.name,
+                                 heartbeats=self.heartbeats)
             for name, spec in plan.hosts.items() if name in plan.hosts_in_use()}
         self.facts: dict[str, HostFacts] = {}
         self.current_step: str | None = None
         self.hosts = HostStates(self.transports, self.emit, lambda: self.current_step)
+        #: Every run's output, taken in turn in bounded slices of the event loop.
+        self.intake = Intake()
+        #: How far behind the controller is (said when it falls behind).
+        self.lag = LagWatch(self.intake.oldest, self.emit)
         self.runner = Runner(self.transports, self.hosts, self.emit, self._deliver,
                              controller_grace=self.controller_grace,
                              interrupt=lambda: self._interrupt_reason,
-                             lines_wanted=lambda: bool(self._output_sinks))
+                             lines_wanted=lambda: bool(self.sinks.output),
+                             intake=self.intake)
         #: Why the session is being interrupted (set before its task is cancelled).
         self._interrupt_reason: str | None = None
         #: The session stopped itself (``abort``): its cancellation is its own.
@@ -160,20 +170,18 @@ class Session:
     # --- sinks -----------------------------------------------------------------------------
 
     def add_sample_sink(self, sink: SampleSink) -> None:
-        self._sample_sinks.append(sink)
+        self.sinks.samples.append(sink)
 
     def add_event_sink(self, sink: EventSink) -> None:
-        self._event_sinks.append(sink)
+        self.sinks.events.append(sink)
 
     def add_output_sink(self, sink: OutputSink) -> None:
         """Raw tool output, line by line as it arrives (the console's log, recordings)."""
-        self._output_sinks.append(sink)
+        self.sinks.output.append(sink)
 
     def emit(self, kind: str, message: str, *, level: str = ev.INFO, host: str | None = None,
              step: str | None = None, **data: object) -> None:
-        event = Event(time.time(), kind, message, level, host, step, dict(data))
-        for sink in self._event_sinks:
-            sink(event)
+        self.sinks.emit(kind, message, level=level, host=host, step=step, **data)
 
     def note_interrupt(self, reason: str) -> None:
         """Say why the session is about to be cancelled ("SIGTERM", "Ctrl-C"): the step and
@@ -246,6 +254,7 @@ class Session:
             findings = await self.prepare()
         finally:
             await close_all(self.transports)
+            await self.heartbeats.close()  # (started as the first SSH host connected)
         errors = [f for f in findings if f.severity == FINDING_ERROR]
         failures = self.hosts.failures
         return SessionResult(not failures and not errors,
@@ -259,7 +268,7 @@ class Session:
         failures = self.hosts.failures
         self._task = asyncio.current_task()
         self._loop = asyncio.get_running_loop()
-        watcher: asyncio.Task[None] | None = None
+        watchers: list[asyncio.Task[None]] = []
         try:
             findings = await self.prepare()
             errors = [f for f in findings if f.severity == FINDING_ERROR]
@@ -273,8 +282,9 @@ class Session:
                 self.hosts.fail(host, "preflight refused it")
             self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})",
                       reconnect_window=self.reconnect_window)
-            watcher = asyncio.create_task(silence.watch(self._audible, self._warn_silent),
-                                          name="benchtui-silence")
+            watchers = [asyncio.create_task(silence.watch(self._audible, self._warn_silent),
+                                            name="benchtui-silence"),
+                        asyncio.create_task(self.lag.watch(), name="benchtui-lag")]
             monitors = await self._start_monitors()
             for step in self.plan.steps:
                 for repeat in range(step.repeat):
@@ -292,13 +302,15 @@ class Session:
             return SessionResult(False, [*failures, reason], self.facts, findings,
                                  ev.INTERRUPTED, reason)
         finally:
-            if watcher is not None:
+            for watcher in watchers:
                 watcher.cancel()
             try:
                 await self._stop_everything()
             finally:
+                await self.intake.close()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(close_all(self.transports), CLOSE_TIMEOUT)
+                await self.heartbeats.close()
 
     def _ended(self, findings: list[Finding]) -> SessionResult:
         """Every step ran: the session's end, as good as its worst step or host."""
@@ -308,6 +320,7 @@ class Session:
         if not ok and outcome == ev.COMPLETED:
             outcome = ev.FAILED
         reason = "" if ok else f"{len(failures)} failure(s): {failures[0]}"
+        self.lag.end(time.monotonic())  # (every run's output was taken in)
         self.emit(ev.SESSION_END, "done" if ok else f"done with {len(failures)} failure(s)",
                   level=ev.INFO if ok else ev.ERROR, outcome=outcome, reason=reason)
         return SessionResult(ok, list(failures), self.facts, findings, outcome, reason)
@@ -464,22 +477,8 @@ class Session:
     # --- output to the sinks -----------------------------------------------------------------
 
     def _deliver(self, run: Run, got: Ingested, t: float) -> None:
-        """What a chunk of ``run``'s output completed, to the sinks: its lines, and its
-        samples labelled with their step, histograms at the session's resolution."""
+        """What a chunk of ``run``'s output completed, to the sinks, under its step (a
+        monitor's: the step running now)."""
         cmd = run.command
         step = run.step if cmd.role != MONITOR else (self.current_step or "-")
-        if got.lines and self._output_sinks:
-            out = OutputLines(t, cmd.host, step, cmd.tool, cmd.role, tuple(got.lines))
-            for output_sink in self._output_sinks:
-                output_sink(out)
-        samples = got.samples
-        if not samples:
-            return
-        bits = self.histogram_bits
-        for s in samples:
-            s.labels = {**s.labels, "step": step}
-            if s.histogram is not None:  # once, here: every sink sees the same histograms
-                s.histogram = s.histogram.coarsened(bits)
-        for sink in self._sample_sinks:
-            sink(samples)
-
+        self.sinks.deliver(got, t, host=cmd.host, tool=cmd.tool, role=cmd.role, step=step)

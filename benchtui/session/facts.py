@@ -8,6 +8,7 @@ on every Linux host, over SSH or locally. It prints tagged, tab-separated lines 
 from __future__ import annotations
 
 import asyncio
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NotRequired, TypedDict
@@ -118,6 +119,12 @@ def facts_script(programs: Mapping[str, Sequence[str] | None],
     return "\n".join(lines) + "\n"
 
 
+#: A program that has no ``--version`` answers it with its usage or a complaint (dash:
+#: ``sh: 0: Illegal option --``): that is no version, and is kept as none.
+_REFUSED = re.compile(r"(illegal|invalid|unrecognized|unknown) option|^usage:|option requires",
+                      re.IGNORECASE)
+
+
 def _int(text: str, default: int = 0) -> int:
     try:
         return int(text.strip())
@@ -161,7 +168,8 @@ def parse_facts(output: str) -> HostFacts:
                 files[parts[1]] = FileFacts(exists=False)
         elif tag == "T" and len(parts) >= 4 and parts[2]:
             paths[parts[1]] = parts[2]
-            tools[parts[1]] = parts[3].strip()
+            version = parts[3].strip()
+            tools[parts[1]] = "" if _REFUSED.search(version) else version
     return HostFacts(
         hostname=keys.get("hostname", ""), kernel=keys.get("kernel", ""),
         arch=keys.get("arch", ""), os=keys.get("os", ""), cpu_model=keys.get("cpu_model", ""),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from benchtui.errors import HostError
 from benchtui.plan.model import HostSpec
 from benchtui.transport import LocalTransport, StateCallback, Transport
+from benchtui.transport.heartbeats import Heartbeats
 from benchtui.transport.sshtarget import SshTarget
 
 
@@ -44,10 +45,12 @@ def reconnect_window(given: float | None, controller_grace: float) -> float:
 
 def make_transport(spec: HostSpec, session_id: str, options: SshOptions,
                    on_state: StateCallback | None = None, *, controller_grace: float,
-                   reconnect_window: float = RECONNECT_TIMEOUT, label: str) -> Transport:
+                   reconnect_window: float = RECONNECT_TIMEOUT, label: str,
+                   heartbeats: Heartbeats | None = None) -> Transport:
     """The transport for one host of the plan: its runs are watched on the host with
     ``controller_grace`` (seconds, ``math.inf``: off), its link given up once the host has
-    been unreachable for ``reconnect_window`` seconds; ``label`` is the plan's name."""
+    been unreachable for ``reconnect_window`` seconds; ``label`` is the plan's name;
+    ``heartbeats`` (the controller's heartbeat process) feeds an SSH host's keeper."""
     if spec.local:
         return LocalTransport(spec.name, session_id=session_id, on_state=on_state,
                               controller_grace=controller_grace, label=label)
@@ -62,7 +65,7 @@ def make_transport(spec: HostSpec, session_id: str, options: SshOptions,
         config=options.config, connect_timeout=options.connect_timeout)
     return SshTransport(spec.name, target, session_id=session_id, on_state=on_state,
                         reconnect_timeout=reconnect_window, controller_grace=controller_grace,
-                        label=label)
+                        label=label, heartbeats=heartbeats)
 
 
 async def connect_all(transports: Mapping[str, Transport]) -> dict[str, HostError]:

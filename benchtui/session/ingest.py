@@ -1,8 +1,14 @@
-"""The ingestion of one run's output: bytes -> lines -> parser -> samples, in bounded memory.
+"""The ingestion of one run's output: bytes -> lines or documents -> parser -> samples, in
+bounded memory.
 
 ``RunIngest`` is fed the chunks a transport's ``follow`` yields, in order, each with the
 time it arrived; it returns what each completes (``Ingested``: the raw lines, when someone
-wants them, and the samples), and keeps what the session says about the run afterwards:
+wants them, and the samples). A parser that takes bytes (``Parser.takes_bytes``: fio's and
+iperf3's JSON, whose documents are found on the bytes and decoded whole) is given each
+chunk's bytes as they came (``lines.LineCutter``: only an over-long line is cut), never
+decoded nor split into lines for it; the others get the chunk's whole lines as one text
+(``lines.LineSplitter``). The raw lines are split only when a sink wants them (the
+console's log, a recording). It keeps what the session says about the run afterwards:
 how much arrived, the lines cut for their length (``lines.MAX_LINE_BYTES``), the parser's
 warnings (the first ``WARNINGS_SHOWN`` given, the rest counted), and the tool's own last
 words (``last_words``) for when it fails or prints nothing usable.
@@ -22,6 +28,7 @@ from dataclasses import dataclass, field
 from benchtui.model.sample import Sample
 from benchtui.parsers.base import Parser, ParseWarning
 from benchtui.transport import Chunk, LineSplitter
+from benchtui.transport.lines import LineCutter
 
 #: The newest bytes of a run's output kept for its last words.
 TAIL_BYTES = 16 << 10
@@ -48,13 +55,14 @@ class Ingested:
 
 class RunIngest:
     """One run's output, chunk by chunk, into samples of ``parser``. ``lines_wanted``: the
-    raw lines are wanted too (the console's log, recordings); without, the parser takes
-    them as one text, which is faster."""
+    raw lines are wanted too (the console's log, recordings)."""
 
     def __init__(self, parser: Parser, *, lines_wanted: bool) -> None:
         self.parser = parser
         self.lines_wanted = lines_wanted
         self.splitter = LineSplitter()
+        #: The bytes for a parser that takes them (None: it takes lines).
+        self.cutter = LineCutter() if parser.takes_bytes else None
         #: Bytes read.
         self.bytes = 0
         #: Parse warnings given by ``new_warnings``, and those counted only.
@@ -69,6 +77,14 @@ class RunIngest:
         data = chunk.data
         self._keep(data)
         out = Ingested()
+        if self.cutter is not None:
+            if self.lines_wanted:
+                out.lines = self.splitter.feed(chunk)
+            data = self.cutter.feed(chunk)
+            if data:
+                out.text = True
+                out.samples = self.parser.feed_bytes(data, t)
+            return out
         if self.lines_wanted:
             out.lines = self.splitter.feed(chunk)
             text = "\n".join(out.lines) if out.lines else None
@@ -87,7 +103,8 @@ class RunIngest:
             out.text = True
             if self.lines_wanted:
                 out.lines = rest
-            out.samples = self.parser.feed_text("\n".join(rest), t)
+            if self.cutter is None:
+                out.samples = self.parser.feed_text("\n".join(rest), t)
         out.samples += self.parser.finish()
         return out
 
@@ -107,12 +124,12 @@ class RunIngest:
     @property
     def cut_lines(self) -> int:
         """Lines cut at ``lines.MAX_LINE_BYTES``."""
-        return self.splitter.cut_lines
+        return (self.cutter or self.splitter).cut_lines
 
     @property
     def dropped_bytes(self) -> int:
         """Bytes dropped from the lines cut."""
-        return self.splitter.dropped_bytes
+        return (self.cutter or self.splitter).dropped_bytes
 
     def last_words(self) -> list[str]:
         """The tool's own last lines of text (at most ``WORDS_LINES``, each at most

@@ -2,8 +2,10 @@
 
 A ``Run`` is one process of a step or monitor on one host. ``Runner.start`` copies its
 uploads and starts it detached (``Transport.start``) under a run id of its own, then
-follows its output (``Transport.follow``) into a ``RunIngest`` until it ends; the samples
-and lines go to the session through ``deliver``. How it ended (``endings.process_ending``),
+follows its output (``Transport.follow``) until it ends: the chunks go through the
+session's ``intake.Intake`` (every run's output taken in turn, in bounded slices of the
+event loop) into the run's ``RunIngest``; the samples and lines go to the session through
+``deliver``. How it ended (``endings.process_ending``),
 with the tool's own last words when it failed or printed nothing usable, is its
 ``run_end`` event.
 
@@ -34,8 +36,9 @@ from benchtui.plan.grace import grace_text
 from benchtui.session.endings import process_ending
 from benchtui.session.host_states import HostStates, left_to_watchdog, without_host
 from benchtui.session.ingest import Ingested, RunIngest, words_text
+from benchtui.session.intake import Intake, Lane
 from benchtui.session.silence import Quiet
-from benchtui.transport import RemoteRun, RunHandle, Transport, WatchdogStop
+from benchtui.transport import Chunk, RemoteRun, RunHandle, Transport, WatchdogStop
 from benchtui.transport.lines import MAX_LINE_BYTES
 
 #: Seconds between a process's TERM and KILL when benchtui stops it (the host's watchdog
@@ -105,8 +108,10 @@ class Runner:
     def __init__(self, transports: dict[str, Transport], hosts: HostStates,
                  emit: Callable[..., None], deliver: Deliver, *, controller_grace: float,
                  interrupt: Callable[[], str | None],
-                 lines_wanted: Callable[[], bool]) -> None:
+                 lines_wanted: Callable[[], bool], intake: Intake | None = None) -> None:
         self.transports = transports
+        #: Where the runs' output waits to be taken in.
+        self.intake = intake or Intake()
         self.hosts = hosts
         self._emit = emit
         self._deliver = deliver
@@ -148,28 +153,23 @@ class Runner:
                        step=run.step, command=cmd.shell_line(), tool=cmd.tool, role=cmd.role)
 
     async def _follow(self, transport: Transport, run: Run, ingest: RunIngest) -> int:
-        """Output -> ingestion -> the session, until the process ends; its exit status."""
+        """Output -> the intake -> ingestion -> the session, until the process ends; its
+        exit status."""
         assert run.handle is not None
-        said_cut = False
+        lane = Lane(lambda chunk, t: self._ingest(run, ingest, chunk, t))
         try:
             async for chunk in transport.follow(run.handle):
                 run.quiet.heard()
-                now = time.time()
-                got = ingest.feed(chunk, now)
-                if got.text:
-                    run.ready.set()
-                self._take(run, ingest, got, now)
-                if ingest.cut_lines and not said_cut:
-                    said_cut = True
-                    self._emit(ev.PARSE_WARNING, f"{run.host}: {run.tool} printed a line "
-                               f"longer than {MAX_LINE_BYTES >> 20} MiB: cut there, the rest "
-                               "of it dropped (its end counts every line cut)",
-                               level=ev.WARNING, host=run.host, step=run.step)
+                await self.intake.put(lane, chunk, time.time())
+            await self.intake.drained(lane)
             self._take(run, ingest, ingest.finish(time.time()), time.time())
             outcome = await transport.outcome(run.handle)
         except HostError as exc:
+            await self.intake.drained(lane)  # (what was read before the loss)
             self._lost(run, exc)
             return -1
+        finally:
+            self.intake.drop(lane)
         run.quiet.heard()  # (the silence up to its end counts)
         if outcome.watchdog is not None:
             run.watchdog = outcome.watchdog
@@ -181,6 +181,19 @@ class Runner:
             ran=time.monotonic() - run.started, deadline=run.command.deadline)
         self._ended(run)
         return status
+
+    def _ingest(self, run: Run, ingest: RunIngest, chunk: Chunk, t: float) -> None:
+        """One chunk of ``run``'s output (arrived at ``t``), taken in by the intake."""
+        cut_before = ingest.cut_lines
+        got = ingest.feed(chunk, t)
+        if got.text:
+            run.ready.set()
+        self._take(run, ingest, got, t)
+        if ingest.cut_lines and not cut_before:
+            self._emit(ev.PARSE_WARNING, f"{run.host}: {run.tool} printed a line longer "
+                       f"than {MAX_LINE_BYTES >> 20} MiB: cut there, the rest of it dropped "
+                       "(its end counts every line cut)", level=ev.WARNING, host=run.host,
+                       step=run.step)
 
     def _take(self, run: Run, ingest: RunIngest, got: Ingested, now: float) -> None:
         if got.lines or got.samples:

@@ -125,6 +125,9 @@ class FleetState:
         #: The newest time seen in any record (epoch seconds): replay's clock, and a lower
         #: bound of the live one.
         self.latest_t: float | None = None
+        #: Seconds the controller is behind (its figures that late); None while it is not
+        #: (``controller_lag`` events).
+        self.controller_lag: float | None = None
         self.version = 0
         #: Called with every batch of samples once the state has taken it in, on the feeding
         #: thread: for consumers that must see every interval, not just the latest (the
@@ -185,6 +188,14 @@ class FleetState:
         self.version += 1
 
     def on_event(self, event: Event) -> None:
+        if event.kind == ev.CONTROLLER_LAG:
+            seconds = event.data.get("seconds")
+            self.controller_lag = float(seconds) if event.data.get("behind") and \
+                isinstance(seconds, int | float) else None
+            if not ev.is_said(event):  # a figure for the header, not for the log
+                self._saw(event.t)
+                self.version += 1
+                return
         self.events.append(event)
         self.events_total += 1
         if event.level == ev.WARNING:

@@ -1,4 +1,5 @@
-"""Split a run's output, chunk by chunk, into lines, and count the bytes.
+"""Split a run's output, chunk by chunk, into lines, and count the bytes; or pass it on as
+bytes with its over-long lines cut (``LineCutter``).
 
 Chunks from ``Transport.follow`` end anywhere: in the middle of a line, of a UTF-8 character,
 or between the ``\\r`` and ``\\n`` of a CRLF. ``LineSplitter`` keeps the partial line until it
@@ -9,7 +10,9 @@ previous one ended, so a resumed follow that lost or repeated a byte is caught a
 A line longer than ``MAX_LINE_BYTES`` is cut there: its first ``MAX_LINE_BYTES`` bytes are a
 line (given as soon as they are there), the rest of it up to its end is dropped and counted
 (``cut_lines``, ``dropped_bytes``), so that a tool printing garbage or an endless line costs
-a bounded memory.
+a bounded memory. ``LineCutter`` does the same for a consumer that takes the raw bytes (a
+parser that finds JSON documents on them): the bytes pass as they come, only a line longer
+than ``MAX_LINE_BYTES`` is cut there (a line end put in its place) and the rest of it dropped.
 """
 
 from __future__ import annotations
@@ -163,3 +166,74 @@ def _next_line_end(data: bytes, start: int) -> int:
     lf = data.find(b"\n", start)
     cr = data.find(b"\r", start, lf if lf >= 0 else len(data))
     return cr if cr >= 0 else lf
+
+
+class LineCutter:
+    """The bytes of one output file passed on as they come, from ``offset``, every line longer
+    than ``max_line_bytes`` cut there as ``LineSplitter`` cuts it: its first
+    ``max_line_bytes`` bytes, then ``\n``; the rest of it up to its end dropped and counted
+    (``cut_lines``, ``dropped_bytes``). Lines end at ``\n`` or ``\r``."""
+
+    def __init__(self, offset: int = 0, *, max_line_bytes: int = MAX_LINE_BYTES) -> None:
+        self.offset = offset
+        self._max_line = max_line_bytes
+        #: Bytes of the line being passed (since its last line end).
+        self._line = 0
+        #: The line being read was cut: its bytes are dropped up to its end.
+        self._skipping = False
+        self.cut_lines = 0
+        self.dropped_bytes = 0
+
+    def feed(self, chunk: Chunk) -> bytes:
+        """The bytes of ``chunk`` to pass on. ``ValueError`` if the chunk does not start where
+        the previous one ended (bytes lost or repeated)."""
+        data = chunk.data
+        start = chunk.offset - len(data)
+        if start != self.offset:
+            what = "lost" if start > self.offset else "repeated"
+            raise ValueError(f"chunk starts at byte {start}, expected {self.offset}: "
+                             f"{abs(start - self.offset)} bytes {what}")
+        self.offset = chunk.offset
+        if self._skipping:
+            end = _next_line_end(data, 0)
+            if end < 0:
+                self.dropped_bytes += len(data)
+                return b""
+            self.dropped_bytes += end
+            self._skipping = False
+            self._line = 0
+            data = data[end + (2 if data[end:end + 2] == b"\r\n" else 1):]
+        if self._line + len(data) <= self._max_line:  # no line can be too long: as it came
+            last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+            self._line = self._line + len(data) if last < 0 else len(data) - last - 1
+            return data
+        return self._cut(data)
+
+    def _cut(self, data: bytes) -> bytes:
+        """``data`` line by line, its over-long lines cut."""
+        out = bytearray()
+        pos = 0
+        while pos < len(data):
+            end = _next_line_end(data, pos)
+            stop = len(data) if end < 0 else end
+            room = self._max_line - self._line
+            if stop - pos > room:  # this line is too long: cut it at the limit
+                out += data[pos:pos + room]
+                out += b"\n"
+                self.cut_lines += 1
+                self._line = 0
+                if end < 0:
+                    self.dropped_bytes += stop - pos - room
+                    self._skipping = True
+                    break
+                self.dropped_bytes += end - pos - room
+                pos = end + (2 if data[end:end + 2] == b"\r\n" else 1)
+                continue
+            if end < 0:
+                out += data[pos:]
+                self._line += len(data) - pos
+                break
+            out += data[pos:end + 1]
+            self._line = 0
+            pos = end + 1
+        return bytes(out)

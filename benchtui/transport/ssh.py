@@ -7,7 +7,9 @@ exponential backoff for at most the reconnect window, and ``follow`` resumes at 
 offset it had reached, so no byte is lost or repeated; a link unreachable for the whole
 window is given up, and every later use fails at once. Once a run was started, the transport
 feeds a keeper on the host one line a second through the link, so that the runs' watchdogs
-can tell when this controller is gone (``watchdog``). Output is read in chunks of at most
+can tell when this controller is gone (``watchdog``): from the controller's heartbeat process
+when it is given one (``heartbeats``: beats that do not wait behind the event loop), else
+from the event loop. Output is read in chunks of at most
 ``READ_SIZE`` bytes, through SSH's flow control, to the end (memory does not grow with it).
 Host keys are checked against known_hosts (``sshtarget``); errors become ``HostError`` with
 one sentence.
@@ -19,7 +21,7 @@ import asyncio
 import contextlib
 import signal
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from pathlib import Path
 
 import asyncssh
@@ -41,6 +43,7 @@ from benchtui.transport.base import (
     new_session_id,
 )
 from benchtui.transport.errors import HostCommandError, is_transient
+from benchtui.transport.heartbeats import Heartbeats, Watched
 from benchtui.transport.ssh_link import (
     DEFAULT_WINDOW,
     LINK_ERRORS,
@@ -69,13 +72,16 @@ class SshTransport:
     was last heard, before it gives the host up (``given_up``). ``controller_grace``:
     seconds the host lets the runs go on once this controller is gone (its connection
     closed, or silent for ``watchdog.BEAT_SILENCE`` s; ``math.inf``: until their deadline);
-    ``label`` names the plan in the runs' files, for a later session's preflight."""
+    ``label`` names the plan in the runs' files, for a later session's preflight;
+    ``heartbeats``: the controller's heartbeat process, which feeds the host's keeper (else
+    the transport does, from the event loop)."""
 
     def __init__(self, name: str, target: SshTarget, *, session_id: str | None = None,
                  runs_dir: str = hostscripts.DEFAULT_RUNS_DIR,
                  on_state: StateCallback | None = None,
                  reconnect_timeout: float = DEFAULT_WINDOW,
-                 controller_grace: float = DEFAULT_CONTROLLER_GRACE, label: str = "") -> None:
+                 controller_grace: float = DEFAULT_CONTROLLER_GRACE, label: str = "",
+                 heartbeats: Heartbeats | None = None) -> None:
         self._name = name
         self.target = target
         self.session_id = check_id("session id", session_id or new_session_id())
@@ -83,6 +89,7 @@ class SshTransport:
         self.watch = beat_watch(label, controller_grace, name)
         self._beating: asyncio.Task[None] | None = None
         self._watched = False  # a watched run was started: keep the keeper fed
+        self._heartbeats = heartbeats
         self._on_state = on_state
         self._link = SshLink(name, target, window=reconnect_timeout,
                              on_state=self._state_changed)
@@ -137,6 +144,8 @@ class SshTransport:
     async def connect(self) -> None:
         """One attempt: ``HostError`` at once when the host cannot be reached."""
         await self._link.connect()
+        if self._heartbeats is not None and self.watch.watched:
+            self._heartbeats.prepare()  # (started and ready before the first run)
         if self._watched:
             self._beat()
 
@@ -145,6 +154,8 @@ class SshTransport:
         ``HostCommandError``. Detached runs go on on the host, until their watchdog sees
         this controller gone for ``controller_grace`` seconds."""
         self._link.wanted = False
+        if self._heartbeats is not None:
+            self._heartbeats.unwatch(self._name)
         beating, self._beating = self._beating, None
         if beating is not None:
             beating.cancel()
@@ -220,29 +231,22 @@ class SshTransport:
         return RunHandle(self._name, run.run_id, directory, wrapper_pid, pgid, tag)
 
     def _beat(self) -> None:
-        """Start feeding the host's keeper, unless that is already going on."""
-        if self._beating is None or self._beating.done():
-            self._beating = asyncio.create_task(self._heartbeat(),
-                                                name=f"benchtui-heartbeat-{self._name}")
+        """Start feeding the host's keeper (through the heartbeat process, when there is
+        one), unless that is already going on."""
+        if self._heartbeats is not None:
+            self._heartbeats.watch(Watched(self._name, self.target, self.runs_dir,
+                                           self.session_id, self._link.window),
+                                   self._beat_here)
+        else:
+            self._beat_here()
 
-    async def _heartbeat(self) -> None:
-        """While the transport is open: a keeper on the host (``watchdog.KEEPER``), fed one
-        line every ``BEAT_INTERVAL`` seconds; started again on every new link."""
-        line = hostscripts.shell_line(keeper_argv(self.runs_dir, self.session_id, self._name))
-        while self._link.wanted and self._link.given_up is None:
-            try:
-                conn, _ = await self._link.get()
-                proc = await conn.create_process(line, encoding=None, stdout=asyncssh.DEVNULL,
-                                                 stderr=asyncssh.DEVNULL)
-                try:
-                    while self._link.conn is conn and not proc.is_closing():
-                        proc.stdin.write(b"\n")
-                        await asyncio.sleep(BEAT_INTERVAL)
-                finally:
-                    proc.close()
-            except (HostError, *LINK_ERRORS):
-                pass
-            await asyncio.sleep(BEAT_INTERVAL)
+    def _beat_here(self) -> None:
+        """Feed the host's keeper from this event loop, over the transport's link."""
+        if self._link.wanted and (self._beating is None or self._beating.done()):
+            line = hostscripts.shell_line(keeper_argv(self.runs_dir, self.session_id,
+                                                      self._name))
+            self._beating = asyncio.create_task(feed_keeper(self._link, line),
+                                                name=f"benchtui-heartbeat-{self._name}")
 
     async def follow(self, handle: RunHandle, offset: int = 0) -> AsyncGenerator[Chunk, None]:
         """Stream the run's output from ``offset``: FOLLOW while the run lives, then DRAIN
@@ -317,6 +321,28 @@ class SshTransport:
             raise HostCommandError(self._name, f"cannot write {remote_path}: "
                                    f"{result.stderr.strip()}")
 
+
+
+async def feed_keeper(link: SshLink, line: str,
+                      beating: Callable[[], bool] = lambda: True) -> None:
+    """While ``link`` is wanted and not given up: the keeper ``line`` (``watchdog.KEEPER``)
+    runs on the host, fed one line every ``BEAT_INTERVAL`` seconds while ``beating()``;
+    started again on every new connection."""
+    while link.wanted and link.given_up is None:
+        try:
+            conn, _ = await link.get()
+            proc = await conn.create_process(line, encoding=None, stdout=asyncssh.DEVNULL,
+                                             stderr=asyncssh.DEVNULL)
+            try:
+                while link.conn is conn and not proc.is_closing():
+                    if beating():
+                        proc.stdin.write(b"\n")
+                    await asyncio.sleep(BEAT_INTERVAL)
+            finally:
+                proc.close()
+        except (HostError, *LINK_ERRORS):
+            pass
+        await asyncio.sleep(BEAT_INTERVAL)
 
 
 def _status(exit_status: int | None, exit_signal: tuple[str, bool, str, str] | None) -> int:

@@ -1,7 +1,8 @@
 """The fleet header: the session, its step, its hosts and the fleet's totals, in three lines.
 
 Line 1: session name, the current step with its progress and ETA, elapsed time, hosts up out
-of the total, and the display's own state (paused, chart window, anything a subclass adds).
+of the total, how far behind the controller is when it is (its figures that late), and the
+display's own state (paused, chart window, anything a subclass adds).
 Line 2: fleet IOPS and bandwidth, reads and writes summed over every host and job (taken with
 the panes' own figures: with one host, the pane's numbers at every frame; ``FOLLOW_HOSTS``).
 Line 3: fleet latency p50/p99/p99.9 per direction, quantiles of the merged per-interval
@@ -99,12 +100,15 @@ class FleetHeader(ReusedLines):
     def update_from(self, state: FleetState, now: float, generation: int, *,
                     ghost: Ghost | None = None, runs: Sequence[PlannedRun] = ()) -> bool:
         """Recompute when the fleet's data changed (``_data_key``), once a second of the
-        clock (elapsed, the time left) and when the display itself changed; ``ghost``: a
-        baseline to compare the fleet with; ``runs``: the session's planned runs (its time
-        left is estimated from them)."""
+        clock (elapsed, the time left), when the display itself changed, and when the
+        controller's lag as shown (whole seconds) did; ``ghost``: a baseline to compare the
+        fleet with; ``runs``: the session's planned runs (its time left is estimated from
+        them)."""
         data = _data_key(state, now)
+        lag = state.controller_lag
         key = (id(state), data, int(now), self.badges, generation, self.size.width,
-               state.started is None, state.ended is None, len(state.steps))
+               state.started is None, state.ended is None, len(state.steps),
+               None if lag is None else round(lag))
         if key == self._key:
             return False
         self._key = key
@@ -118,7 +122,8 @@ class FleetHeader(ReusedLines):
         self.estimate = estimate(state, runs, now)
         self.waiting = waiting_for(state, now)
         try:
-            lines = [self._line1(f), _right(self._line2(f), self._counts(f), width),
+            lines = [self._line1(f, state.controller_lag),
+                     _right(self._line2(f), self._counts(f), width),
                      _right(self._line3(f), self._badges(), width)]
         except KeyError:  # styled before the theme reached this widget: next tick
             self._key = None
@@ -134,7 +139,7 @@ class FleetHeader(ReusedLines):
     def render(self) -> Text:
         return self._text
 
-    def _line1(self, f: fig.FleetFigures) -> Text:
+    def _line1(self, f: fig.FleetFigures, behind: float | None = None) -> Text:
         label, muted = self._style("label"), self._style("muted")
         line = Text()
         line.append(f.name or "benchtui", self._style("title"))
@@ -177,6 +182,9 @@ class FleetHeader(ReusedLines):
             line.append(" left" if not self.estimate.unknown else
                         f" left (+{plural(self.estimate.unknown, 'run')} of unknown length)",
                         muted)
+        if behind is not None:
+            line.append("  ")
+            line.append(f"behind {format_duration(behind)}", self._style("bad"))
         return line
 
     def _counts(self, f: fig.FleetFigures) -> Text:

@@ -1,0 +1,184 @@
+"""An interval's latency percentiles from fio json+'s cumulative ``bins`` without subtracting
+them bucket by bucket: what ``benchtui parse`` needs when it prints no histogram, in the
+dumps where fio added buckets (``_fio_json_jobs``: where it did not, the buckets line up with
+the previous dump's and one C-level pass subtracting them all costs less in time).
+
+A direction's buckets are cut in blocks of about the square root of their number; a dump's
+counts are summed per block (C-level passes: ``sum`` of list slices, no object per bucket).
+The blocks are carried from one dump to the next by their last bucket, so that the same block
+holds the same buckets in both dumps (and the buckets fio added since, in their place): the
+interval's running sum at the end of each block is the difference of the two dumps' running
+sums there. Each percentile is found in those sums first, then in the one block that holds
+it, whose buckets alone are subtracted one by one (``Probed.quantiles``).
+
+fio only ever adds buckets to a ``bins`` object, in ascending order. The order is checked in
+full on a direction's first dump (buckets out of order take the exact path,
+``_fio_json_bins.interval``), and afterwards where blocks meet: each block's last bucket must
+be found again, in order, in the next dump. A count that went down is seen per block (a
+block whose sum went down: fio restarted its counters) and, in the blocks holding a
+percentile, per bucket.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from itertools import accumulate, repeat
+from math import isqrt
+from operator import sub
+
+from benchtui.model.histogram import NS_PER_SECOND, LatencyHistogram
+from benchtui.parsers._fio_json_bins import BIN_KEYS, Bins
+
+#: A block that grew past this many times the size blocks are cut to is cut again.
+_REBLOCK = 2
+
+
+@dataclass(slots=True)
+class Probed:
+    """An interval's buckets for its percentiles: the current dump's counts and blocks, the
+    previous dump's, and the interval's running sums at the end of each block."""
+
+    cur: Bins
+    cuts: list[int]  # where cur's blocks end, as the previous dump's blocks carried over
+    prev: Bins | None
+    ends: list[int]
+    total: int
+
+    def quantiles(self, qs: list[tuple[float, str]]) -> list[tuple[str, float]]:
+        """(label, seconds) for each (q, label) of ``qs`` (``total`` > 0), as
+        ``_fio_json_bins.Running.quantiles`` gives them: the same buckets."""
+        keys = self.cur.keys
+        assert keys is not None
+        ends, cuts = self.ends, self.cuts
+        inner: dict[int, list[int]] = {}
+        out = []
+        for q, label in qs:
+            target = q * self.total
+            k = bisect_left(ends, target)  # (ends[-1] == total >= q * total)
+            base = ends[k - 1] if k else 0
+            run = inner.get(k)
+            if run is None:
+                made = self._block(k)
+                if made is None or made[-1] != ends[k] - base:  # not as fio adds buckets
+                    return _by_value(self.cur.raw, self.prev.raw if self.prev else {}, qs)
+                run = inner[k] = made
+            at = (cuts[k - 1] if k else 0) + bisect_left(run, target - base, 1) - 1
+            out.append((label, BIN_KEYS[keys[at]] / NS_PER_SECOND))
+        return out
+
+    def _block(self, k: int) -> list[int] | None:
+        """The interval's running sums over block ``k`` (its own: 0 before its first bucket);
+        None when a count went down."""
+        cur, prev = self.cur, self.prev
+        assert cur.keys is not None and cur.counts is not None
+        start, stop = (self.cuts[k - 1] if k else 0), self.cuts[k]
+        part = cur.counts[start:stop]
+        if prev is not None:
+            assert prev.cuts is not None and prev.counts is not None
+            was, until = (prev.cuts[k - 1] if k else 0), prev.cuts[k]
+            if until - was == stop - start:  # no bucket added in this block
+                before = prev.counts[was:until]
+            else:
+                before = list(map(prev.raw.get, cur.keys[start:stop], repeat(0)))
+            part = list(map(sub, part, before))
+            if min(part) < 0:
+                return None
+        # from 0: an interval's counts in one block are small, Python's cached integers
+        return list(accumulate(part, initial=0))
+
+
+def probed_interval(raw: dict[str, int], prev: Bins | None
+                    ) -> tuple[Bins, Probed | None] | None:
+    """``raw`` read and summed per block (against ``prev``, the same job, direction and
+    measure in the previous dump), and the interval from prev to it (since zero when prev is
+    None); the interval is None when a count went down or a bucket of prev went away (fio
+    restarted its counters). None: buckets out of order, for the exact path."""
+    if prev is not None and prev.cuts is None:  # read by the exact path before
+        if not prev.ascending:
+            return None
+        prev = _blocked(prev.raw, list(prev.raw))
+    counts = list(raw.values())
+    if prev is None:
+        keys = list(raw)
+        ns = list(map(BIN_KEYS.__getitem__, keys))
+        if ns != sorted(ns):
+            return None
+        cur = _blocked(raw, keys, counts)
+        assert cur.ends is not None
+        if not counts or min(counts) < 0:
+            return cur, None
+        return cur, Probed(cur, cur.cuts or [], None, cur.ends, cur.ends[-1])
+    assert prev.keys is not None and prev.ends is not None and prev.cuts is not None
+    if len(counts) == len(prev.keys):  # the usual case: no new bucket, same keys, same order
+        cur = Bins(raw, True, None, prev.keys, counts, prev.cuts, _sums(counts, prev.cuts))
+        cuts = prev.cuts
+    else:
+        keys = list(raw)
+        carried = _carried(keys, prev)
+        if carried is None:  # a bucket went away: counters restarted
+            return _blocked(raw, keys, counts), None
+        cuts = carried
+        cur = Bins(raw, True, None, keys, counts, cuts, _sums(counts, cuts))
+    assert cur.ends is not None
+    ends = list(map(sub, cur.ends, prev.ends))
+    if ends[0] < 0 or ends != sorted(ends):  # a block's count went down: restarted
+        return cur, None
+    probed = Probed(cur, cuts, prev, ends, ends[-1])
+    if cuts is not prev.cuts and _too_coarse(cuts):
+        cur = _blocked(raw, cur.keys or [], counts)  # (for the next dump)
+    return cur, probed
+
+
+def _blocked(raw: dict[str, int], keys: list[str], counts: list[int] | None = None) -> Bins:
+    """``raw`` cut afresh in blocks of about the square root of its number of buckets."""
+    if counts is None:
+        counts = list(raw.values())
+    n = len(counts)
+    size = max(1, isqrt(n))
+    cuts = [*range(size, n, size), n]
+    return Bins(raw, True, None, keys, counts, cuts, _sums(counts, cuts))
+
+
+def _sums(counts: list[int], cuts: list[int]) -> list[int]:
+    """The running sums of ``counts`` at the end of each block (one C-level pass)."""
+    return list(accumulate(map(sum, map(counts.__getitem__, map(slice, [0, *cuts], cuts)))))
+
+
+def _carried(keys: list[str], prev: Bins) -> list[int] | None:
+    """Where prev's blocks end in ``keys`` (prev's keys and the buckets added since, in
+    order): each block's last bucket found again, at most as many places later as buckets
+    were added; the buckets past prev's last go to the last block. None when one is not
+    found (a bucket went away, or the order changed)."""
+    assert prev.keys is not None and prev.cuts is not None
+    was = prev.keys
+    extra = len(keys) - len(was)
+    if extra < 0:
+        return None
+    shift = 0
+    out = []
+    for end in prev.cuts:
+        last = was[end - 1]
+        while keys[end - 1 + shift] != last:
+            shift += 1
+            if shift > extra:
+                return None
+        out.append(end + shift)
+    out[-1] = len(keys)
+    return out
+
+
+def _too_coarse(cuts: list[int]) -> bool:
+    """Whether a block grew past ``_REBLOCK`` times the size blocks are cut to."""
+    widest: int = max(map(sub, cuts, [0, *cuts[:-1]]))
+    return widest > _REBLOCK * max(1, isqrt(cuts[-1]))
+
+
+def _by_value(raw: dict[str, int], before: dict[str, int], qs: list[tuple[float, str]]
+              ) -> list[tuple[str, float]]:
+    """The percentiles of raw less before, bucket by bucket (when the buckets of a block do
+    not follow from the previous dump's: not fio's way)."""
+    delta = {BIN_KEYS[k]: v - before.get(k, 0) for k, v in raw.items()}
+    found = LatencyHistogram({k: v for k, v in delta.items() if v > 0}).quantiles(
+        q for q, _ in qs)
+    return [(label, found[q]) for q, label in qs]
