@@ -23,7 +23,7 @@ import pytest
 from benchtui.model.events import Event
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
-from benchtui.report.html import _steadiness_summary
+from benchtui.report.html_steady import steadiness_summary
 from benchtui.report.model import Row
 from benchtui.report.spread import MANY_HOSTS
 from benchtui.report.steady import Steadiness
@@ -132,12 +132,12 @@ def test_many_hosts_steadiness_is_a_count_then_each_host_that_is_not_steady() ->
     rows = tuple(Row("s", "randread", name, "randread", 1, 0.0, 60.0,
                      steadiness=None if name == "h16" else unsteady if name == "h05"
                      else steady) for name in NAMES)
-    text = _steadiness_summary(rows)
+    text = steadiness_summary(rows)
     assert f"<b>{N - 2} of {N} hosts</b> steady" in text
     # the two that are not steady are each said, the others are not named
     assert "<b>h05</b>: ✗ NOT steady: IOPS varies by 40%" in text
     assert "<b>h16</b>: no verdict" in text
     assert re.findall(r"<b>(h\d\d)</b>", text) == ["h05", "h16"]
-    all_steady = _steadiness_summary(tuple(dataclasses.replace(r, steadiness=steady)
+    all_steady = steadiness_summary(tuple(dataclasses.replace(r, steadiness=steady)
                                            for r in rows))
     assert all_steady == f'<li class="yes"><b>{N} of {N} hosts</b> steady</li>'

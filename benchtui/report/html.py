@@ -19,6 +19,7 @@ from html import escape
 
 from benchtui.errors import RecordingError
 from benchtui.report.html_facts import facts_html
+from benchtui.report.html_steady import steadiness_items
 from benchtui.report.markdown import (
     Table,
     change_lines,
@@ -26,7 +27,6 @@ from benchtui.report.markdown import (
     intro,
     one_host,
     report_tables,
-    row_name,
     title,
     total,
 )
@@ -195,29 +195,6 @@ def _table_html(table: Table) -> str:
 def _note(table: Table) -> list[str]:
     """What is said under a table (which percentages are better lower)."""
     return [f'<p class="note table-note">{escape(table.note)}</p>'] if table.note else []
-
-
-def _steadiness(row: Row) -> str:
-    s = row.steadiness
-    who = escape(row_name(row, 1))
-    if s is None:
-        return (f'<li class="unknown"><b>{who}</b>: no verdict (no per-second IOPS, or too '
-                "few points)</li>")
-    numbers = f"CV {s.cv:.0%}, trend {s.trend:+.0%} over {s.points} s"
-    if s.steady:
-        return f'<li class="yes"><b>{who}</b>: ✓ steady<br><small>{numbers}</small></li>'
-    reason = escape(s.describe().split(": ", 1)[1])
-    return (f'<li class="no"><b>{who}</b>: ✗ NOT steady: {reason}<br>'
-            f"<small>{numbers}</small></li>")
-
-
-def _steadiness_summary(rows: tuple[Row, ...]) -> str:
-    """Many hosts' verdicts: how many are steady, then every host that is not (or has no
-    verdict), each as ``_steadiness`` says it."""
-    steady = sum(1 for r in rows if r.steadiness is not None and r.steadiness.steady)
-    others = [r for r in rows if r.steadiness is None or not r.steadiness.steady]
-    return (f'<li class="{"yes" if not others else "unknown"}"><b>{steady} of {len(rows)} '
-            f"hosts</b> steady</li>" + "".join(_steadiness(r) for r in others))
 
 
 def _bar_name(row: Row, sessions: int) -> str:
@@ -402,16 +379,7 @@ class _Page:
             out.append('<p class="note">Imported session: no per-second series to plot and '
                        "no steadiness verdict (its timing is made up).</p>")
             return out
-        if not any(v.metric == "iops" for r in group.rows for v in r.values):
-            steady = ('<li class="unknown">not judged: steadiness is a test of per-second '
-                      "IOPS, which this step's tool does not give</li>")
-        elif all(r.steadiness is None for r in group.rows):
-            steady = ('<li class="unknown">no verdict (no per-second IOPS, or too few '
-                      "points)</li>")
-        elif len(group.rows) > MANY_HOSTS:
-            steady = _steadiness_summary(group.rows)
-        else:
-            steady = "".join(_steadiness(r) for r in group.rows)
+        steady = steadiness_items(group.rows)
         out.append(f'<div class="run"><div class="steady"><b>Steadiness</b> (IOPS over the '
                    f"last half of the window)<ul>{steady}</ul></div>")
         found = self.series(group)

@@ -64,13 +64,9 @@ from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_the
 if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
-#: The refresh tick of a replay (which moves its player on each: a seek is drawn at the
-#: next one) ...
-REFRESH_HZ = 8.0
-#: ... and of a live session, whose panes are drawn when their samples arrive
-#: (``data_wakeup.DataWakeup``): the tick draws the header, the clock, the hosts' states and
-#: idle charts moving on, for which a quarter of a second is soon enough.
-LIVE_REFRESH_HZ = 4.0
+#: The tick of a replay (its player moves on each) and of a live session, whose panes are
+#: also drawn as their samples arrive (``data_wakeup``): its tick draws the rest.
+REFRESH_HZ, LIVE_REFRESH_HZ = 8.0, 4.0
 #: How long quitting waits for the session to stop its processes (the engine's own
 #: timeouts are shorter: TERM, then KILL after a grace period).
 STOP_TIMEOUT = 60.0
@@ -443,42 +439,39 @@ class ConsoleApp(App[int]):
         if ghost is not None:
             self._follow_ghost(ghost, state, now)
         screen = self.screen
-        if isinstance(screen, HostDetailScreen):
-            self._guard(screen.host, screen.update_from, state, now, now, self.window, ghost)
-            return
         if isinstance(screen, SessionLogScreen):
             screen.update_from(state)
             return
-        self.header.update_from(state, now, self.generation, ghost=ghost,
-                                runs=self.source.planned_runs())
-        self.grid.show_versus(ghost is not None)
-        self.grid.sync_hosts(state)
-        visible = self.grid.visible_panes()
-        if self.focused is None and visible and screen is self.screen_stack[0]:
-            visible[0].focus()  # Enter works at once; arrows and Tab move on
-        for pane in visible:
-            self._guard(pane.host, pane.update_from, state, now, now, self.window,
-                        self.generation, ghost=ghost)
+        if not isinstance(screen, HostDetailScreen):
+            self.header.update_from(state, now, self.generation, ghost=ghost,
+                                    runs=self.source.planned_runs())
+            self.grid.show_versus(ghost is not None)
+            self.grid.sync_hosts(state)
+            visible = self.grid.visible_panes()
+            if self.focused is None and visible and screen is self.screen_stack[0]:
+                visible[0].focus()  # Enter works at once; arrows and Tab move on
+        self._draw_hosts(state, now, ghost)
 
     def _redraw_hosts(self, hosts: set[str]) -> None:
-        """Redraw the panes (or the detail view) of ``hosts``, whose samples just arrived
-        (``DataWakeup``); the tick draws the rest."""
-        state = self._state
-        if self.paused or state is None or state is not self.source.state:
-            return
-        now = self.source.now()
+        """``hosts``' samples just arrived (``DataWakeup``): their panes or detail view."""
+        state, screen = self._state, self.screen
+        if not self.paused and state is not None and state is self.source.state and (
+                isinstance(screen, HostDetailScreen) or screen is self.screen_stack[0]):
+            self._draw_hosts(state, self.source.now(), self.ghost, hosts)
+
+    def _draw_hosts(self, state: FleetState, now: float, ghost: Ghost | None,
+                    hosts: set[str] | None = None) -> None:
+        """The detail view's host, else the visible panes (those of ``hosts`` if given)."""
         screen = self.screen
         if isinstance(screen, HostDetailScreen):
-            if screen.host in hosts:
+            if hosts is None or screen.host in hosts:
                 self._guard(screen.host, screen.update_from, state, now, now, self.window,
-                            self.ghost)
-            return
-        if screen is not self.screen_stack[0]:
+                            ghost)
             return
         for pane in self.grid.visible_panes():
-            if pane.host in hosts:
+            if hosts is None or pane.host in hosts:
                 self._guard(pane.host, pane.update_from, state, now, now, self.window,
-                            self.generation, ghost=self.ghost)
+                            self.generation, ghost=ghost)
 
     def _follow_ghost(self, ghost: Ghost, state: FleetState, now: float) -> None:
         """The baseline follows the step on screen; what it says is said, quietly for a
