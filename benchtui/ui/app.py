@@ -64,9 +64,9 @@ from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_the
 if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
-#: The tick of a replay (its player moves on each) and of a live session, whose panes are
-#: also drawn as their samples arrive (``data_wakeup``): its tick draws the rest.
-REFRESH_HZ, LIVE_REFRESH_HZ = 8.0, 4.0
+#: The refresh tick (a live session's panes are also drawn as their samples arrive:
+#: ``data_wakeup``; a key's view, the header and the clock wait for the tick).
+REFRESH_HZ = 8.0
 #: How long quitting waits for the session to stop its processes (the engine's own
 #: timeouts are shorter: TERM, then KILL after a grace period).
 STOP_TIMEOUT = 60.0
@@ -83,7 +83,7 @@ class ConsoleApp(App[int]):
     """
 
     def __init__(self, source: ConsoleSource, *, theme: str = DEFAULT_THEME,
-                 window: float | None = None, refresh_hz: float = LIVE_REFRESH_HZ,
+                 window: float | None = None, refresh_hz: float = REFRESH_HZ,
                  ghost: Ghost | None = None, notices: Sequence[str] = (),
                  screenshot_dir: str | None = None) -> None:
         super().__init__()
