@@ -27,8 +27,9 @@ How each number is made (each app run is a process of its own, so its CPU is its
   first time that host's ``HostPane`` (console) or ``SparkChart`` (chart grid) builds its
   lines for the compositor with a newest sample at least that new; both report it through
   ``benchtui.ui.chart_widgets.ChartPaintObserver.hook``. Textual writes a frame right after
-  rendering it, in the same call. The console redraws on an 8 Hz timer, so ~60 ms of the
-  delay is the timer's phase.
+  rendering it, in the same call. The console redrew on an 8 Hz timer (~60 ms of the delay
+  was the timer's phase); since issue 32 a pane is drawn ``ui.data_wakeup.DELAY`` (60 ms)
+  after its host's samples arrive, whatever the timer.
 * Startup. ``benchtui --version`` wall time (10 runs); ``benchtui demo`` started in a tmux
   window, the screen read with ``capture-pane`` every 50 ms until the pane shows fio numbers.
 * Ghost. The console run again with a baseline: a session file of the same 32 hosts and step,
@@ -195,6 +196,12 @@ class SyntheticSource:
 
     def busy(self) -> bool:
         return False
+
+    def mark(self, note: str) -> bool:
+        return False
+
+    def planned_runs(self) -> tuple[()]:
+        return ()  # no plan: the header says no time left
 
     async def run(self) -> int | None:
         await self.feed.run(self.seconds)

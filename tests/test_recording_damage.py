@@ -90,6 +90,25 @@ def test_truncated_anywhere(recorded: tuple[bytes, list[Timed]], tmp_path: Path)
     assert last_count > len(records) * 0.8
 
 
+def test_truncated_inside_the_trailer(recorded: tuple[bytes, list[Timed]],
+                                      tmp_path: Path) -> None:
+    """A file that ends inside its trailer is cut short, not damaged: every record is read
+    (the index is whole before it)."""
+    data, records = recorded
+    path = tmp_path / "t.btr"
+    for cut in range(1, fmt.TRAILER_SIZE):
+        path.write_bytes(data[:-cut])
+        result = read_all(path)
+        assert not isinstance(result, str), (cut, result)
+        got, warnings = result
+        # (with its magic there, it says so; without, the frames just end there)
+        assert any("cut short" in w for w in warnings), (cut, warnings)
+        if cut <= fmt.TRAILER_SIZE - len(fmt.TRAILER_MAGIC):
+            assert any("cut short in its trailer" in w for w in warnings), (cut, warnings)
+        assert not any("damaged" in w for w in warnings), (cut, warnings)
+        assert len(got) == len(records)
+
+
 def test_flipped_bits(recorded: tuple[bytes, list[Timed]], tmp_path: Path) -> None:
     data, records = recorded
     rng = random.Random(7)

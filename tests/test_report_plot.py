@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchtui.report.build import ReportOptions, build_report
-from benchtui.report.series import MAX_POINTS, SeriesSource, downsample, plot_groups
+from benchtui.report.series import MAX_POINTS, downsample, plot_groups
+from benchtui.report.series_source import SeriesSource
 from benchtui.report.window import INTERVAL, JITTER
 from tests.report_recording import HOSTS, SKIP, benchtui, report_session
 

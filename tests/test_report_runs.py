@@ -31,7 +31,8 @@ from benchtui.model.format import format_bit_rate, format_count
 from benchtui.model.sample import Sample
 from benchtui.report.build import ReportOptions, build_report
 from benchtui.report.repeats import typical
-from benchtui.report.series import Points, SeriesSource, plot_groups
+from benchtui.report.series import Points, plot_groups
+from benchtui.report.series_source import SeriesSource
 from benchtui.report.window import INTERVAL, JITTER
 from benchtui.session.timeline import monitored_hosts, real_gaps
 from benchtui.store.figures import job_figures

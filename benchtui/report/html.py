@@ -19,6 +19,7 @@ from html import escape
 
 from benchtui.errors import RecordingError
 from benchtui.report.html_facts import facts_html
+from benchtui.report.html_steady import steadiness_items
 from benchtui.report.markdown import (
     Table,
     change_lines,
@@ -26,12 +27,13 @@ from benchtui.report.markdown import (
     intro,
     one_host,
     report_tables,
-    row_name,
     title,
     total,
 )
 from benchtui.report.model import Report, Row
 from benchtui.report.plot.bars import Bar, Panel, bars_figure
+from benchtui.report.plot.distribution import TITLES as SPREAD_TITLES
+from benchtui.report.plot.distribution import boxes_figure, distribution_figure
 from benchtui.report.plot.style import (
     PLOT_WIDTH,
     PlotFigure,
@@ -45,10 +47,10 @@ from benchtui.report.series import (
     PlotGroup,
     Points,
     RunSeries,
-    SeriesSource,
-    fleet_latency,
     plot_groups,
 )
+from benchtui.report.series_source import SeriesSource
+from benchtui.report.spread import MANY_HOSTS
 from benchtui.session.compare import FLEET
 
 #: Per-second points a run needs to be plotted (fewer are dots, not a line: said instead).
@@ -195,20 +197,6 @@ def _note(table: Table) -> list[str]:
     return [f'<p class="note table-note">{escape(table.note)}</p>'] if table.note else []
 
 
-def _steadiness(row: Row) -> str:
-    s = row.steadiness
-    who = escape(row_name(row, 1))
-    if s is None:
-        return (f'<li class="unknown"><b>{who}</b>: no verdict (no per-second IOPS, or too '
-                "few points)</li>")
-    numbers = f"CV {s.cv:.0%}, trend {s.trend:+.0%} over {s.points} s"
-    if s.steady:
-        return f'<li class="yes"><b>{who}</b>: ✓ steady<br><small>{numbers}</small></li>'
-    reason = escape(s.describe().split(": ", 1)[1])
-    return (f'<li class="no"><b>{who}</b>: ✗ NOT steady: {reason}<br>'
-            f"<small>{numbers}</small></li>")
-
-
 def _bar_name(row: Row, sessions: int) -> str:
     """A bar's legend entry: the host (and session), and its run when each run is a bar (a
     selected run is the host's only bar: the tables say how it was chosen)."""
@@ -334,6 +322,9 @@ class _Page:
         if not panels:
             return ""
         what = " and ".join(p.label for p in panels)
+        if len(names) > MANY_HOSTS:  # a box per step (docs/report-html.md, "Many hosts")
+            fig = boxes_figure(steps, panels, title=f"{what} by step, across the hosts")
+            return f'<figure class="bar">{self.svg(fig)}</figure>'
         fig = bars_figure(steps, list(names), panels, colours=names,
                           title=f"{what} by step"
                           + (" (percentages of the baseline)" if report.baseline else ""))
@@ -376,7 +367,7 @@ class _Page:
         source = self.sources.get(path) if path is not None else None
         if source is None:
             return {}
-        return fleet_latency(source.reader, [s.row for s in series])
+        return source.fleet([s.row for s in series])
 
     def run_plots(self, group: PlotGroup) -> list[str]:
         out = []
@@ -388,14 +379,7 @@ class _Page:
             out.append('<p class="note">Imported session: no per-second series to plot and '
                        "no steadiness verdict (its timing is made up).</p>")
             return out
-        if not any(v.metric == "iops" for r in group.rows for v in r.values):
-            steady = ('<li class="unknown">not judged: steadiness is a test of per-second '
-                      "IOPS, which this step's tool does not give</li>")
-        elif all(r.steadiness is None for r in group.rows):
-            steady = ('<li class="unknown">no verdict (no per-second IOPS, or too few '
-                      "points)</li>")
-        else:
-            steady = "".join(_steadiness(r) for r in group.rows)
+        steady = steadiness_items(group.rows)
         out.append(f'<div class="run"><div class="steady"><b>Steadiness</b> (IOPS over the '
                    f"last half of the window)<ul>{steady}</ul></div>")
         found = self.series(group)
@@ -411,10 +395,15 @@ class _Page:
                 + f"; a plot needs {MIN_POINTS} points.</p>")
         colours = {h: c for (s, h), c in self.colours.items() if s == group.session}
         baseline, baseline_name = self.baseline_series(group)
-        figures = [time_figure(series, m, title=f"{group.title}: {TITLES[m]}",
-                               colours=colours, baseline=baseline,
-                               baseline_name=baseline_name)
-                   for m in METRICS] if series else []
+        if len({s.host for s in series}) > MANY_HOSTS:  # docs/report-html.md, "Many hosts"
+            figures = [distribution_figure(series, m, title=f"{group.title}: "
+                                           f"{SPREAD_TITLES[m]}", baseline=baseline,
+                                           baseline_name=baseline_name) for m in METRICS]
+        else:
+            figures = [time_figure(series, m, title=f"{group.title}: {TITLES[m]}",
+                                   colours=colours, baseline=baseline,
+                                   baseline_name=baseline_name)
+                       for m in METRICS] if series else []
         if len(series) > 1:  # the fleet's percentiles (merged histograms) in one plot
             figures.append(fleet_figure(self.fleet(group, series),
                                         title=f"{group.title}: the fleet's latency "

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from benchtui.model.histogram import LatencyHistogram, merged_quantiles
@@ -39,21 +39,26 @@ from benchtui.model.sample import Sample
 from benchtui.report.figures import QUANTILES
 from benchtui.report.lines import Lines, median_lines, together
 from benchtui.report.model import Report, Row
-from benchtui.session.compare import FLEET, SessionLayout
+from benchtui.session.compare import FLEET
 from benchtui.store.recording import SessionReader
+from benchtui.store.recording.histcodec import RecordedHistogram
 from benchtui.store.series_rules import job_kind, latency_measure_ok
 
 #: Points per line above which a line is averaged down to about this many.
 MAX_POINTS = 2000
-#: The sample metrics a plot reads.
-METRICS = ("iops", "bandwidth_bytes", "latency_histogram", "latency_seconds",
-           "latency_mean_seconds", "net_bandwidth_bytes")
+#: The sample metrics a plot reads: first these (every run) ...
+METRICS = ("iops", "bandwidth_bytes", "latency_histogram", "net_bandwidth_bytes")
+#: ... then these, for the runs that have an op without histograms (latency from the tool's
+#: own percentiles, else its means): fio's json+ gives 22 samples a job and second, of which
+#: 16 are these, and reading them for every run of a thousand hosts doubled the decoding.
+FALLBACK_METRICS = ("latency_seconds", "latency_mean_seconds")
 #: Seconds a run's last samples may arrive after its run_end event (as the tables' summary).
 _SLACK = 1.0
 #: An interval's histograms are merged once samples this much newer have arrived (jobs of
 #: one interval arrive together; this only bounds what is held).
 _LAG = 2.0
-_OPS = ("read", "write", "trim", "total")
+#: The ops a run's I/O figures are drawn for, in order.
+OPS = ("read", "write", "trim", "total")
 _QUANTILE_NAMES = {str(q): name for q, name in QUANTILES}
 
 
@@ -160,7 +165,7 @@ def _nominal(times: Sequence[float], durations: Sequence[float | None] | None) -
     return gaps[len(gaps) // 2] if gaps else 1.0
 
 
-def _points(by_t: dict[float, float], t0: float,
+def points_of(by_t: dict[float, float], t0: float,
             durations: dict[float, float] | None = None) -> Points:
     keys = sorted(by_t)
     found = durations or {}
@@ -247,12 +252,19 @@ class _Accumulator:
                     if q in found:
                         self.quantiles[key][name][t] = found[q]
 
+    def lacks_histograms(self) -> bool:
+        """Whether an op of the run has no latency histogram (its latency then comes from
+        the tool's percentiles or means: ``FALLBACK_METRICS``)."""
+        with_histograms = {op for op, _measure in [*self.open, *self.quantiles]}
+        ops = {op for (_metric, op, _whole) in self.sums}
+        return not with_histograms or not ops <= with_histograms
+
     def lines(self) -> Lines:
         """The run's lines, at the samples' own times (epoch seconds)."""
         self._merge_older_than(math.inf)
         out = Lines()
         for metric, kind in (("iops", "iops"), ("bandwidth_bytes", "bandwidth")):
-            for op in _OPS:
+            for op in OPS:
                 whole = not self.sums.get((metric, op, False))
                 by_t = self.sums.get((metric, op, whole))
                 if by_t:
@@ -266,7 +278,7 @@ class _Accumulator:
                                                                    {})))
             if tests:
                 out.add(("net", direction), *together(tests))
-        for op in _OPS:
+        for op in OPS:
             measures = sorted((m for o, m in self.quantiles if o == op),
                               key=lambda m: m != "clat")
             if measures:
@@ -306,7 +318,7 @@ def _series(lines: Lines, row: Row, origin: float) -> RunSeries:
     averaged down."""
     out = RunSeries(row, origin, latency_source=dict(lines.latency_source))
     for key, by_t in lines.points.items():
-        points = _points(by_t, origin, lines.durations.get(key, {}))
+        points = points_of(by_t, origin, lines.durations.get(key, {}))
         if key[0] == "latency":
             out.latency.setdefault(key[1], {})[key[2]] = points
         else:
@@ -315,7 +327,7 @@ def _series(lines: Lines, row: Row, origin: float) -> RunSeries:
     return out
 
 
-def _read_window(reader: SessionReader, rows: Sequence[Row]) -> tuple[float, float]:
+def read_window(reader: SessionReader, rows: Sequence[Row]) -> tuple[float, float]:
     """The times a read of these rows' runs covers: from their tools' first start to
     their last end (and the summaries that follow it)."""
     t0 = min(start for row in rows for start in row.runs.values())
@@ -323,18 +335,39 @@ def _read_window(reader: SessionReader, rows: Sequence[Row]) -> tuple[float, flo
     return t0, t1
 
 
-def run_series(reader: SessionReader, rows: Sequence[Row]) -> list[RunSeries]:
+def running(histogram: LatencyHistogram) -> LatencyHistogram:
+    """A recorded histogram as running sums (decoded in C-level passes, and what
+    ``merged_quantiles`` searches without merging); any other as it is."""
+    return histogram.with_running_sums() if isinstance(histogram, RecordedHistogram) \
+        else histogram
+
+
+def run_series(reader: SessionReader, rows: Sequence[Row], *,
+               also: Callable[[Sample], None] | None = None) -> list[RunSeries]:
     """The series of each row (of one run, or the median of its runs: ``Row.runs``),
-    decoding the runs' samples once."""
+    decoding the runs' samples once (and the metrics of ``FALLBACK_METRICS`` again for the
+    runs that need them); ``also`` is given each sample of ``METRICS`` read for a run (the
+    fleet's latency is computed on the way: ``fleet_series.FleetLatency``)."""
     rows = [r for r in rows if r.runs]
     if not rows:
         return []
     accs = {(row.host, label): _Accumulator() for row in rows for label in row.runs}
-    t0, t1 = _read_window(reader, rows)
+    t0, t1 = read_window(reader, rows)
     for s in reader.samples(hosts={row.host for row in rows}, metrics=METRICS, t0=t0, t1=t1):
         acc = accs.get((s.host, s.labels.get("step", "")))
         if acc is not None:
+            if s.histogram is not None:
+                s.histogram = running(s.histogram)  # decoded once, for both
             acc.feed(s)
+            if also is not None:
+                also(s)
+    again = {key for key, acc in accs.items() if acc.lacks_histograms()}
+    if again:
+        for s in reader.samples(hosts={host for host, _label in again},
+                                metrics=FALLBACK_METRICS, t0=t0, t1=t1):
+            key = (s.host, s.labels.get("step", ""))
+            if key in again:
+                accs[key].feed(s)
     out = []
     for row in rows:
         runs = [(start, accs[(row.host, label)].lines()) for label, start in row.runs.items()]
@@ -383,76 +416,3 @@ def plot_groups(report: Report) -> list[PlotGroup]:
             for rows in by_key.values():
                 groups.append(PlotGroup(session, step, _group_title(step, rows), tuple(rows)))
     return groups
-
-
-class SeriesSource:
-    """One session file, open, to read the series of its rows' runs."""
-
-    def __init__(self, path: str) -> None:
-        self.reader = SessionReader.open(path)
-        self.layout = SessionLayout.from_events(self.reader.events())
-
-    def close(self) -> None:
-        self.reader.close()
-
-    def __enter__(self) -> SeriesSource:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def series(self, rows: Iterable[Row]) -> list[RunSeries]:
-        """The series of each row's runs (rows with no run are left out)."""
-        return run_series(self.reader, list(rows))
-
-
-def fleet_latency(reader: SessionReader, rows: Sequence[Row]) -> dict[str, dict[str, Points]]:
-    """The fleet's latency percentiles second by second over these hosts' rows of one step:
-    op -> {"p50", "p99", "p999"} -> points, each the quantile of every host's clat
-    histograms of that second (seconds since each host's tool started) merged: exact fleet
-    percentiles, never an average of percentiles; for rows of several runs (a median), the
-    median over the runs of each run's fleet percentile of the second (``median_lines``).
-    {} when the runs have no histograms."""
-    rows = [r for r in rows if r.runs]
-    if len(rows) < 2:
-        return {}
-    starts = {(row.host, label): start for row in rows for label, start in row.runs.items()}
-    t0, t1 = _read_window(reader, rows)
-    #: label -> op -> second -> merged histogram
-    seconds: dict[str, dict[str, dict[int, LatencyHistogram]]] = defaultdict(
-        lambda: defaultdict(dict))
-    for s in reader.samples(hosts={row.host for row in rows},
-                            metrics=("latency_histogram",), t0=t0, t1=t1):
-        label = s.labels.get("step", "")
-        start = starts.get((s.host, label))
-        if start is None or s.t is None or s.kind != "interval" or s.histogram is None \
-                or s.labels.get("measure", "clat") != "clat":
-            continue
-        at = seconds[label][s.labels.get("op", "total")]
-        second = math.floor(s.t - start)
-        have = at.get(second)
-        if have is None:
-            at[second] = have = LatencyHistogram()
-        have.merge(s.histogram)
-    qs = [q for q, _ in QUANTILES]
-    runs = []
-    for by_op in seconds.values():
-        lines = Lines()
-        for op, by_second in by_op.items():
-            for second, h in by_second.items():
-                found = h.quantiles(qs)
-                for q, name in QUANTILES:
-                    if q in found:  # the second's end, as the hosts'
-                        lines.points.setdefault(("latency", op, name), {})[second + 1.0] = \
-                            found[q]
-        runs.append((0.0, lines))
-    if not runs:
-        return {}
-    merged = runs[0][1] if len(runs) == 1 else median_lines(runs)
-    out: dict[str, dict[str, Points]] = {}
-    for op in _OPS:
-        for _q, name in QUANTILES:
-            by_t = merged.points.get(("latency", op, name))
-            if by_t:
-                out.setdefault(op, {})[name] = _points(by_t, 0.0)
-    return out

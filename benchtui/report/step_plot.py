@@ -17,7 +17,8 @@ from benchtui.errors import CompareError, UsageError
 from benchtui.report.build import DEFAULT_SKIP, ReportOptions, build_report
 from benchtui.report.plot.style import FORMATS, palette, plotting, render
 from benchtui.report.plot.timeseries import METRICS, TITLES, time_figure
-from benchtui.report.series import PlotGroup, SeriesSource, plot_groups
+from benchtui.report.series import PlotGroup, plot_groups
+from benchtui.report.series_source import SeriesSource
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 ``ConsoleApp(source)`` shows whatever its ``ConsoleSource`` provides (``benchtui.ui.source``):
 a live ``Session`` or a replay. It runs ``source.run()`` as a task for as long as it is open,
 and redraws on a timer (``REFRESH_HZ``) only what changed, reading ``source.state`` (a
-``FleetState``) and ``source.now()``. The state is never written here.
+``FleetState``) and ``source.now()``; a host's pane is also redrawn soon after its samples
+arrive (``data_wakeup.DataWakeup``). The state is never written here.
 
 Keys: ``BINDINGS``; the help lists them (``console_help``), the palette has their actions
 (``palette``), the footer the main ones (``footer``).
@@ -44,6 +45,7 @@ from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_
 from benchtui.store.fleet import FleetState
 from benchtui.ui.chart_window import ChartWindow
 from benchtui.ui.console_help import CONSOLE_BINDINGS, CONSOLE_KEYS, HELP_NOTES
+from benchtui.ui.data_wakeup import DataWakeup
 from benchtui.ui.detail import HostDetailScreen
 from benchtui.ui.footer import ConsoleFooter
 from benchtui.ui.grid import HostGrid
@@ -62,6 +64,8 @@ from benchtui.ui.themes import DEFAULT_THEME, ConsoleTheme, load_theme, next_the
 if TYPE_CHECKING:
     from benchtui.ui.ghost import Ghost
 
+#: The refresh tick (a live session's panes are also drawn as their samples arrive:
+#: ``data_wakeup``; a key's view, the header and the clock wait for the tick).
 REFRESH_HZ = 8.0
 #: How long quitting waits for the session to stop its processes (the engine's own
 #: timeouts are shorter: TERM, then KILL after a grace period).
@@ -116,6 +120,7 @@ class ConsoleApp(App[int]):
         self.header = FleetHeader()
         self.grid = HostGrid()
         self.notices = NoticeBar()
+        self._wakeup = DataWakeup(self._redraw_hosts)
 
     # --- extension points ------------------------------------------------------------------
 
@@ -163,6 +168,7 @@ class ConsoleApp(App[int]):
     def on_mount(self) -> None:
         self.theme = self.console_theme.textual.name
         self.set_interval(1.0 / self.refresh_hz, self.refresh_display, name="refresh")
+        self._wakeup.start(asyncio.get_running_loop())
         self._source_task = asyncio.create_task(self._drive(), name="benchtui-source")
         # kill, Ctrl-C outside raw mode, the terminal closed (SIGHUP, unless nohup)
         self._stop_signals = stop_signals()
@@ -184,6 +190,7 @@ class ConsoleApp(App[int]):
         self.call_later(self.action_interrupt)
 
     async def on_unmount(self) -> None:
+        self._wakeup.stop()
         gc.unfreeze()
         for sig in self._stop_signals:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -432,22 +439,39 @@ class ConsoleApp(App[int]):
         if ghost is not None:
             self._follow_ghost(ghost, state, now)
         screen = self.screen
-        if isinstance(screen, HostDetailScreen):
-            self._guard(screen.host, screen.update_from, state, now, now, self.window, ghost)
-            return
         if isinstance(screen, SessionLogScreen):
             screen.update_from(state)
             return
-        self.header.update_from(state, now, self.generation, ghost=ghost,
-                                runs=self.source.planned_runs())
-        self.grid.show_versus(ghost is not None)
-        self.grid.sync_hosts(state)
-        visible = self.grid.visible_panes()
-        if self.focused is None and visible and screen is self.screen_stack[0]:
-            visible[0].focus()  # Enter works at once; arrows and Tab move on
-        for pane in visible:
-            self._guard(pane.host, pane.update_from, state, now, now, self.window,
-                        self.generation, ghost=ghost)
+        if not isinstance(screen, HostDetailScreen):
+            self.header.update_from(state, now, self.generation, ghost=ghost,
+                                    runs=self.source.planned_runs())
+            self.grid.show_versus(ghost is not None)
+            self.grid.sync_hosts(state)
+            visible = self.grid.visible_panes()
+            if self.focused is None and visible and screen is self.screen_stack[0]:
+                visible[0].focus()  # Enter works at once; arrows and Tab move on
+        self._draw_hosts(state, now, ghost)
+
+    def _redraw_hosts(self, hosts: set[str]) -> None:
+        """``hosts``' samples just arrived (``DataWakeup``): their panes or detail view."""
+        state, screen = self._state, self.screen
+        if not self.paused and state is not None and state is self.source.state and (
+                isinstance(screen, HostDetailScreen) or screen is self.screen_stack[0]):
+            self._draw_hosts(state, self.source.now(), self.ghost, hosts)
+
+    def _draw_hosts(self, state: FleetState, now: float, ghost: Ghost | None,
+                    hosts: set[str] | None = None) -> None:
+        """The detail view's host, else the visible panes (those of ``hosts`` if given)."""
+        screen = self.screen
+        if isinstance(screen, HostDetailScreen):
+            if hosts is None or screen.host in hosts:
+                self._guard(screen.host, screen.update_from, state, now, now, self.window,
+                            ghost)
+            return
+        for pane in self.grid.visible_panes():
+            if hosts is None or pane.host in hosts:
+                self._guard(pane.host, pane.update_from, state, now, now, self.window,
+                            self.generation, ghost=ghost)
 
     def _follow_ghost(self, ghost: Ghost, state: FleetState, now: float) -> None:
         """The baseline follows the step on screen; what it says is said, quietly for a
@@ -483,6 +507,7 @@ class ConsoleApp(App[int]):
         """A new state object (start, or a replay seek): start the views over."""
         first = self._state is None
         self._state = state
+        self._wakeup.follow(state)
         self._reported = set()
         # Events already in a state adopted later (a replay seek) were notified, or are old.
         self._events_seen = state.events_total

@@ -36,6 +36,8 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from benchtui.ui.cropping_compositor import CroppingCompositor
+
 _Reused = tuple[Region, Size, Sequence[object], list[Strip | None], list[Strip]]
 
 
@@ -253,7 +255,12 @@ def _release(old: list[Strip], new: list[Strip]) -> None:
 
 
 class ReusingScreen(ReusedLines, Screen[None]):
-    """The console's main screen (``ConsoleApp.get_default_screen``)."""
+    """The console's main screen (``ConsoleApp.get_default_screen``), whose frames render
+    only the widgets their changes touch (``cropping_compositor.py``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._compositor = CroppingCompositor()
 
 
 class ReusingFooter(Footer, ReusedLines):

@@ -257,7 +257,10 @@ def _recording_ends(mm: mmap.mmap, pos: int, size: int, walk: Walk, after_index:
         return False
     found = fmt.read_trailer(mm[pos:pos + fmt.TRAILER_SIZE])
     walk.closed = walk.closed or after_index or found is not None
-    if found is None:
+    if found is None and left < fmt.TRAILER_SIZE:  # the file ends inside it: truncated
+        walk.warnings.append(f"the file is cut short in its trailer (at byte {pos}: "
+                             f"{left} of its {fmt.TRAILER_SIZE} bytes are there)")
+    elif found is None:
         walk.warnings.append(f"the file's trailer (the {fmt.TRAILER_SIZE} bytes at byte {pos}) "
                              "is damaged")
     end = pos + fmt.TRAILER_SIZE

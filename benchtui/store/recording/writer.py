@@ -42,6 +42,16 @@ SEGMENT_SECONDS: Final = 60.0
 SEGMENT_RAW_BYTES: Final = 32 * 1024 * 1024
 #: zstd level: 3 is zstd's default; higher levels gain ~2% here for 2-3x the CPU.
 ZSTD_LEVEL: Final = 3
+#: A segment that follows one whose frame bodies were smaller than this (a few hosts: the
+#: reference session's single host makes ~125 KB a minute) is compressed with
+#: ``SMALL_PARAMETERS``: ~5% smaller, at ~0.2 ms of CPU per KB (under 0.1% of a core for
+#: such a segment). It ends once its bodies reach twice this, so that a fleet that grows
+#: busy is back to ``ZSTD_LEVEL`` within a segment. docs/benchmarks/recording.md measures it.
+SMALL_SEGMENT_BYTES: Final = 256 * 1024
+#: zstd's strongest level with tables sized to such a segment (memory ~2.5 MB instead of
+#: ~90 MB at the level's defaults; matches reach back 256 KiB, a whole small segment).
+SMALL_PARAMETERS: Final = zstandard.ZstdCompressionParameters.from_level(
+    19, window_log=18, hash_log=16, chain_log=17, write_checksum=False)
 #: How often the recorder thread writes what arrived (seconds): a kill -9 loses at most this.
 FLUSH_SECONDS: Final = 0.5
 
@@ -88,6 +98,7 @@ class SessionWriter:
             raise RecordingError(path, f"cannot create it: {exc.strerror or exc}",
                                  exit_code=2) from None
         self._cctx = zstandard.ZstdCompressor(level=level, write_checksum=False)
+        self._small_cctx = zstandard.ZstdCompressor(compression_params=SMALL_PARAMETERS)
         # the writing side's own (a compressor is for one thread at a time)
         self._stats_cctx = zstandard.ZstdCompressor(level=level, write_checksum=False)
         self._blocks = BlockKeeper(stats_seconds)
@@ -101,6 +112,7 @@ class SessionWriter:
         self._frame_times = (math.inf, -math.inf)
         self._stream: zstandard.ZstdCompressionObj | None = None
         self._seg_raw = 0
+        self._seg_limit = SEGMENT_RAW_BYTES  # the open segment's: smaller when compressed small
         self._ticks: list[figframe.Tick] = []  # the figure track since the last segment
         # The writing side.
         self._offset = 0
@@ -198,7 +210,7 @@ class SessionWriter:
         self._frame_times = (math.inf, -math.inf)
         self._seg_raw += len(body)
         assert seg.t0 is not None and seg.t1 is not None
-        last = seg.t1 - seg.t0 >= self.segment_seconds or self._seg_raw >= SEGMENT_RAW_BYTES
+        last = seg.t1 - seg.t0 >= self.segment_seconds or self._seg_raw >= self._seg_limit
         piece = stream.compress(body) + stream.flush(
             zstandard.COMPRESSOBJ_FLUSH_FINISH if last else zstandard.COMPRESSOBJ_FLUSH_BLOCK)
         pieces, ticks = self._seal_segment(closing=self._closing) if last else (None, None)
@@ -221,7 +233,11 @@ class SessionWriter:
         self._segments_started += 1
         self._encoder = SegmentEncoder(self._histograms)
         self._frame = FrameBuilder(self._encoder)
-        self._stream = self._cctx.compressobj()
+        # the previous segment's size says which compressor this one gets (the first: the
+        # default; its size is not known yet)
+        small = self._previous is not None and self._seg_raw < SMALL_SEGMENT_BYTES
+        self._stream = (self._small_cctx if small else self._cctx).compressobj()
+        self._seg_limit = 2 * SMALL_SEGMENT_BYTES if small else SEGMENT_RAW_BYTES
         self._seg_raw = 0
 
     def _seal_segment(self, *, closing: bool = False
@@ -332,11 +348,15 @@ class Recorder:
     The sinks encode what they get into the frame being built, at once, on the event loop
     (the records are freshly made and die right after; docs/benchmarks/recording.md says why
     this costs less than handing them to a thread); a background thread seals (compresses)
-    the frame every ``flush_seconds`` and writes it, so a kill -9 loses at most that much, and
-    does the fsync at each segment's end. The sinks never wait for the disk: the thread
-    writes outside the lock they take. ``close()`` writes what is left, the end time and the
-    index (safe to call twice). A write error (disk full) stops the recording: ``on_error``
-    hears of it at once (from the thread that met it; within ``flush_seconds`` of the write
+    the frame ``flush_seconds`` after its first record arrived and writes it, so a kill -9
+    loses at most that much, and does the fsync at each segment's end. (A frame is sealed by
+    its first record's age rather than on a clock's ticks: what arrives within
+    ``flush_seconds`` shares a frame, so a host whose tools report at two phases of the
+    second makes one frame a second, not two: each frame costs a header and a zstd block.)
+    The sinks never wait for the disk: the thread writes outside the lock they take.
+    ``close()`` writes what is left, the end time and the index (safe to call twice). A
+    write error (disk full) stops the recording: ``on_error`` hears of it at once (from the
+    thread that met it; within ``flush_seconds`` of the write
     that failed), and ``close()`` then raises it as a ``RecordingError``."""
 
     def __init__(self, path: str, meta: SessionMeta, *,
@@ -353,6 +373,8 @@ class Recorder:
         self._on_error = on_error
         self.closed = False
         self.records = 0
+        #: When (monotonic) the first record of the frame being built arrived; None: none yet.
+        self._pending_since: float | None = None
         #: CPU seconds the writing thread has used (for benchmarks).
         self.thread_cpu = 0.0
         self._thread = threading.Thread(target=self._run, name="benchtui-recorder", daemon=True)
@@ -402,17 +424,28 @@ class Recorder:
         self._guard(self._writer.add_record, t, record)
         if self.error is None:
             self.records += 1
+            if self._pending_since is None:
+                self._pending_since = time.monotonic()
 
     # --- the thread --------------------------------------------------------------------------
 
     def _run(self) -> None:
-        while not self._stop.wait(self._flush_seconds):
-            self.flush()
-            self.thread_cpu = time.thread_time()
+        wait = self._flush_seconds
+        while not self._stop.wait(wait):
+            since = self._pending_since
+            due = None if since is None else since + self._flush_seconds - time.monotonic()
+            if due is not None and due <= 0.0:
+                self.flush()
+                self.thread_cpu = time.thread_time()
+                due = None
+            # a record arriving while it sleeps is sealed at most flush_seconds after it came
+            wait = self._flush_seconds if due is None else due
 
     def flush(self) -> None:
-        """Write what has arrived as a frame (the thread calls this every ``flush_seconds``)."""
+        """Write what has arrived as a frame (the thread calls this ``flush_seconds`` after
+        the frame's first record arrived)."""
         with self._lock:
+            self._pending_since = None
             sealed = self._guard(self._writer.seal_frame)
         if sealed is None:
             return
