@@ -18,7 +18,10 @@ import pytest
 from tests.helpers import require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
-RATE = 500
+#: Low enough that fio holds it on a loaded 2-core machine: at 500 IOPS (500 timed
+#: wake-ups a second) three busy loops beside it starved fio to ~230 IOPS in bursts, a run
+#: that is rightly not steady; at 100 it stays within 2% under the same load.
+RATE = 100
 
 pytestmark = pytest.mark.slow
 
