@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchtui.cli.main import main
+from benchtui.history.catalog import open_catalog
 from tests.history_points import PLAN, fill
 from tests.pg_server import free_port
 
@@ -191,3 +192,30 @@ def test_the_gate_can_be_limited_to_some_metrics(tmp_path: Path,
         code, _out, err = run(capsys, "history", "gate", PLAN, "--catalog",
                               str(tmp_path / "iops.sqlite"), "--metric", wrong)
         assert code == 2 and why in err and "iops, bw, lat_mean, lat_p99" in err, err
+
+
+def test_two_series_of_one_name_read_apart(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """The same step's fleet on another set of hosts is a new series (series.py): the rows
+    of series of one name say the run each starts from, so that show and analyze never
+    print two alike."""
+    from tests.history_points import night
+
+    url = str(tmp_path / "c.sqlite")
+    cat = open_catalog(url)
+    for sid, env in ((1, "three-hosts"), (2, "four-hosts")):
+        cat.execute("INSERT INTO series (id, plan, step, args_key, args, metric, op, scope, "
+                    "env_key) VALUES (?, ?, 'randread', 'a', '{}', 'iops', 'read', "
+                    "'(fleet)', ?)", (sid, PLAN, env))
+    for i in range(1, 13):
+        night(cat, i, {1 if i <= 6 else 2: 1000.0 + i % 3})
+    cat.close()
+    code, out, _err = run(capsys, "history", "show", PLAN, "--catalog", url)
+    assert code == 0
+    assert "randread iops read (fleet) from run 1  (6 runs" in out, out
+    assert "randread iops read (fleet) from run 7  (6 runs" in out, out
+    code, out, _err = run(capsys, "history", "analyze", PLAN, "--catalog", url)
+    assert code == 0
+    rows = [line.split(" | ")[0] for line in out.splitlines() if "(fleet)" in line]
+    assert rows == ["| randread iops read (fleet) from run 1",
+                    "| randread iops read (fleet) from run 7"], out

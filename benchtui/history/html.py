@@ -14,7 +14,7 @@ from pathlib import Path
 
 from benchtui.history.analysis import Analysed
 from benchtui.history.catalog import Catalog
-from benchtui.history.render import p_text, value, verdict, when
+from benchtui.history.render import p_text, series_labels, value, verdict, when
 
 W, H = 760, 200
 LEFT, RIGHT, TOP, BOTTOM = 70, 20, 18, 28
@@ -114,18 +114,19 @@ def render_html(plan: str, series: Sequence[Analysed], catalog: Catalog, *,
         "SELECT run_id, reason FROM annotations WHERE kind = 'env-change' "
         "AND run_id IS NOT NULL")}
     rows = []
+    label = series_labels(series)
     for a in series:
         cur = a.current
         last = a.changes[-1] if a.changes else None
         cls = f' class="{last.verdict}"' if last is not None else ""
-        rows.append(f"<tr><td>{html.escape(a.series.name)}</td><td>{a.analysed_count}</td>"
+        rows.append(f"<tr><td>{html.escape(label[a.series.id])}</td><td>{a.analysed_count}</td>"
                     f"<td>{html.escape(value(a, cur.mean)) if cur else '-'}</td>"
                     f"<td{cls}>{html.escape(verdict(a))}</td></tr>")
     figures = []
     for a in series:
         if not a.points:
             continue
-        figures.append(f"<figure><figcaption>{html.escape(a.series.name)} "
+        figures.append(f"<figure><figcaption>{html.escape(label[a.series.id])} "
                        f"({html.escape(a.series.info.label)})</figcaption>"
                        f"{_svg(a, link, notes)}</figure>")
     made = time.strftime("%Y-%m-%d %H:%M:%S %Z")

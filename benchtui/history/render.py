@@ -161,15 +161,28 @@ def verdict(a: Analysed) -> str:
     return f"{f.status} {f.verdict}{ack}"
 
 
+def series_labels(series: Sequence[Analysed]) -> dict[int, str]:
+    """Each series' name as the tables show it: its step, metric, op and scope, and where
+    another series of the list has that name too (the same step on another set of hosts,
+    or after a host's hardware, kernel or tool changed: a new series, ``series.py``), the
+    run it starts from, so that two rows never read alike."""
+    names: dict[str, int] = {}
+    for a in series:
+        names[a.series.name] = names.get(a.series.name, 0) + 1
+    return {a.series.id: a.series.name if names[a.series.name] == 1 or not a.points
+            else f"{a.series.name} from run {a.points[0].run_id}" for a in series}
+
+
 def show_lines(series: Sequence[Analysed], last: int) -> list[str]:
     out: list[str] = []
+    label = series_labels(series)
     for a in series:
         pts = a.points[-last:] if last > 0 else a.points
         first = len(a.points) - len(pts)
         spark = sparkline([p.value if p.analysed else None for p in pts])
         levels = [s for s in a.segments if s.end > first]
         cur = a.current
-        out.append(f"{a.series.name}  ({a.analysed_count} runs, {len(a.points)} recorded)")
+        out.append(f"{label[a.series.id]}  ({a.analysed_count} runs, {len(a.points)} recorded)")
         out.append(f"  {spark}")
         marks = [" "] * len(pts)
         for i in a.transients:
@@ -280,6 +293,7 @@ def to_markdown(plan: str, series: Sequence[Analysed]) -> str:
              "| series | runs | now | last change | run | attributes | p | verdict "
              "| transients |",
              "|---|---|---|---|---|---|---|---|---|"]
+    label = series_labels(series)
     for a in series:
         cur = a.current
         now = f"{value(a, cur.mean)} ± {value(a, cur.sd)}" if cur else "-"
@@ -291,7 +305,7 @@ def to_markdown(plan: str, series: Sequence[Analysed]) -> str:
             change = run = p = attrs = "-"
         odd = ", ".join(f"{a.points[i].run_id} ({100 * t.deviation:+.1f}%)"
                         for i, t in sorted(a.transients.items())) or "-"
-        cells = (a.series.name, str(a.analysed_count), now, change, run, attrs, p, verdict(a),
+        cells = (label[a.series.id], str(a.analysed_count), now, change, run, attrs, p, verdict(a),
                  odd)
         lines.append("| " + " | ".join(markdown_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
@@ -303,8 +317,9 @@ def to_junit(plan: str, series: Sequence[Analysed], require: int) -> str:
     points."""
     cases = []
     failures = skipped = 0
+    label = series_labels(series)
     for a in series:
-        name = quoteattr(a.series.name)
+        name = quoteattr(label[a.series.id])
         last = a.changes[-1] if a.changes else None
         if a.analysed_count < require:
             skipped += 1
