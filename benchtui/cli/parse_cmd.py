@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
@@ -100,6 +101,20 @@ def _open(path: str) -> BinaryIO:
         raise input_error(path, exc) from None
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for a saved capture's parse: a one-hour capture
+    makes about a million objects and no reference cycles, so the collector would only walk
+    the samples already made, again and again."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def _make(classes: list[type[Parser]], host: str, source: str,
           histograms: bool) -> list[Parser]:
     parsers = [cls(host=host, source=source) for cls in classes]
@@ -134,11 +149,7 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
                                histograms=histograms, reference=_mtime(path))
     parsers = _make(classes, host, path, histograms)
     outcome = _Outcome()
-    # A one-hour capture makes about a million objects and no reference cycles: the cyclic
-    # collector would only walk the samples already made, again and again.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with _collector_paused():
         for p in parsers:
             if p.takes_bytes and not utf16:
                 outcome.samples += writer.write(p.feed_bytes(data))
@@ -150,9 +161,6 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
                 for block in text_blocks(text):
                     outcome.samples += writer.write(p.feed_text(block))
             outcome.samples += writer.write(p.finish())
-    finally:
-        if collecting:
-            gc.enable()
     # Lines are counted only for the "nothing could be read" message.
     lines = data.count(b"\n") + 1 if outcome.samples == 0 else 0
     _collect(outcome, parsers, lines)
@@ -174,15 +182,10 @@ def _parse_prefixed(text: str, classes: list[type[Parser]], shape: PrefixShape, 
     streams = HostStreams(classes, shape, host=host, source=path, histograms=histograms,
                           reference=reference)
     outcome = _Outcome()
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with _collector_paused():
         for block in text_blocks(text):
             outcome.samples += writer.write(streams.feed_text(block))
         outcome.samples += writer.write(streams.finish())
-    finally:
-        if collecting:
-            gc.enable()
     outcome.warnings = streams.warnings
     outcome.unknown_lines = streams.unknown_lines if streams.parsers else text.count("\n") + 1
     return outcome
