@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.iostat_speed import generate_lines  # noqa: E402
-from benchmarks.report_scale import timed  # noqa: E402
+from benchmarks.report_scale import timed, write_doc  # noqa: E402
 from benchtui import __version__  # noqa: E402
 
 #: Bytes of the capture a second of it takes on 8 devices (an hour is 6,926,341 bytes).
@@ -94,21 +94,8 @@ def main() -> int:
             lines.append(row)
             log.unlink()
     if args.doc is not None:
-        _write_doc(args.doc, lines)
+        write_doc(args.doc, lines, "`import` memory against input size (issue 29)")
     return 0
-
-
-def _write_doc(path: Path, lines: list[str]) -> None:
-    """The results between the doc's ``<!-- results -->`` markers (the rest of it kept), or
-    a new doc of them."""
-    table = "<!-- results -->\n" + "\n".join(lines) + "\n<!-- /results -->"
-    text = path.read_text() if path.exists() else ""
-    start, end = text.find("<!-- results -->"), text.find("<!-- /results -->")
-    if start < 0 or end < start:
-        text = f"# `import` memory against input size (issue 29)\n\n{table}\n"
-    else:
-        text = text[:start] + table + text[end + len("<!-- /results -->"):]
-    path.write_text(text)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from make_session import Host, facts, fio_samples, histogram_pool  # noqa: E402
+from report_scale import HWM  # noqa: E402
 
 from benchtui import __version__  # noqa: E402
 from benchtui.model import events as ev  # noqa: E402
@@ -117,19 +118,6 @@ def make_fleet(path: Path, hosts_n: int, seconds: int, seed: int = 1) -> None:
     writer.close(t1 + 1)
 
 
-_HWM = """import atexit, runpy, sys
-out = sys.argv.pop(1)
-def hwm():
-    with open("/proc/self/status") as f:
-        kb = next(line.split()[1] for line in f if line.startswith("VmHWM:"))
-    with open(out, "w") as f:
-        f.write(kb)
-atexit.register(hwm)
-sys.argv[0] = "benchtui"
-runpy.run_module("benchtui", run_name="__main__", alter_sys=True)
-"""
-
-
 def timed(args: list[str], code: Path, timeout: float) -> tuple[float, float, float] | None:
     """(wall s, CPU s, peak RSS MB) of ``python -m benchtui ARGS`` run from ``code`` (a
     checkout: its ``benchtui`` package is the one imported), None when it did not finish
@@ -138,7 +126,7 @@ def timed(args: list[str], code: Path, timeout: float) -> tuple[float, float, fl
     os.close(fd)
     cpu0 = _children_cpu()
     t = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", _HWM, hwm_path, *args], cwd=code,
+    proc = subprocess.Popen([sys.executable, "-c", HWM, hwm_path, *args], cwd=code,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     try:

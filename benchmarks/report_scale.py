@@ -126,7 +126,7 @@ def make_import(directory: Path, hosts_n: int, steps_n: int) -> tuple[Path, Path
 
 #: Runs ``python -m benchtui ARGS`` and writes the process's peak RSS (``VmHWM``, kB: the
 #: memory of this process image alone, after the exec) to the file named first.
-_HWM = """import atexit, runpy, sys
+HWM = """import atexit, runpy, sys
 out = sys.argv.pop(1)
 def hwm():
     with open("/proc/self/status") as f:
@@ -145,7 +145,7 @@ def timed(argv: list[str], cwd: Path = ROOT) -> tuple[float, float, float, str]:
     assert argv[1:3] == ["-m", "benchtui"], argv
     fd, hwm_path = tempfile.mkstemp(prefix="benchtui-hwm-")
     os.close(fd)
-    argv = [argv[0], "-c", _HWM, hwm_path, *argv[3:]]
+    argv = [argv[0], "-c", HWM, hwm_path, *argv[3:]]
     t = time.perf_counter()
     proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True)
@@ -160,14 +160,15 @@ def timed(argv: list[str], cwd: Path = ROOT) -> tuple[float, float, float, str]:
     return wall, usage.ru_utime + usage.ru_stime, int(hwm_kb) / 1024, err
 
 
-def _write_doc(path: Path, lines: list[str]) -> None:
+def write_doc(path: Path, lines: list[str],
+              title: str = "`report` and `import` at scale (issue 20)") -> None:
     """The results between the doc's ``<!-- results -->`` markers (the rest of it kept), or
-    a new doc of them."""
+    a new doc of them under ``title``."""
     table = "<!-- results -->\n" + "\n".join(lines) + "\n<!-- /results -->"
     text = path.read_text() if path.exists() else ""
     start, end = text.find("<!-- results -->"), text.find("<!-- /results -->")
     if start < 0 or end < start:
-        text = f"# `report` and `import` at scale (issue 20)\n\n{table}\n"
+        text = f"# {title}\n\n{table}\n"
     else:
         text = text[:start] + table + text[end + len("<!-- /results -->"):]
     path.write_text(text)
@@ -239,7 +240,7 @@ def main() -> int:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"(this script: {usage.ru_maxrss / 1024:.0f} MB peak)")
     if args.doc:
-        _write_doc(Path(args.doc), lines)
+        write_doc(Path(args.doc), lines)
     return 0
 
 
