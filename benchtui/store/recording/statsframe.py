@@ -180,16 +180,17 @@ class StatsFrame:
                 raise
             raise CodecError(f"malformed stats frame: {exc}") from None
 
-    def rows(self, i: int, wanted: Callable[[Table], Sequence[int]]) -> list[Row]:
+    def rows(self, i: int, wanted: Callable[[Table], Sequence[int]], *,
+             histograms: bool = True) -> list[Row]:
         """Piece ``i``'s figures of the series ``wanted(table)`` lists (indexes into the
-        piece's table, ascending)."""
+        piece's table, ascending); without their histograms when not ``histograms``."""
         _info, tid, raw, pos = self.heads[i]
         table = self.tables[tid]
         pick = wanted(table)
         if not pick:
             return []
         try:
-            return _read_piece(raw, pos, table, pick)
+            return _read_piece(raw, pos, table, pick, histograms)
         except (IndexError, ValueError, struct.error) as exc:
             if isinstance(exc, CodecError):
                 raise
@@ -221,7 +222,8 @@ def _read_table(raw: bytes) -> Table:
     return tuple(out)
 
 
-def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list[Row]:
+def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int],
+                histograms: bool = True) -> list[Row]:
     n = len(table)
     counts, pos = get_list(raw, pos)
     if len(counts) != n:
@@ -243,7 +245,7 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list
     index, pos = get_list(raw, pos)
     with_hist, pos = get_list(raw, pos)
     hists: dict[int, dict[int, int]] = {}
-    wanted = set(pick)
+    wanted = set(pick) if histograms else set()
     for i in with_hist:
         blob, pos = get_blob(raw, pos)
         if i in wanted:
