@@ -201,7 +201,8 @@ class PieceSums:
     ``SeriesStats`` each with builtins over the rows in the order they came: what merging
     them one by one gives (the same min and max), without a ``SeriesStats`` per piece."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, histograms: bool = True) -> None:
+        self._histograms = histograms
         self._rows: dict[SeriesDef, list[Row]] = {}
         self._hists: dict[SeriesDef, dict[int, int]] = {}
 
@@ -215,7 +216,7 @@ class PieceSums:
             else:
                 have.append(row)
             counts = row[8]
-            if counts is not None:
+            if counts is not None and self._histograms:
                 into = self._hists.get(d)
                 if into is None:
                     self._hists[d] = dict(counts)

@@ -180,17 +180,16 @@ class StatsFrame:
                 raise
             raise CodecError(f"malformed stats frame: {exc}") from None
 
-    def rows(self, i: int, wanted: Callable[[Table], Sequence[int]], *,
-             histograms: bool = True) -> list[Row]:
+    def rows(self, i: int, wanted: Callable[[Table], Sequence[int]]) -> list[Row]:
         """Piece ``i``'s figures of the series ``wanted(table)`` lists (indexes into the
-        piece's table, ascending); without their histograms when not ``histograms``."""
+        piece's table, ascending)."""
         _info, tid, raw, pos = self.heads[i]
         table = self.tables[tid]
         pick = wanted(table)
         if not pick:
             return []
         try:
-            return _read_piece(raw, pos, table, pick, histograms)
+            return _read_piece(raw, pos, table, pick)
         except (IndexError, ValueError, struct.error) as exc:
             if isinstance(exc, CodecError):
                 raise
@@ -222,8 +221,7 @@ def _read_table(raw: bytes) -> Table:
     return tuple(out)
 
 
-def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int],
-                histograms: bool = True) -> list[Row]:
+def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list[Row]:
     n = len(table)
     counts, pos = get_list(raw, pos)
     if len(counts) != n:
@@ -245,7 +243,7 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int],
     index, pos = get_list(raw, pos)
     with_hist, pos = get_list(raw, pos)
     hists: dict[int, dict[int, int]] = {}
-    wanted = set(pick) if histograms else set()
+    wanted = set(pick)
     for i in with_hist:
         blob, pos = get_blob(raw, pos)
         if i in wanted:

@@ -34,12 +34,15 @@ from benchtui.store.recording.decoder import SeriesFilter
 from benchtui.store.recording.inflate import zstd_payload
 from benchtui.store.recording.series_stats import SeriesStats, series_def
 from benchtui.store.recording.stats import SegmentStats
-from benchtui.store.recording.statsframe import StatsFrame, Table
+from benchtui.store.recording.statsframe import Row, StatsFrame, Table
 from benchtui.store.recording.varint import CodecError
 
 __all__ = ["Query", "StatsReader"]
 
 _CACHED_STATS_FRAMES = 64
+#: Pieces' rows kept (a step's 16 hosts' hour-long runs: ~50,000), and filters.
+_CACHED_ROWS = 65536
+_KEPT_FILTERS = 4096
 #: ``SessionReader._overlapping`` and ``_decode``: the segments with records in [t0, t1),
 #: and one segment's records in [t0, t1) (with the decoder's options).
 Overlapping = Callable[[float, float], Iterator[SegmentStats]]
@@ -107,10 +110,15 @@ class StatsReader:
         self._block_index: BlockIndex | None = None
         self._stats_frames: OrderedDict[int, StatsFrame | None] = OrderedDict()
         self._tables: dict[bytes, Table] = {}
-        self._masks = TableMasks(None)
+        #: the filters of the queries lately asked, and the pieces' rows they picked
+        #: (a report reads a run's pieces twice: its whole and its window)
+        self._masks: dict[SeriesFilter | None, TableMasks] = {}
+        self._rows: OrderedDict[tuple[int, int, TableMasks], list[Row]] = OrderedDict()
+        self._rows_held = 0
 
     def close(self) -> None:
         self._stats_frames.clear()
+        self._rows.clear()
 
     def series_stats(self, t0: float, t1: float, wanted: SeriesFilter | None = None,
                      host: str | None = None, *, histograms: bool = True
@@ -156,18 +164,12 @@ class StatsReader:
         if not segments:
             return
         plan = self._blocks().plan(segments, q.t0, q.t1, q.host)
-        if self._masks.wanted is not q.wanted:
-            self._masks = TableMasks(q.wanted)
+        masks = self._masks_of(q.wanted)
         numbers = {s.number for s in segments}
-        sums = PieceSums()
-        for at, refs in in_groups(plan.pieces):
-            frame = self._stats_frame(at)
+        sums = PieceSums(histograms=q.histograms)
+        for _at, refs in in_groups(plan.pieces):
             for ref in refs:
-                found = None
-                if frame is not None and ref.slot < len(frame.heads) \
-                        and frame.heads[ref.slot][0] == ref.info:
-                    with contextlib.suppress(CodecError):
-                        found = frame.rows(ref.slot, self._masks, histograms=q.histograms)
+                found = self._piece_rows(ref, masks)
                 if found is None:
                     plan.fall_back(ref, numbers)
                     continue
@@ -178,7 +180,7 @@ class StatsReader:
                 continue
             blocks = plan.decode[seg.number]
             if blocks is not None:
-                blocks = {key: ref for key, ref in blocks.items() if self._may_want(ref)}
+                blocks = {key: ref for key, ref in blocks.items() if self._may_want(ref, masks)}
                 if not blocks:
                     continue
             yield seg, blocks
@@ -188,7 +190,37 @@ class StatsReader:
             self._block_index = BlockIndex(self._segments)
         return self._block_index
 
-    def _may_want(self, ref: PieceRef | None) -> bool:
+    def _masks_of(self, wanted: SeriesFilter | None) -> TableMasks:
+        masks = self._masks.get(wanted)
+        if masks is None:
+            if len(self._masks) >= _KEPT_FILTERS:
+                self._masks.clear()
+                self._rows.clear()
+                self._rows_held = 0
+            masks = self._masks[wanted] = TableMasks(wanted)
+        return masks
+
+    def _piece_rows(self, ref: PieceRef, masks: TableMasks) -> list[Row] | None:
+        """A piece's rows of the series ``masks`` picks (None: it cannot be read)."""
+        key = (ref.at, ref.slot, masks)
+        found = self._rows.get(key)
+        if found is not None:
+            self._rows.move_to_end(key)
+            return found
+        frame = self._stats_frame(ref.at)
+        if frame is None or ref.slot >= len(frame.heads) or frame.heads[ref.slot][0] != ref.info:
+            return None
+        try:
+            found = frame.rows(ref.slot, masks)
+        except CodecError:
+            return None
+        self._rows[key] = found
+        self._rows_held += len(found)
+        while self._rows_held > _CACHED_ROWS:
+            self._rows_held -= len(self._rows.popitem(last=False)[1])
+        return found
+
+    def _may_want(self, ref: PieceRef | None, masks: TableMasks) -> bool:
         """False when the piece that covers a block to decode says that the block has no
         series ``series_stats`` wants (its table has all the block's series)."""
         if ref is None:
@@ -196,7 +228,7 @@ class StatsReader:
         frame = self._stats_frame(ref.at)
         if frame is None or ref.slot >= len(frame.heads) or frame.heads[ref.slot][0] != ref.info:
             return True
-        return bool(self._masks(frame.tables[frame.heads[ref.slot][1]]))
+        return bool(masks(frame.tables[frame.heads[ref.slot][1]]))
 
     def _decode_many(self, seg: SegmentStats, needs: list[_Need]) -> None:
         """Add the samples of ``seg`` each need asks for to its figures, decoding the
