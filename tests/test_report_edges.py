@@ -18,6 +18,7 @@ from benchtui.store.recording import SessionReader, StatsQuery
 from tests import stats_session
 from tests.test_recording_stats_blocks import (
     FIXTURE,
+    Stats,
     assert_same,
     by_records,
     in_step,
@@ -61,8 +62,8 @@ def test_many_queries_at_once_give_what_each_gives_alone(synthetic: Path) -> Non
 def _brute_force(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every ``series_stats`` a report asks answered by decoding every record (the
     reference, not a stand-in: ``by_records`` reads the file's own records)."""
-    def many(self: SessionReader, queries: list[StatsQuery]) -> list[object]:
-        out = []
+    def many(self: SessionReader, queries: list[StatsQuery]) -> list[Stats]:
+        out: list[Stats] = []
         for q in queries:
             stats = by_records(self, q.t0, q.t1, q.wanted)
             if not q.histograms:
