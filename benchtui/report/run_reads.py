@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from benchtui.report.figures import INTERVAL, SUMMARY
 from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
 from benchtui.report.steady import Steadiness, steadiness
-from benchtui.report.window import tool_span, without_part
+from benchtui.report.window import TOOL_METRICS, tool_span, without_part
 from benchtui.session.compare import RunWindow
 from benchtui.store.recording import SessionReader, StatsQuery
 from benchtui.store.recording.codec import SeriesDef
@@ -39,8 +40,8 @@ Wanted = Callable[[SeriesDef], bool]
 class RunRead:
     """What a run's row is made of."""
 
-    #: the whole run's statistics (its end-of-run figures; without histograms unless the
-    #: session is imported, where it is also the window)
+    #: the whole run's statistics: its end-of-run figures and its tool's interval series,
+    #: without histograms (all, with histograms, in an imported session: also the window)
     whole: Stats
     window: Stats
     steady: Steadiness | None
@@ -49,6 +50,12 @@ class RunRead:
     shown: tuple[float, float]
     #: shorter than twice the skip: read over its whole length
     short: bool = False
+
+
+def _of_whole(d: SeriesDef) -> bool:
+    """What a report takes of a whole run: its end-of-run figures, and the series that tell
+    when its tool ran (``window.tool_span``)."""
+    return d.kind == SUMMARY or (d.kind == INTERVAL and d.metric in TOOL_METRICS)
 
 
 def in_step(host: str, label: str) -> Wanted:
@@ -78,9 +85,9 @@ class _Asked:
         self.queries: list[StatsQuery] = []
         self.answers: list[Stats] = []
 
-    def ask(self, t0: float, t1: float, wanted: Wanted, host: str,
-            histograms: bool = True) -> int:
-        self.queries.append(StatsQuery(t0, t1, wanted, host, histograms))
+    def ask(self, t0: float, t1: float, wanted: Wanted, host: str, *,
+            histograms: bool = True, only: Wanted | None = None) -> int:
+        self.queries.append(StatsQuery(t0, t1, wanted, host, histograms, only))
         return len(self.queries) - 1
 
     def answer(self) -> None:
@@ -125,7 +132,7 @@ class RunReader:
         wanted = [in_step(run.host, run.label) for run in runs]
         for run, w in zip(runs, wanted, strict=True):
             wholes.ask(run.t0, self._end(run) + SUMMARY_SLACK, w, run.host,
-                       histograms=self.imported)
+                       histograms=self.imported, only=None if self.imported else _of_whole)
         wholes.answer()
         asked = _Asked(reader)
         plans = [self._plan(run, w, whole, asked)

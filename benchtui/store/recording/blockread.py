@@ -201,15 +201,24 @@ class PieceSums:
     ``SeriesStats`` each with builtins over the rows in the order they came: what merging
     them one by one gives (the same min and max), without a ``SeriesStats`` per piece."""
 
-    def __init__(self, *, histograms: bool = True) -> None:
+    def __init__(self, *, histograms: bool = True, only: SeriesFilter | None = None) -> None:
         self._histograms = histograms
+        self._only = only
+        self._kept: dict[SeriesDef, bool] = {}
         self._rows: dict[SeriesDef, list[Row]] = {}
         self._hists: dict[SeriesDef, dict[int, int]] = {}
 
     def add(self, rows: list[Row]) -> None:
         found = self._rows
+        only, kept = self._only, self._kept
         for row in rows:
             d = row[0]
+            if only is not None:
+                keep = kept.get(d)
+                if keep is None:
+                    keep = kept[d] = only(d)
+                if not keep:
+                    continue
             have = found.get(d)
             if have is None:
                 found[d] = [row]

@@ -57,19 +57,24 @@ class Query(NamedTuple):
     wanted: SeriesFilter | None = None
     host: str | None = None
     histograms: bool = True
+    #: Of the series ``wanted`` accepts, only these (None: all). Unlike ``wanted``, it does
+    #: not change which pieces' rows are read: a query with the same ``wanted`` as one
+    #: before it reuses them (a report reads a run's pieces for its whole, then its window).
+    only: SeriesFilter | None = None
 
 
 class _Need:
     """What one query must decode of one segment: its samples in ``[lo, hi)`` that belong
     to its blocks to decode (``sieve``; all, when None) and that it wants."""
 
-    __slots__ = ("_memo", "_out", "_sieve", "_wanted", "hi", "hosts", "lo")
+    __slots__ = ("_memo", "_only", "_out", "_sieve", "_wanted", "hi", "hosts", "lo")
 
     def __init__(self, q: Query, out: dict[SeriesDef, SeriesStats],
                  sieve: BlockSieve | None) -> None:
         self._out = out
         self._sieve = sieve
         self._wanted = q.wanted
+        self._only = q.only
         self.lo, self.hi = q.t0, q.t1
         self.hosts: Collection[str | None] = [q.host]
         if sieve is not None:
@@ -85,7 +90,8 @@ class _Need:
         found = self._memo.get(d)
         if found is None:
             found = self._memo[d] = (self._sieve is None or d.host in self._sieve.hosts) \
-                and (self._wanted is None or self._wanted(d))
+                and (self._wanted is None or self._wanted(d)) \
+                and (self._only is None or self._only(d))
         return found
 
     def add(self, t: float, s: Sample, key: SeriesDef) -> None:
@@ -166,7 +172,7 @@ class StatsReader:
         plan = self._blocks().plan(segments, q.t0, q.t1, q.host)
         masks = self._masks_of(q.wanted)
         numbers = {s.number for s in segments}
-        sums = PieceSums(histograms=q.histograms)
+        sums = PieceSums(histograms=q.histograms, only=q.only)
         for _at, refs in in_groups(plan.pieces):
             for ref in refs:
                 found = self._piece_rows(ref, masks)
