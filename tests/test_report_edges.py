@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from benchtui.report.build import ReportOptions, build_report
+from benchtui.report.figures import METRICS
 from benchtui.report.model import Row
+from benchtui.report.window import TOOL_METRICS
 from benchtui.session.compare import FLEET
 from benchtui.store.recording import SessionReader, StatsQuery
 from tests import stats_session
@@ -111,3 +113,9 @@ def test_a_reports_figures_are_what_every_sample_gives(synthetic: Path, skip: fl
         # the windows are the tools' own, off the cuts (the run's start plus 5 s multiples)
         assert all(0.01 < (r.t0 - started[(r.host, r.step)]) % 5.0 < 4.99 for r in rows)
         _same_rows(got.rows, brute.rows)
+
+
+def test_a_report_reads_what_its_figures_and_windows_are_made_of() -> None:
+    """The series a report reads of a run (``figures.METRICS``) hold those that tell when
+    its tool ran (``window.TOOL_METRICS``)."""
+    assert TOOL_METRICS <= METRICS

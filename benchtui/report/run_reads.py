@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from benchtui.report.figures import INTERVAL, SUMMARY
+from benchtui.report.figures import INTERVAL, METRICS, SUMMARY
 from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
 from benchtui.report.steady import Steadiness, steadiness
 from benchtui.report.window import TOOL_METRICS, tool_span, without_part
@@ -59,11 +59,12 @@ def _of_whole(d: SeriesDef) -> bool:
 
 
 def in_step(host: str, label: str) -> Wanted:
-    """The series of a run: the host's samples labelled with the run's step."""
+    """The series of a run a report reads: the host's samples labelled with the run's step,
+    of the metrics its figures are made of (``figures.METRICS``)."""
     pair = ("step", label)
 
     def wanted(d: SeriesDef) -> bool:
-        return d.host == host and pair in d.labels
+        return d.metric in METRICS and d.host == host and pair in d.labels
     return wanted
 
 
