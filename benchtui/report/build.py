@@ -5,9 +5,10 @@ For each run of a step on a host (``session/compare.py``'s layout: the run's win
 events), the figures come from ``SessionReader.series_stats`` over the time its tool ran
 (``window.py``: from its first interval to its last, told by the run's statistics) minus the
 ramp-up (``--skip``, 5 s by default, from the tool's own start), restricted to the host's
-samples labelled with the run's step (the workload's, and the monitors' of the same seconds).
-Nothing else is read: no sample is held, and a store that keeps summaries answers without
-decoding.
+samples labelled with the run's step (the workload's, and the monitors' of the same seconds)
+of the metrics the figures are made of. Nothing else is read: no sample is held, and a store
+that keeps summaries answers without decoding; a step's runs are read together
+(``run_reads.py``: the seconds at every host's window edges decoded once per segment).
 
 Imported sessions (``benchtui import``) have no live timing and their per-interval figures
 are a status line's: they are read from the tools' end-of-run summaries instead.

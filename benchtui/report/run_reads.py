@@ -68,7 +68,7 @@ def in_step(host: str, label: str) -> Wanted:
     return wanted
 
 
-def merge(into: Stats, part: Stats) -> None:
+def _merge(into: Stats, part: Stats) -> None:
     for d, st in part.items():
         have = into.get(d)
         if have is None:
@@ -230,7 +230,7 @@ class RunReader:
             read.steady = steadiness(third, fourth)
             window: Stats = {}
             for part in (first, third, fourth):
-                merge(window, part)
+                _merge(window, part)
             read.window = window
         return read
 
