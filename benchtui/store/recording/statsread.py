@@ -6,7 +6,9 @@ blocks").
 exactly (``blockread.BlockIndex`` plans which) and decodes the rest of the window's samples
 (a block the window cuts through, a segment without block lists, a piece lost with a crash);
 the same figures either way. It reads the file through its ``SessionReader``: the segments
-overlapping a window and their decoded records.
+overlapping a window and their decoded records. ``series_stats_many`` answers many windows
+at once, decoding each segment once for all of them (a report's hosts' windows start and
+end in the same segments).
 """
 
 from __future__ import annotations
