@@ -19,8 +19,12 @@ commit before, ``git worktree add /tmp/rep32-old main``), the two alternately, s
 on the same files:
 
     .venv/bin/python benchmarks/report_html_scale.py [--hosts 25,100,200,1000]
-        [--seconds 60] [--code /tmp/rep32-old] [--timeout 600]
+        [--seconds 60] [--code /tmp/rep32-old] [--timeout 600] [--formats html,md]
         [--doc docs/benchmarks/report_scale.md]
+
+``--formats html,md`` times the Markdown report too (its tables alone, no plots: what grew
+with the square of the hosts after issue 30, when every host's window edges were decoded
+through the whole fleet's segment).
 """
 
 from __future__ import annotations
@@ -185,10 +189,13 @@ def main() -> int:
     ap.add_argument("--keep", type=Path, default=None,
                     help="directory to keep the sessions and pages in")
     ap.add_argument("--doc", default=None, help="write the results into this Markdown file")
+    ap.add_argument("--formats", default="html",
+                    help="report formats to time, e.g. html,md (md: the tables alone)")
     args = ap.parse_args()
+    formats = [f for f in args.formats.split(",") if f]
 
     codes = [("this code", ROOT)] + ([("before", args.code)] if args.code else [])
-    head = "| hosts | samples | page | " + " | ".join(
+    head = "| hosts | format | samples | output | " + " | ".join(
         f"{name}: wall / CPU / RSS" for name, _ in codes) + " | load (1/5/15 min) |"
     lines = [f"- machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, benchtui "
              f"{__version__}; {time.strftime('%Y-%m-%d %H:%M')} UTC",
@@ -196,7 +203,7 @@ def main() -> int:
              f"{' '.join(sys.argv[1:])}`",
              f"- each session: one fio step of {args.seconds} per-second intervals on every "
              "host, 2 jobs, latency histograms at 4 bits", "",
-             head, "|" + "---|" * (4 + len(codes))]
+             head, "|" + "---|" * (5 + len(codes))]
     with tempfile.TemporaryDirectory(prefix="benchtui-html-") as tmp:
         d = args.keep or Path(tmp)
         d.mkdir(parents=True, exist_ok=True)
@@ -208,19 +215,20 @@ def main() -> int:
                 part.rename(path)
             with SessionReader.open(str(path)) as reader:
                 samples = reader.sample_count
-            cells = []
-            size = 0
-            for name, code in codes:
-                page = d / f"fleet-{hosts_n}-{name.replace(' ', '-')}.html"
-                found = timed(["report", str(path), "--format", "html", "-o", str(page)],
-                              code, args.timeout)
-                cells.append(_cell(found, args.timeout))
-                if code == ROOT and page.exists():
-                    size = page.stat().st_size
-            row = (f"| {hosts_n} | {samples:,} | {size / 1e6:.1f} MB | " + " | ".join(cells)
-                   + f" | {_load()} |")
-            print(row, flush=True)
-            lines.append(row)
+            for form in formats:
+                cells = []
+                size = 0
+                for name, code in codes:
+                    page = d / f"fleet-{hosts_n}-{name.replace(' ', '-')}.{form}"
+                    found = timed(["report", str(path), "--format", form, "-o", str(page)],
+                                  code, args.timeout)
+                    cells.append(_cell(found, args.timeout))
+                    if code == ROOT and page.exists():
+                        size = page.stat().st_size
+                row = (f"| {hosts_n} | {form} | {samples:,} | {size / 1e6:.1f} MB | "
+                       + " | ".join(cells) + f" | {_load()} |")
+                print(row, flush=True)
+                lines.append(row)
     if args.doc:
         write_doc(Path(args.doc), lines)
     return 0

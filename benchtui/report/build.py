@@ -5,9 +5,10 @@ For each run of a step on a host (``session/compare.py``'s layout: the run's win
 events), the figures come from ``SessionReader.series_stats`` over the time its tool ran
 (``window.py``: from its first interval to its last, told by the run's statistics) minus the
 ramp-up (``--skip``, 5 s by default, from the tool's own start), restricted to the host's
-samples labelled with the run's step (the workload's, and the monitors' of the same seconds).
-Nothing else is read: no sample is held, and a store that keeps summaries answers without
-decoding.
+samples labelled with the run's step (the workload's, and the monitors' of the same seconds)
+of the metrics the figures are made of. Nothing else is read: no sample is held, and a store
+that keeps summaries answers without decoding; a step's runs are read together
+(``run_reads.py``: the seconds at every host's window edges decoded once per segment).
 
 Imported sessions (``benchtui import``) have no live timing and their per-interval figures
 are a status line's: they are read from the tools' end-of-run summaries instead.
@@ -21,7 +22,7 @@ and runs a row is compared with) and combined by the row's own rule.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -31,9 +32,7 @@ from benchtui.model import events as ev
 from benchtui.report import figures, repeats
 from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
-from benchtui.report.steady import MIN_POINTS as MIN_STEADY_POINTS
-from benchtui.report.steady import Steadiness, steadiness
-from benchtui.report.window import tool_span, without_part
+from benchtui.report.run_reads import RunReader
 from benchtui.session.changes import Change, fact_changes, plan_changes, plan_description
 from benchtui.session.compare import (
     FLEET,
@@ -48,22 +47,12 @@ from benchtui.session.compare import (
     parse_baseline,
 )
 from benchtui.store.recording import SessionReader
-from benchtui.store.recording.codec import SeriesDef
-from benchtui.store.recording.series_stats import SeriesStats
 
 #: Seconds skipped at the start of every run by default: fio's first interval holds the
 #: job's set-up (file layout, queue fill), and a device's first seconds are its cache.
 DEFAULT_SKIP = 5.0
 SELECTS = repeats.SELECTS
 FIGURES = ("window", "summary")
-#: A summary arrives with the run's last output, at most this long after its run_end event.
-_SUMMARY_SLACK = 1.0
-#: How far outside a window a stats-block cut is looked for (``_stats``), seconds, nearest
-#: first (a run's blocks are 5 s long for its first minute).
-_EDGE = 30.0
-_REACHES = (2.0, 6.0, _EDGE)
-
-Stats = dict[SeriesDef, SeriesStats]
 
 
 @dataclass(frozen=True)
@@ -100,23 +89,6 @@ class _RunFigures:
     row: Row
 
 
-def _in_step(host: str, label: str) -> Callable[[SeriesDef], bool]:
-    pair = ("step", label)
-
-    def wanted(d: SeriesDef) -> bool:
-        return d.host == host and pair in d.labels
-    return wanted
-
-
-def _merge(into: Stats, part: Stats) -> None:
-    for d, st in part.items():
-        have = into.get(d)
-        if have is None:
-            into[d] = st  # each part is a fresh object of its own
-        else:
-            have.merge(st)
-
-
 class _SessionRows:
     """One session's rows, before baselines."""
 
@@ -140,8 +112,8 @@ class _SessionRows:
             if not self.options.wants(step):
                 continue
             by_label: dict[str, list[_RunFigures]] = defaultdict(list)
-            for run in self.layout.runs_of(step):
-                by_label[run.label].append(self._host_run(run, short))
+            for part in self._host_runs(self.layout.runs_of(step), short):
+                by_label[part.run.label].append(part)
             for label, parts in by_label.items():
                 fleet = self._fleet_row(step, label, parts)
                 if fleet is not None:
@@ -181,94 +153,29 @@ class _SessionRows:
         # cannot be told from a choice: --select all keeps every run
         return "best" if chosen == "best" else "median"
 
-    def _host_run(self, run: RunWindow, short: list[str]) -> _RunFigures:
-        reader = self.reader
-        t1 = run.t1 if run.t1 is not None else reader.end + 1e-6
-        wanted = _in_step(run.host, run.label)
-        steady = None
+    def _host_runs(self, runs: Sequence[RunWindow], short: list[str]) -> list[_RunFigures]:
+        """The runs' figures, read together (``run_reads.py``)."""
         # a run's figure is the tool's own end-of-run figure where it printed one (fio's
         # ``read: IOPS=...``), unless ``--figures window`` asks for the window's means
         prefer_summary = self.options.figures != "window"
-        # the whole run: its end-of-run figures, and when its tool ran (``window.py``)
-        whole = reader.series_stats(run.t0, t1 + _SUMMARY_SLACK, wanted, run.host)
-        span = None if self.imported else tool_span(whole)
-        if span is None:
-            # an imported session (its times are made up) or a tool that printed no
-            # interval: the run's own window
-            started, shown = run.t0, (run.t0, t1)
-            window = whole if self.imported else reader.series_stats(
-                run.t0, t1, wanted, run.host)
-        else:
-            skip = self.options.skip
-            w0, w1, cut = span.window(skip)
-            if not cut and skip > 0:
+        out = []
+        reads = RunReader(self.reader, self.options.skip, imported=self.imported).read(runs)
+        for run, read in zip(runs, reads, strict=True):
+            if read.short:
                 short.append(f"{run.label} on {run.host}")
-            started, shown = span.start, span.shown(skip)
-            window, steady = self._window(w0, w1, wanted, run.host)
-        io = figures.io_figures(window, whole, prefer_summary=prefer_summary)
-        clients = self.layout.clients_of(run.label, run.host) if run.role == "server" else {}
-        values = figures.io_values(io) + figures.device_values(window) \
-            + figures.other_values(window, whole, prefer_summary=prefer_summary,
-                                   clients=clients)
-        row = Row(self.name, run.step, run.host, run.label, run.repeat, *shown, values,
-                  steady, ok=run.ok, outcome=run.outcome, reason=run.reason,
-                  silent_seconds=run.silent_seconds, matrix=self._matrix(run.step),
-                  role=run.role, runs={run.label: started})
-        return _RunFigures(run, io, row)
-
-    def _window(self, w0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
-                ) -> tuple[Stats, Steadiness | None]:
-        """The window's stats, read in three parts (first half, third and fourth quarter)
-        for the steadiness test. The parts meet where the recording's stats blocks of the
-        host are cut when there is such a time within an eighth of the window of the half
-        and of the last quarter (``SessionReader.stats_split_near``): then no sample is
-        decoded."""
-        if t1 - w0 < 2 * MIN_STEADY_POINTS:
-            # too short for a verdict (steady.py wants 4 per-second points in the last
-            # half): one read
-            return self._stats(w0, t1, wanted, host), None
-        mid, q3 = w0 + (t1 - w0) / 2, w0 + 3 * (t1 - w0) / 4
-        near = (t1 - w0) / 8
-        m = self.reader.stats_split_near(mid, near, host)
-        q = self.reader.stats_split_near(q3, near, host)
-        if w0 < m < q < t1:
-            mid, q3 = m, q
-        first = self._stats(w0, mid, wanted, host)
-        third = self.reader.series_stats(mid, q3, wanted, host)
-        fourth = self._stats(q3, t1, wanted, host)
-        steady = steadiness(third, fourth)
-        window: Stats = {}
-        for part in (first, third, fourth):
-            _merge(window, part)
-        return window, steady
-
-    def _stats(self, t0: float, t1: float, wanted: Callable[[SeriesDef], bool], host: str
-               ) -> Stats:
-        """``series_stats(t0, t1)`` for a window that starts and ends with its tool, not on
-        the recording's stats-block cuts: read from the host's cut just before ``t0`` to
-        its cut just after ``t1`` (each within ``_EDGE`` seconds: the run's start plus a
-        multiple of 5 s, its end), less the seconds outside, so that the blocks answer for
-        the run's long blocks and only those few seconds are decoded
-        (``window.without_part``); the window itself where that cannot be."""
-        reader = self.reader
-        start, end = self._cut(t0, -1.0, host), self._cut(t1, 1.0, host)
-        if (start, end) == (t0, t1):
-            return reader.series_stats(t0, t1, wanted, host)
-        stats = reader.series_stats(start, end, wanted, host)
-        outside = [reader.series_stats(a, b, wanted, host)
-                   for a, b in ((start, t0), (t1, end)) if b > a]
-        if all(without_part(stats, part) for part in outside):
-            return stats
-        return reader.series_stats(t0, t1, wanted, host)
-
-    def _cut(self, t: float, side: float, host: str) -> float:
-        """The host's stats-block cut nearest ``t`` before it (``side`` -1) or after it (1),
-        at most ``_EDGE`` seconds away; ``t`` itself when there is none."""
-        for reach in _REACHES:
-            found = self.reader.stats_split_near(t + side * reach / 2, reach / 2, host)
-            if (found - t) * side >= 0 and found != t + side * reach / 2:
-                return found
-        return t
+            window, whole = read.window, read.whole
+            io = figures.io_figures(window, whole, prefer_summary=prefer_summary)
+            clients = self.layout.clients_of(run.label, run.host) if run.role == "server" \
+                else {}
+            values = figures.io_values(io) + figures.device_values(window) \
+                + figures.other_values(window, whole, prefer_summary=prefer_summary,
+                                       clients=clients)
+            row = Row(self.name, run.step, run.host, run.label, run.repeat, *read.shown,
+                      values, read.steady, ok=run.ok, outcome=run.outcome, reason=run.reason,
+                      silent_seconds=run.silent_seconds, matrix=self._matrix(run.step),
+                      role=run.role, runs={run.label: read.started})
+            out.append(_RunFigures(run, io, row))
+        return out
 
     def _fleet_row(self, step: str, label: str, parts: list[_RunFigures]) -> Row | None:
         """A run's fleet row: its hosts' I/O together (``figures.fleet_io``), and their

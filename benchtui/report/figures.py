@@ -30,6 +30,12 @@ QUANTILES = ((0.5, "p50"), (0.99, "p99"), (0.999, "p999"))
 #: fio's op names; ``total`` for tools that do not split reads and writes.
 OPS = ("read", "write", "trim", "total")
 INTERVAL, SUMMARY = "interval", "summary"
+#: Every metric a row's figures are made of (the functions below, and ``steady.py``'s
+#: IOPS): what a report reads of a run (a host's iostat alone has ~80 other series).
+METRICS = frozenset({
+    "iops", "bandwidth_bytes", "latency_histogram", "latency_seconds", "latency_mean_seconds",
+    "disk_util_ratio", "disk_await_seconds", "disk_queue_depth", "net_bandwidth_bytes",
+    "net_retransmits", "mem_bandwidth_bytes", "benchmark_score"})
 
 Stats = Mapping[SeriesDef, SeriesStats]
 

@@ -15,6 +15,7 @@ from benchtui.errors import RecordingError
 from benchtui.store.recording.format import SCHEMA_VERSION
 from benchtui.store.recording.model import IMPORTED, RECORDED, Gap, Record, SessionMeta
 from benchtui.store.recording.reader import SessionReader
+from benchtui.store.recording.statsread import Query as StatsQuery
 from benchtui.store.recording.writer import Recorder, SessionWriter
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "SessionMeta",
     "SessionReader",
     "SessionWriter",
+    "StatsQuery",
 ]

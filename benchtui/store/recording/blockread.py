@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -91,6 +91,10 @@ class BlockIndex:
                 by_host.setdefault(b[0], []).append(b)
         return by_host.get(host, ())
 
+    def blocks_of(self, seg: SegmentStats, hosts: Collection[str]) -> list[Touched]:
+        """The blocks of ``hosts`` that a segment lists."""
+        return [b for h in hosts for b in self.host_blocks(seg, h)]
+
     def covering(self, key: BlockKey, number: int) -> PieceRef | None:
         refs = self._pieces.get(key)
         if refs is None:
@@ -141,13 +145,13 @@ class BlockIndex:
 class BlockSieve:
     """Which decoded samples of a segment belong to the blocks to decode: a sample's block
     is the one of its host that starts last at or before its arrival time, among the blocks
-    the segment lists (the writer's blocks partition each host's time)."""
+    the segment lists (the writer's blocks partition each host's time). ``listed``: the
+    blocks the segment lists of (at least) the hosts of ``blocks``."""
 
-    def __init__(self, seg: SegmentStats, blocks: Collection[BlockKey]) -> None:
-        assert seg.blocks is not None
+    def __init__(self, listed: Iterable[Touched], blocks: Collection[BlockKey]) -> None:
         starts: dict[str, list[float]] = {}
         self.t0, self.t1 = math.inf, -math.inf
-        for host, lo, tmin, tmax in seg.blocks:
+        for host, lo, tmin, tmax in listed:
             starts.setdefault(host, []).append(lo)
             if (host, lo) in blocks:
                 self.t0, self.t1 = min(self.t0, tmin), max(self.t1, tmax)
@@ -161,12 +165,6 @@ class BlockSieve:
             return False
         i = bisect_right(starts, t) - 1
         return i >= 0 and (host, starts[i]) in self._blocks
-
-    def series_filter(self, wanted: SeriesFilter | None) -> SeriesFilter:
-        hosts = self.hosts
-        if wanted is None:
-            return lambda d: d.host in hosts
-        return lambda d: d.host in hosts and wanted(d)
 
 
 class TableMasks:
@@ -203,21 +201,31 @@ class PieceSums:
     ``SeriesStats`` each with builtins over the rows in the order they came: what merging
     them one by one gives (the same min and max), without a ``SeriesStats`` per piece."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, histograms: bool = True, only: SeriesFilter | None = None) -> None:
+        self._histograms = histograms
+        self._only = only
+        self._kept: dict[SeriesDef, bool] = {}
         self._rows: dict[SeriesDef, list[Row]] = {}
         self._hists: dict[SeriesDef, dict[int, int]] = {}
 
     def add(self, rows: list[Row]) -> None:
         found = self._rows
+        only, kept = self._only, self._kept
         for row in rows:
             d = row[0]
+            if only is not None:
+                keep = kept.get(d)
+                if keep is None:
+                    keep = kept[d] = only(d)
+                if not keep:
+                    continue
             have = found.get(d)
             if have is None:
                 found[d] = [row]
             else:
                 have.append(row)
             counts = row[8]
-            if counts is not None:
+            if counts is not None and self._histograms:
                 into = self._hists.get(d)
                 if into is None:
                     self._hists[d] = dict(counts)

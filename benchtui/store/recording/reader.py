@@ -17,7 +17,7 @@ import os
 import stat
 from bisect import bisect_left
 from collections import OrderedDict
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from itertools import accumulate
 from types import TracebackType
 
@@ -37,7 +37,7 @@ from benchtui.store.recording.inflate import FrameError, PieceCheck
 from benchtui.store.recording.model import Gap, Record, SessionMeta
 from benchtui.store.recording.series_stats import SeriesStats
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
-from benchtui.store.recording.statsread import StatsReader
+from benchtui.store.recording.statsread import Query, StatsReader
 from benchtui.store.recording.varint import CodecError
 from benchtui.store.recording.verify import verify_frames
 from benchtui.store.recording.walk import clock, walk_frames
@@ -372,15 +372,22 @@ class SessionReader:
                         yield s
 
     def series_stats(self, t0: float, t1: float, wanted: SeriesFilter | None = None,
-                     host: str | None = None) -> dict[SeriesDef, SeriesStats]:
+                     host: str | None = None, *, histograms: bool = True
+                     ) -> dict[SeriesDef, SeriesStats]:
         """Per series (those ``wanted`` accepts, all when None): count, sum, min, max and the
         merged histogram of the samples that reached the sinks in ``[t0, t1)``
         (``series_stats.py``): what a report needs of a step's window. Read from the file's
         stats blocks where they cover the window exactly, decoded where they do not (a
         window that cuts through a block, an older file, a crash's last minutes): the same
         figures either way (``statsread.py``). ``host``: ``wanted`` accepts that host's
-        series only (then only its blocks are looked at)."""
-        return self._stats.series_stats(t0, t1, wanted, host)
+        series only (then only its blocks are looked at). ``histograms`` False: without the
+        series' histograms (not decoded)."""
+        return self._stats.series_stats(t0, t1, wanted, host, histograms=histograms)
+
+    def series_stats_many(self, queries: Sequence[Query]) -> list[dict[SeriesDef, SeriesStats]]:
+        """``series_stats`` of each query (``statsread.Query``), the samples the queries
+        must decode read in one decoding of each segment for all of them."""
+        return self._stats.series_stats_many(queries)
 
     @property
     def figure_track(self) -> FigureTrackReader | None:

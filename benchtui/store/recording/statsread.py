@@ -6,7 +6,9 @@ blocks").
 exactly (``blockread.BlockIndex`` plans which) and decodes the rest of the window's samples
 (a block the window cuts through, a segment without block lists, a piece lost with a crash);
 the same figures either way. It reads the file through its ``SessionReader``: the segments
-overlapping a window and their decoded records.
+overlapping a window and their decoded records. ``series_stats_many`` answers many windows
+at once, decoding each segment once for all of them (a report's hosts' windows start and
+end in the same segments).
 """
 
 from __future__ import annotations
@@ -16,11 +18,13 @@ import math
 import mmap
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import NamedTuple
 
 from benchtui.model.sample import Sample
 from benchtui.store.recording import format as fmt
 from benchtui.store.recording.blockread import (
     BlockIndex,
+    BlockKey,
     BlockSieve,
     PieceRef,
     PieceSums,
@@ -30,18 +34,74 @@ from benchtui.store.recording.blockread import (
 from benchtui.store.recording.codec import SeriesDef, TimedRecord
 from benchtui.store.recording.decoder import SeriesFilter
 from benchtui.store.recording.inflate import zstd_payload
-from benchtui.store.recording.series_stats import SeriesStats, accumulate_stats
+from benchtui.store.recording.series_stats import SeriesStats, series_def
 from benchtui.store.recording.stats import SegmentStats
-from benchtui.store.recording.statsframe import StatsFrame, Table
+from benchtui.store.recording.statsframe import Row, StatsFrame, Table
 from benchtui.store.recording.varint import CodecError
 
-__all__ = ["StatsReader"]
+__all__ = ["Query", "StatsReader"]
 
 _CACHED_STATS_FRAMES = 64
+#: Pieces' rows kept (a step's 16 hosts' hour-long runs: ~20,000), and filters.
+_CACHED_ROWS = 32768
+_KEPT_FILTERS = 4096
 #: ``SessionReader._overlapping`` and ``_decode``: the segments with records in [t0, t1),
 #: and one segment's records in [t0, t1) (with the decoder's options).
 Overlapping = Callable[[float, float], Iterator[SegmentStats]]
 Decode = Callable[..., Iterator[TimedRecord]]
+
+
+class Query(NamedTuple):
+    """One ``series_stats`` question (``StatsReader.series_stats_many``)."""
+
+    t0: float
+    t1: float
+    wanted: SeriesFilter | None = None
+    host: str | None = None
+    histograms: bool = True
+    #: Of the series ``wanted`` accepts, only these (None: all). Unlike ``wanted``, it does
+    #: not change which pieces' rows are read: a query with the same ``wanted`` as one
+    #: before it reuses them (a report reads a run's pieces for its whole, then its window).
+    only: SeriesFilter | None = None
+
+
+class _Need:
+    """What one query must decode of one segment: its samples in ``[lo, hi)`` that belong
+    to its blocks to decode (``sieve``; all, when None) and that it wants."""
+
+    __slots__ = ("_memo", "_only", "_out", "_sieve", "_wanted", "hi", "hosts", "lo")
+
+    def __init__(self, q: Query, out: dict[SeriesDef, SeriesStats],
+                 sieve: BlockSieve | None) -> None:
+        self._out = out
+        self._sieve = sieve
+        self._wanted = q.wanted
+        self._only = q.only
+        self.lo, self.hi = q.t0, q.t1
+        self.hosts: Collection[str | None] = [q.host]
+        if sieve is not None:
+            self.lo, self.hi = max(q.t0, sieve.t0), min(q.t1, math.nextafter(sieve.t1,
+                                                                               math.inf))
+            self.hosts = sieve.hosts
+        self._memo: dict[SeriesDef, bool] = {}
+
+    def keeps(self, host: str, t: float) -> bool:
+        return self._sieve is None or self._sieve.keeps(host, t)
+
+    def accepts(self, d: SeriesDef) -> bool:
+        found = self._memo.get(d)
+        if found is None:
+            found = self._memo[d] = (self._sieve is None or d.host in self._sieve.hosts) \
+                and (self._wanted is None or self._wanted(d)) \
+                and (self._only is None or self._only(d))
+        return found
+
+    def add(self, t: float, s: Sample, key: SeriesDef) -> None:
+        st = self._out.get(key)
+        if st is None:
+            self._out[key] = SeriesStats.of(t, s)
+        else:
+            st.add(t, s)
 
 
 class StatsReader:
@@ -58,13 +118,19 @@ class StatsReader:
         self._block_index: BlockIndex | None = None
         self._stats_frames: OrderedDict[int, StatsFrame | None] = OrderedDict()
         self._tables: dict[bytes, Table] = {}
-        self._masks = TableMasks(None)
+        #: the filters of the queries lately asked, and the pieces' rows they picked
+        #: (a report reads a run's pieces twice: its whole and its window)
+        self._masks: dict[SeriesFilter | None, TableMasks] = {}
+        self._rows: OrderedDict[tuple[int, int, TableMasks], list[Row]] = OrderedDict()
+        self._rows_held = 0
 
     def close(self) -> None:
         self._stats_frames.clear()
+        self._rows.clear()
 
     def series_stats(self, t0: float, t1: float, wanted: SeriesFilter | None = None,
-                     host: str | None = None) -> dict[SeriesDef, SeriesStats]:
+                     host: str | None = None, *, histograms: bool = True
+                     ) -> dict[SeriesDef, SeriesStats]:
         """Per series (those ``wanted`` accepts, all when None): count, sum, min, max and the
         merged histogram of the samples that reached the sinks in ``[t0, t1)``
         (``series_stats.py``): what a report needs of a step's window. Read from the file's
@@ -72,24 +138,46 @@ class StatsReader:
         they do not (a window that cuts through a block, an older file, a crash's last
         minutes): the same figures either way. ``host``: ``wanted`` accepts only that host's
         series, and only its blocks are looked at (a report asks host by host: without it
-        every query would walk every host's blocks)."""
-        out: dict[SeriesDef, SeriesStats] = {}
-        segments = list(self._overlapping(t0, t1))
+        every query would walk every host's blocks). ``histograms`` False: no series has
+        its histogram (the pieces' are not decoded)."""
+        return self.series_stats_many([Query(t0, t1, wanted, host, histograms)])[0]
+
+    def series_stats_many(self, queries: Sequence[Query]) -> list[dict[SeriesDef, SeriesStats]]:
+        """``series_stats`` of each query, the same figures, with the samples every query
+        must decode read in one decoding of each segment for all of them (a report's hosts'
+        windows start and end in the same segments: asked one by one, each would decode
+        the segment, every host's records in it, from its start)."""
+        outs: list[dict[SeriesDef, SeriesStats]] = []
+        needs: dict[int, tuple[SegmentStats, list[_Need]]] = {}
+        for q in queries:
+            out: dict[SeriesDef, SeriesStats] = {}
+            outs.append(out)
+            for seg, blocks in self._from_pieces(q, out):
+                need = _Need(q, out, None if blocks is None else BlockSieve(
+                    self._blocks().blocks_of(seg, {h for h, _ in blocks}), blocks))
+                needs.setdefault(seg.number, (seg, []))[1].append(need)
+        for seg, group in sorted(needs.values(), key=lambda sg: sg[0].offset):
+            self._decode_many(seg, group)
+        for q, out in zip(queries, outs, strict=True):
+            if not q.histograms:
+                for st in out.values():
+                    st.histogram = None
+        return outs
+
+    def _from_pieces(self, q: Query, out: dict[SeriesDef, SeriesStats]
+                     ) -> Iterator[tuple[SegmentStats, dict[BlockKey, PieceRef | None] | None]]:
+        """Add the pieces that answer ``q`` to ``out``; then the segments whose samples must
+        still be decoded for it, each with its blocks to decode (None: all of it)."""
+        segments = list(self._overlapping(q.t0, q.t1))
         if not segments:
-            return out
-        plan = self._blocks().plan(segments, t0, t1, host)
-        if self._masks.wanted is not wanted:
-            self._masks = TableMasks(wanted)
+            return
+        plan = self._blocks().plan(segments, q.t0, q.t1, q.host)
+        masks = self._masks_of(q.wanted)
         numbers = {s.number for s in segments}
-        sums = PieceSums()
-        for at, refs in in_groups(plan.pieces):
-            frame = self._stats_frame(at)
+        sums = PieceSums(histograms=q.histograms, only=q.only)
+        for _at, refs in in_groups(plan.pieces):
             for ref in refs:
-                found = None
-                if frame is not None and ref.slot < len(frame.heads) \
-                        and frame.heads[ref.slot][0] == ref.info:
-                    with contextlib.suppress(CodecError):
-                        found = frame.rows(ref.slot, self._masks)
+                found = self._piece_rows(ref, masks)
                 if found is None:
                     plan.fall_back(ref, numbers)
                     continue
@@ -100,18 +188,47 @@ class StatsReader:
                 continue
             blocks = plan.decode[seg.number]
             if blocks is not None:
-                blocks = {key: ref for key, ref in blocks.items() if self._may_want(ref)}
+                blocks = {key: ref for key, ref in blocks.items() if self._may_want(ref, masks)}
                 if not blocks:
                     continue
-            self._decode_stats(seg, blocks, (t0, t1), wanted, out)
-        return out
+            yield seg, blocks
 
     def _blocks(self) -> BlockIndex:
         if self._block_index is None:
             self._block_index = BlockIndex(self._segments)
         return self._block_index
 
-    def _may_want(self, ref: PieceRef | None) -> bool:
+    def _masks_of(self, wanted: SeriesFilter | None) -> TableMasks:
+        masks = self._masks.get(wanted)
+        if masks is None:
+            if len(self._masks) >= _KEPT_FILTERS:
+                self._masks.clear()
+                self._rows.clear()
+                self._rows_held = 0
+            masks = self._masks[wanted] = TableMasks(wanted)
+        return masks
+
+    def _piece_rows(self, ref: PieceRef, masks: TableMasks) -> list[Row] | None:
+        """A piece's rows of the series ``masks`` picks (None: it cannot be read)."""
+        key = (ref.at, ref.slot, masks)
+        found = self._rows.get(key)
+        if found is not None:
+            self._rows.move_to_end(key)
+            return found
+        frame = self._stats_frame(ref.at)
+        if frame is None or ref.slot >= len(frame.heads) or frame.heads[ref.slot][0] != ref.info:
+            return None
+        try:
+            found = frame.rows(ref.slot, masks)
+        except CodecError:
+            return None
+        self._rows[key] = found
+        self._rows_held += len(found)
+        while self._rows_held > _CACHED_ROWS:
+            self._rows_held -= len(self._rows.popitem(last=False)[1])
+        return found
+
+    def _may_want(self, ref: PieceRef | None, masks: TableMasks) -> bool:
         """False when the piece that covers a block to decode says that the block has no
         series ``series_stats`` wants (its table has all the block's series)."""
         if ref is None:
@@ -119,27 +236,33 @@ class StatsReader:
         frame = self._stats_frame(ref.at)
         if frame is None or ref.slot >= len(frame.heads) or frame.heads[ref.slot][0] != ref.info:
             return True
-        return bool(self._masks(frame.tables[frame.heads[ref.slot][1]]))
+        return bool(masks(frame.tables[frame.heads[ref.slot][1]]))
 
-    def _decode_stats(self, seg: SegmentStats, blocks: Collection[tuple[str, float]] | None,
-                      window: tuple[float, float], wanted: SeriesFilter | None,
-                      out: dict[SeriesDef, SeriesStats]) -> None:
-        """Add the samples of ``seg`` in [t0, t1) to ``out``: those of ``blocks`` (all when
-        None)."""
-        sieve = None if blocks is None else BlockSieve(seg, blocks)
-        t0, t1 = window
-        lo, hi, series_filter = t0, t1, wanted
-        if sieve is not None:
-            lo, hi = max(t0, sieve.t0), min(t1, math.nextafter(sieve.t1, math.inf))
-            series_filter = sieve.series_filter(wanted)
-        def batches() -> Iterator[tuple[float, list[Sample]]]:
-            for t, batch in self._decode(seg, lo, hi, events=False, output=False,
-                                         series_filter=series_filter, to_end=True):
-                if isinstance(batch, list):
-                    yield t, batch if sieve is None else [
-                        s for s in batch if sieve.keeps(s.host, t)]
+    def _decode_many(self, seg: SegmentStats, needs: list[_Need]) -> None:
+        """Add the samples of ``seg`` each need asks for to its figures, decoding the
+        segment once (from the earliest time asked for to the latest)."""
+        by_host: dict[str | None, list[_Need]] = {}
+        for need in needs:
+            for h in need.hosts:
+                by_host.setdefault(h, []).append(need)
+        anywhere = by_host.pop(None, [])
 
-        accumulate_stats(batches(), into=out)
+        def series_filter(d: SeriesDef) -> bool:
+            return any(n.accepts(d) for n in (*by_host.get(d.host, ()), *anywhere))
+
+        lo, hi = min(n.lo for n in needs), max(n.hi for n in needs)
+        for t, batch in self._decode(seg, lo, hi, events=False, output=False,
+                                     series_filter=series_filter, to_end=True):
+            if not isinstance(batch, list):
+                continue
+            for s in batch:
+                key: SeriesDef | None = None
+                for need in (*by_host.get(s.host, ()), *anywhere):
+                    if need.lo <= t < need.hi and need.keeps(s.host, t):
+                        if key is None:
+                            key = series_def(s)
+                        if need.accepts(key):
+                            need.add(t, s, key)
 
     def _stats_frame(self, at: int) -> StatsFrame | None:
         """The STATS frame at file offset ``at`` (None: not one, or damaged)."""
