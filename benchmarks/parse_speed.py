@@ -512,7 +512,7 @@ def main() -> int:
         "own options, with `--tool` only its parser is imported, and the patterns for "
         "flattened reports are compiled only when a long line is met) and writing the JSON "
         "Lines (~9 k instructions per sample: ~4 k making its dict, ~4 k orjson's "
-        "serialising it; the bytes go to stdout's buffer as orjson wrote them).",
+        "serialising it).",
         "",
         "Reproduce from the project's root (fio and jq installed; a few minutes):",
         "",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable
-from typing import BinaryIO, Protocol, TextIO
+from typing import Protocol, TextIO
 
 import orjson
 
@@ -31,25 +31,16 @@ class JsonlWriter:
 
     def __init__(self, out: TextIO, *, histograms: bool = False) -> None:
         self._out = out
-        #: orjson's bytes go to the binary buffer under ``out`` when there is one (after
-        #: what was written to ``out`` itself), not decoded to text and encoded back.
-        self._buffer: BinaryIO | None = getattr(out, "buffer", None)
         self._histograms = histograms
 
     def write(self, samples: Iterable[Sample]) -> int:
         keep_histograms = self._histograms
         dumps = orjson.dumps
-        newline = orjson.OPT_APPEND_NEWLINE
-        # Each line joined at once: orjson's bytes keep a 4 KiB buffer each until freed.
-        lines = [dumps(s.to_dict(), option=newline) for s in samples
+        # Each line decoded at once: orjson's bytes keep a 4 KiB buffer each until freed.
+        lines = [dumps(s.to_dict()).decode() for s in samples
                  if keep_histograms or s.histogram is None]
         if lines:
-            data = b"".join(lines)
-            if self._buffer is not None:
-                self._out.flush()
-                self._buffer.write(data)
-            else:
-                self._out.write(data.decode())
+            self._out.write("\n".join(lines) + "\n")
         return len(lines)
 
 
