@@ -1,7 +1,7 @@
 """An interval's latency percentiles from fio json+'s cumulative ``bins`` without subtracting
-them bucket by bucket: what ``benchtui parse`` needs when it prints no histogram, in the
-dumps where fio added buckets (``_fio_json_jobs``: where it did not, the buckets line up with
-the previous dump's and one C-level pass subtracting them all costs less in time).
+them bucket by bucket: what ``benchtui parse`` needs when it prints no histogram, in every
+dump (where fio added buckets and where it did not: block sums cost fewer instructions than
+one C-level pass subtracting every bucket, ~220 per bucket against ~900).
 
 A direction's buckets are cut in blocks of about the square root of their number; a dump's
 counts are summed per block (C-level passes: ``sum`` of list slices, no object per bucket).
