@@ -389,7 +389,10 @@ def main() -> int:
                          "stored one, and store it")
     ap.add_argument("--instructions", action="store_true",
                     help="also count the instructions executed (valgrind; slow: the 32-job "
-                         "capture and a 60 s 2-job stream only)")
+                         "capture and a 2-job stream of --count-seconds)")
+    ap.add_argument("--count-seconds", type=int, default=60,
+                    help="the 2-job stream's length for --instructions (900: the issue's "
+                         "15 minutes, ~15 more minutes under valgrind)")
     ap.add_argument("--out", type=Path, default=OUT_MD)
     args = ap.parse_args()
     if shutil.which("jq") is None:
@@ -449,9 +452,10 @@ def main() -> int:
         if args.instructions:
             for code in ("old", "new"):  # (bytecode written beforehand)
                 in_process("none", wide, envs[code])
-            short = work / "fio-2jobs-60s.json"
-            extend(two_text, 60, short)
-            counted = instruction_table([("2 jobs, 60 s", short), (inputs[1][0], wide)], envs)
+            short = work / "fio-2jobs-counted.json"
+            extend(two_text, args.count_seconds, short)
+            counted = instruction_table([(f"2 jobs, {args.count_seconds} s", short),
+                                         (inputs[1][0], wide)], envs)
     load_after = loadavg()
     info = machine()
     lines = [
@@ -476,34 +480,47 @@ def main() -> int:
     lines += [
         "### Where the time goes",
         "",
-        "Documents are found on the bytes and decoded whole by orjson (finding them costs a "
-        "few percent of decoding them). What decoding leaves to the parser is, per job and dump, "
-        "reading its counters and making its samples (per direction: IOPS, bandwidth, mean "
-        "latencies, 5 percentiles; ~21 per job with reads and writes), and its latency "
-        "buckets (~370 per direction in the 32-job capture, ~1000 in the 2-job one). With "
-        "histograms (the live engine) every bucket is subtracted from the previous dump's in "
-        "C-level passes, and where fio added buckets (92% of the directions' dumps of the 20 s "
-        "capture) one dictionary lookup per bucket finds them. Without (`benchtui parse`) and "
-        "where fio added buckets, the counts are summed per block of about the square root "
-        "of their number (where it did not, the one pass over aligned buckets costs less "
-        "time, though more instructions, than the blocks), the "
-        "blocks carried from dump to dump by their last bucket, and only the blocks holding a "
-        "percentile are subtracted bucket by bucket (parsers/_fio_json_probed.py). Measured by "
-        "instructions on the 32-job capture (stubbing each stage in turn): decoding ~410 M, "
-        "the documents' and jobs' counters ~90 M, the buckets ~230 M, the percentiles "
-        "~150 M, the samples ~80 M. Each per-bucket step of a C-level pass still costs a good "
-        "part of what decoding the bucket cost orjson, so the parse stays a multiple of the "
-        "decoding, more so for many jobs of few buckets than for few jobs of many. The CLI "
-        "rows add Python's start-up, imports and argument parsing (`benchtui parse` builds "
-        "only its own options; with `--tool` only its parser is imported) and writing the "
-        "JSON Lines (~10 k instructions per sample, half of it making each sample's dict).",
+        "Documents are found on the bytes and decoded whole by orjson (finding them costs "
+        "~3% of decoding them: 12 M of 410 M instructions on the 32-job capture). What "
+        "decoding leaves to the parser is, per job and dump, reading its counters and making "
+        "its samples (per direction: IOPS, bandwidth, mean latencies, 5 percentiles; ~21 per "
+        "job with reads and writes), and its latency buckets (~370 per direction in the "
+        "32-job capture, ~300-1000 in the 2-job ones). Without histograms (`benchtui parse`) "
+        "every interval's percentiles come from block sums (parsers/_fio_json_probed.py): a "
+        "direction's counts are summed per block of about the square root of their number "
+        "(slices made once per cut, C-level `sum`), the blocks carried from dump to dump by "
+        "their last bucket (a C-level `list.index`), and only the blocks holding a "
+        "percentile are subtracted bucket by bucket (one block per run of ascending "
+        "quantiles). With histograms (the live engine) every bucket is subtracted from the "
+        "previous dump's in C-level passes, and where fio added buckets (92% of the "
+        "directions' dumps of the 20 s capture) one dictionary lookup per bucket finds them "
+        "(a Python comprehension: `filterfalse`, a set difference and `map(dict.get)` were "
+        "measured and cost more). Measured by instructions on the 32-job capture (callgrind "
+        "counting only inside the stage, over documents decoded beforehand): decoding and "
+        "finding ~410 M; reading the buckets ~230 M (their values listed ~26 M, block sums "
+        "~65 M, keys listed where fio added buckets ~26 M and the blocks carried ~35 M, the "
+        "rest per direction); the percentiles ~135 M (the blocks holding them, ~19 buckets "
+        "each, ~3.3 per direction, at ~1,000 instructions per bucket: two slices, a "
+        "subtraction, running sums, a sort that checks them); the jobs' counters ~57 M "
+        "(`snapshot` ~25 M); the samples ~50 M (~2,400 instructions to make one `Sample`). "
+        "Each step of a C-level pass over Python ints costs 70-400 instructions (listing "
+        "values ~72, `sum` ~58, a subtraction through `map` ~400, running sums ~180-316), "
+        "against ~980 for orjson to decode a bucket's line: a few passes per bucket are as "
+        "much as decoding it, which is why the parse stays above 2x orjson's decoding on "
+        "the 32-job capture. The CLI rows add Python's start-up and imports (~250 M with "
+        "orjson's own import ~64 M and the site's ~60 M: `benchtui parse` builds only its "
+        "own options, with `--tool` only its parser is imported, and the patterns for "
+        "flattened reports are compiled only when a long line is met) and writing the JSON "
+        "Lines (~9 k instructions per sample: ~4 k making its dict, ~4 k orjson's "
+        "serialising it).",
         "",
         "Reproduce from the project's root (fio and jq installed; a few minutes):",
         "",
         "```sh",
         f".venv/bin/python benchmarks/parse_speed.py --reps {args.reps} --old {args.old} "
         f"--two-seconds {args.two_seconds} --wide-seconds {args.wide_seconds}"
-        + (" --instructions" if args.instructions else ""),
+        + (" --instructions" if args.instructions else "")
+        + (f" --count-seconds {args.count_seconds}" if args.count_seconds != 60 else ""),
         "```",
         "",
     ]

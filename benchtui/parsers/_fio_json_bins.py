@@ -62,6 +62,7 @@ class Bins:
     counts: list[int] | None = None
     cuts: list[int] | None = None
     ends: list[int] | None = None
+    slices: list[slice] | None = None  # the blocks as slices (cuts, made once)
 
     def bucket_ns(self) -> list[int]:
         if self.ns is None:

@@ -168,11 +168,8 @@ def _deltas(cur: dict[str, Dir], prev: dict[str, Dir], histogram: bool
             if earlier is not None and c.n == p.n and raw == earlier.raw:
                 c.bins[measure] = earlier  # nothing completed: nothing to subtract
                 continue
-            # Without histograms, the percentiles alone, from block sums where fio added
-            # buckets (every bucket subtracted, once aligned, costs more than block sums);
-            # where it did not, one C-level pass over the buckets costs less in time
-            read = None if histogram or (earlier is not None and len(raw) == len(earlier.raw)
-                                         ) else probed_interval(raw, earlier)
+            # Without histograms, the percentiles alone, from block sums
+            read = None if histogram else probed_interval(raw, earlier)
             c.bins[measure], delta = read if read is not None else interval(raw, earlier)
             if delta is not None:
                 deltas[(op, measure)] = delta

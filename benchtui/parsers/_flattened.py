@@ -20,6 +20,7 @@ Pure text in, text out: no I/O (a private module of ``parsers``; the registry sk
 from __future__ import annotations
 
 import re
+from functools import cache
 from itertools import islice
 from typing import Final
 
@@ -50,9 +51,22 @@ LINE_STARTS: Final = (
 #: itself, and the lines after it keep their numbers), so status lines do not count as starts.
 _STATUS_START: Final = r"Jobs: \d+ \(f=\d+\)"
 _ANY_START: Final = "|".join(f"(?:{s})" for s in LINE_STARTS)
-_SPLIT: Final = re.compile(rf"[ \t]+(?={_ANY_START})")
-_STARTS: Final = re.compile(
-    rf"(?<=[ \t])(?:{'|'.join(f'(?:{s})' for s in LINE_STARTS if s != _STATUS_START)})")
+
+
+@cache
+def _split() -> re.Pattern[str]:
+    """Where a flattened report's lines start (compiled on first use: most inputs hold no
+    long line, and compiling it costs ``benchtui parse`` a few percent of its start-up)."""
+    return re.compile(rf"[ \t]+(?={_ANY_START})")
+
+
+@cache
+def _starts() -> re.Pattern[str]:
+    """The tokens that count as line starts (compiled on first use, as ``_split``)."""
+    return re.compile(
+        rf"(?<=[ \t])(?:{'|'.join(f'(?:{s})' for s in LINE_STARTS if s != _STATUS_START)})")
+
+
 _LONG_LINE: Final = re.compile(rf"^[^\n]{{{MIN_CHARS},}}", re.MULTILINE)
 
 
@@ -60,7 +74,7 @@ def is_flattened(line: str) -> bool:
     """True when ``line`` looks like a report flattened onto one line."""
     if len(line) < MIN_CHARS or line.lstrip().startswith(("{", "[")):
         return False
-    return sum(1 for _ in islice(_STARTS.finditer(line), MIN_STARTS)) == MIN_STARTS
+    return sum(1 for _ in islice(_starts().finditer(line), MIN_STARTS)) == MIN_STARTS
 
 
 def restore_line(line: str) -> str:
@@ -68,7 +82,7 @@ def restore_line(line: str) -> str:
     output, when it is a flattened report; otherwise ``line`` itself."""
     if not is_flattened(line):
         return line
-    return _SPLIT.sub("\n", line)
+    return _split().sub("\n", line)
 
 
 def restore_line_breaks(text: str) -> str:
