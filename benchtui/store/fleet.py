@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
@@ -35,6 +36,8 @@ RECONNECTING = "reconnecting"
 FAILED = "failed"
 DONE = "done"
 HOST_STATES = (CONNECTING, UP, RUNNING, RECONNECTING, FAILED, DONE)
+
+_HOST, _T = attrgetter("host"), attrgetter("t")
 
 DEFAULT_MAX_EVENTS = 5000
 DEFAULT_MAX_OUTPUT_LINES = 2000
@@ -161,20 +164,27 @@ class FleetState:
         if not samples:
             return
         self.store.add(samples)
-        newest = self.latest_t
-        for s in samples:
-            if s.t is None:
-                continue
-            view = self.hosts.get(s.host) or self.host(s.host)
-            view.samples += 1
-            if view.last_sample_t is None or s.t > view.last_sample_t:
-                view.last_sample_t = s.t
-            if newest is None or s.t > newest:
-                newest = s.t
-        self.latest_t = newest
+        hosts = list(map(_HOST, samples))
+        if hosts.count(hosts[0]) == len(hosts):  # (a batch is one run's: one host)
+            times = [t for t in map(_T, samples) if t is not None]
+            if times:
+                self._timed(hosts[0], len(times), max(times))
+        else:
+            for s in samples:
+                if s.t is not None:
+                    self._timed(s.host, 1, s.t)
         self.version += 1
         for listener in self.sample_listeners:
             listener(samples)
+
+    def _timed(self, host: str, count: int, newest: float) -> None:
+        """``count`` samples of ``host`` with a time, the newest at ``newest``."""
+        view = self.hosts.get(host) or self.host(host)
+        view.samples += count
+        if view.last_sample_t is None or newest > view.last_sample_t:
+            view.last_sample_t = newest
+        if self.latest_t is None or newest > self.latest_t:
+            self.latest_t = newest
 
     def on_output(self, out: OutputLines) -> None:
         view = self.host(out.host)
