@@ -21,6 +21,7 @@ from operator import attrgetter
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
+from benchtui.store.batch_shape import one_host
 from benchtui.store.live import DEFAULT_WINDOW, LiveStore
 from benchtui.store.output_ring import OutputLine, OutputRing
 
@@ -37,7 +38,7 @@ FAILED = "failed"
 DONE = "done"
 HOST_STATES = (CONNECTING, UP, RUNNING, RECONNECTING, FAILED, DONE)
 
-_HOST, _T = attrgetter("host"), attrgetter("t")
+_T = attrgetter("t")
 
 DEFAULT_MAX_EVENTS = 5000
 DEFAULT_MAX_OUTPUT_LINES = 2000
@@ -164,11 +165,10 @@ class FleetState:
         if not samples:
             return
         self.store.add(samples)
-        hosts = list(map(_HOST, samples))
-        if hosts.count(hosts[0]) == len(hosts):  # (a batch is one run's: one host)
+        if one_host(samples):  # (a batch is one run's: one host)
             times = [t for t in map(_T, samples) if t is not None]
             if times:
-                self._timed(hosts[0], len(times), max(times))
+                self._timed(samples[0].host, len(times), max(times))
         else:
             for s in samples:
                 if s.t is not None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from operator import attrgetter
 
 from benchtui.model.histogram import LatencyHistogram, merged_quantiles
 from benchtui.model.sample import HISTOGRAM_METRIC, SUMMARY, Sample
+from benchtui.store.batch_shape import BatchShapes, one_host
 
 SeriesKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
 #: Labels of a histogram across hosts: (tool, sorted labels without host).
@@ -50,33 +50,6 @@ class Series:
 _PerHost = dict[str, tuple[float, LatencyHistogram]]
 #: Where a sample goes: its series, its histogram key's hosts, or None (a summary).
 _Target = Series | _PerHost | None
-#: Batch plans kept at most (hosts x tools x batch sizes; all forgotten past it).
-_MAX_PLANS = 1 << 14
-_HOST, _TOOL, _KIND, _METRIC, _LABELS = (attrgetter(name) for name in (
-    "host", "tool", "kind", "metric", "labels"))
-
-
-@dataclass(slots=True)
-class _Plan:
-    """Where the samples of a batch went (``targets``), and what they were: a batch alike
-    (the same hosts, tools, kinds, metrics, labels, and histograms where there were) goes
-    to the same places."""
-
-    hosts: list[str]
-    tools: list[str]
-    kinds: list[str]
-    metrics: list[str]
-    labels: list[dict[str, str]]
-    no_histogram: list[bool]
-    targets: list[_Target]
-
-    def fits(self, batch: list[Sample]) -> bool:
-        return (list(map(_METRIC, batch)) == self.metrics
-                and list(map(_LABELS, batch)) == self.labels
-                and list(map(_HOST, batch)) == self.hosts
-                and list(map(_TOOL, batch)) == self.tools
-                and list(map(_KIND, batch)) == self.kinds
-                and [s.histogram is None for s in batch] == self.no_histogram)
 
 
 class LiveStore:
@@ -101,46 +74,39 @@ class LiveStore:
         self._matched_keys = 0
         #: (host, tool, metric, *labels in their own order) -> series: ``add``'s fast look-up.
         self._seen: dict[tuple[object, ...], Series] = {}
-        #: (host, tool, size) -> where the samples of its last batch went (``add``).
-        self._plans: dict[tuple[str, str, int], _Plan] = {}
+        #: Where the samples of each batch shape went (``add``).
+        self._shapes: BatchShapes[list[_Target]] = BatchShapes()
 
     def add(self, samples: Iterable[Sample]) -> int:
         """Take samples in; returns how many. Summary samples are kept whole (few per run).
 
-        A source sends the same series in the same order batch after batch (a fio
-        document's jobs, an iostat report): a batch like the previous one of its host, tool
-        and size (compared by C-level comparisons of whole lists) reuses where each of its
-        samples went (``_Plan``); only a batch unlike it is placed sample by sample."""
+        A batch of one host like the last one of its shape goes where that one went
+        (``batch_shape``); only a batch unlike it is placed sample by sample."""
         batch = samples if isinstance(samples, list) else list(samples)
         n = len(batch)
         if not n:
             return 0
-        first = batch[0]
-        where = (first.host, first.tool, n)
-        plan = self._plans.get(where)
-        if plan is None or not plan.fits(batch):
-            plan = self._plan(batch)
-            if plan is not None:
-                if len(self._plans) >= _MAX_PLANS:
-                    self._plans.clear()
-                self._plans[where] = plan
-        if plan is None:
+        targets = self._shapes.find(batch)
+        if targets is None and one_host(batch):
+            targets = [self._target(s) for s in batch]
+            self._shapes.keep(batch, targets)
+        if targets is None:
             self._add_each(batch)
         else:
-            self._add_planned(batch, plan)
+            self._add_planned(batch, targets)
         self.samples_total += n
         self.version += 1
         return n
 
-    def _add_planned(self, batch: list[Sample], plan: _Plan) -> None:
-        """A batch of one host whose series and histogram keys ``plan`` knows, in order."""
+    def _add_planned(self, batch: list[Sample], targets: list[_Target]) -> None:
+        """A batch of one host, with where each of its samples goes."""
         times = [s.elapsed or 0.0 if s.t is None else s.t for s in batch]
         host = batch[0].host
         newest = max(times)
         last = self.host_last_t.get(host)
         if last is None or newest > last:
             self.host_last_t[host] = newest
-        for s, t, target in zip(batch, times, plan.targets, strict=True):
+        for s, t, target in zip(batch, times, targets, strict=True):
             if type(target) is Series:
                 target.times.append(t)
                 target.values.append(s.value)
@@ -164,15 +130,6 @@ class LiveStore:
                 self.summaries.append(s)
             else:
                 target[s.host] = (t, s.histogram)  # type: ignore[index,assignment]  # (not None)
-
-    def _plan(self, batch: list[Sample]) -> _Plan | None:
-        """Where each sample of a batch of one host goes (None: of several hosts)."""
-        hosts = list(map(_HOST, batch))
-        if hosts.count(hosts[0]) != len(hosts):
-            return None
-        return _Plan(hosts, list(map(_TOOL, batch)), list(map(_KIND, batch)),
-                     list(map(_METRIC, batch)), [dict(s.labels) for s in batch],
-                     [s.histogram is None for s in batch], [self._target(s) for s in batch])
 
     def _target(self, s: Sample) -> _Target:
         """Where a sample goes: its series, its histogram key's hosts, or None (a summary:
