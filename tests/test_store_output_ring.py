@@ -20,7 +20,7 @@ def batches() -> list[tuple[float, str, str, tuple[str, ...]]]:
             for i, n in enumerate(sizes)]
 
 
-@pytest.mark.parametrize("maxlen", [5, 1, None])
+@pytest.mark.parametrize("maxlen", [5, 1, 0, None])
 @pytest.mark.parametrize("read_every", [1, 3, 100])
 def test_reads_as_the_bounded_deque_it_stands_for(maxlen: int | None, read_every: int) -> None:
     ring, plain = OutputRing(maxlen=maxlen), deque[OutputLine](maxlen=maxlen)
@@ -30,9 +30,11 @@ def test_reads_as_the_bounded_deque_it_stands_for(maxlen: int | None, read_every
         if n % read_every == 0:  # (read now and then: what is made stays made)
             assert list(ring) == list(plain)
     assert len(ring) == len(plain) and bool(ring) == bool(plain)
-    assert ring[-1] == plain[-1] and ring[0] == plain[0]
-    assert list(reversed(ring)) == list(reversed(plain))
-    assert ring == plain and plain[-1] in ring
+    assert list(reversed(ring)) == list(reversed(plain)) and ring == plain
+    if maxlen == 0:
+        assert not ring
+        return
+    assert ring[-1] == plain[-1] and ring[0] == plain[0] and plain[-1] in ring
     if maxlen is not None:
         assert len(ring) == maxlen
 

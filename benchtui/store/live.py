@@ -100,7 +100,7 @@ class LiveStore:
 
     def _add_planned(self, batch: list[Sample], targets: list[_Target]) -> None:
         """A batch of one host, with where each of its samples goes."""
-        times = [s.elapsed or 0.0 if s.t is None else s.t for s in batch]
+        times = [(s.elapsed or 0.0) if s.t is None else s.t for s in batch]
         host = batch[0].host
         newest = max(times)
         last = self.host_last_t.get(host)

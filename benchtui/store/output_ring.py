@@ -51,7 +51,7 @@ class OutputRing(deque[OutputLine]):
         waiting.append((t, step, tool, lines))
         self._waiting_lines += len(lines)
         if self.maxlen is not None:  # the batches the newer ones pushed out of reach
-            while self._waiting_lines - len(waiting[0][3]) >= self.maxlen:
+            while len(waiting) > 1 and self._waiting_lines - len(waiting[0][3]) >= self.maxlen:
                 self._waiting_lines -= len(waiting.popleft()[3])
 
     def _make(self) -> None:
