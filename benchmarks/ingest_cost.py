@@ -8,8 +8,10 @@ code, in one process, and times each part with the thread's CPU clock:
 - ``parse``: ``RunIngest.feed`` (``LineCutter`` or ``LineSplitter``, the parser);
 - ``deliver``: ``Sinks.deliver`` (the step's label, the histograms' resolution) and every
   sink it calls: ``--sinks jsonl`` (what ``run --jsonl`` has: samples as JSON Lines, to
-  /dev/null), ``console`` (the console's ``FleetState``), ``record`` (``Recorder`` and the
-  figure track, as ``--record`` adds them; the file in a temporary directory).
+  /dev/null), ``store`` (a ``LiveStore``, the sink of ``fleet_probe.py``), ``console`` (the
+  console's ``FleetState``), ``record`` (``Recorder`` and the figure track, as ``--record``
+  adds them; the file in a temporary directory: the recorder's own thread, which compresses
+  and writes, is not counted).
 
 Workloads: ``wide``: the 32-job json+ capture (``captures/fio-json-plus-32jobs-20s.json.xz``,
 ~880 kB a document, every latency bucket), one document a second per host, all hosts' documents
@@ -22,7 +24,8 @@ together each second (fio's clocks in step); ``fleet``: fio json+ with 2 jobs
 before a change), alternately with this checkout, ``--repeat`` times each.
 
     .venv/bin/python benchmarks/ingest_cost.py [--workload wide|fleet] [--hosts N]
-        [--seconds S] [--sinks jsonl console record] [--old DIR] [--repeat R] [--profile FILE]
+        [--seconds S] [--sinks jsonl store console record] [--old DIR] [--repeat R]
+        [--profile FILE]
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ def streams(workload: str, hosts: int, seconds: int) -> list[list[tuple[str, str
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     from benchtui.model import events as ev
+    from benchtui.model.fio_buckets import DEFAULT_BITS
     from benchtui.parsers.registry import all_parsers
     from benchtui.session.ingest import RunIngest
     from benchtui.session.sinks import Sinks
@@ -82,7 +86,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
     output = streams(args.workload, args.hosts, args.seconds)
     hosts = sorted({h for second in output for h, _, _ in second})
-    bits = 5  # (the session's default: model.fio_buckets)
+    bits = DEFAULT_BITS  # (the session's histogram resolution)
     sinks = Sinks(bits)
     stack = contextlib.ExitStack()
     if "jsonl" in args.sinks:
@@ -90,6 +94,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
         jsonl = JsonlWriter(stack.enter_context(open(os.devnull, "w")))  # noqa: SIM115
         sinks.samples.append(jsonl.write)
+    if "store" in args.sinks:
+        from benchtui.store.live import LiveStore
+
+        sinks.samples.append(LiveStore().add)
     if "console" in args.sinks:
         from benchtui.store.fleet import FleetState
 
@@ -183,7 +191,7 @@ def main() -> int:
     ap.add_argument("--hosts", type=int, default=32)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--sinks", nargs="*", default=["jsonl"],
-                    choices=("jsonl", "console", "record"))
+                    choices=("jsonl", "store", "console", "record"))
     ap.add_argument("--chunk", type=int, default=32 << 10, help="bytes per chunk")
     ap.add_argument("--old", type=Path, help="a checkout of the code to compare with")
     ap.add_argument("--repeat", type=int, default=1)

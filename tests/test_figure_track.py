@@ -238,8 +238,7 @@ def test_a_track_that_fails_stops_and_the_file_says_it_has_none(
 
 
 def test_the_samples_read_are_chosen_again_at_each_step() -> None:
-    """The recorder works out which samples of a batch the track reads once per batch shape
-    (``store.batch_shape``), and again at each step: a host outside a step's hosts is not
+    """Which samples the track reads is the step's: a host outside a step's hosts is not
     read in it, whatever an earlier step read of the same batches."""
     from benchtui.model import events as ev
     from benchtui.model.sample import Sample

@@ -25,13 +25,11 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
-from operator import attrgetter
 from typing import Protocol
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.sample import INTERVAL, Sample
-from benchtui.store.batch_shape import BatchShapes, one_host
 from benchtui.store.fleet import FleetState
 from benchtui.store.recording.figframe import Key
 
@@ -41,7 +39,6 @@ __all__ = ["SCRATCH_POINTS", "Digest", "FigureRecorder", "FigureTrack", "Keep", 
 Keep = Callable[[str | None, float, Iterable[tuple[Key, float]]], None]
 #: The scratch state's points per series: figures use the newest few points only.
 SCRATCH_POINTS = 16
-_T = attrgetter("t")
 
 
 class Digest(Protocol):
@@ -123,8 +120,6 @@ class FigureRecorder:
         self.error: str | None = None
         self._track: FigureTrack | None = None
         self._hosts: frozenset[str] = frozenset()
-        #: Which samples of each batch shape the track reads (indices), this step.
-        self._picked: BatchShapes[list[int]] = BatchShapes()
         #: CPU seconds spent computing (benchmarks report them).
         self.cpu_seconds = 0.0
 
@@ -136,7 +131,6 @@ class FigureRecorder:
             self._hosts = frozenset(str(h) for h in hosts) if isinstance(hosts, list) \
                 else frozenset()
             self._track = FigureTrack(self.digest, event.t, self._keep)
-            self._picked.clear()
         elif event.kind == ev.STEP_END:
             self._track = None
 
@@ -144,11 +138,6 @@ class FigureRecorder:
         kept = list(figures)
         if kept:
             self._write(t, host, kept)
-
-    def _reads(self, track: FigureTrack, s: Sample) -> bool:
-        """Whether the track reads ``s``: an interval of the step's hosts the digest reads."""
-        return s.kind == INTERVAL and (not self._hosts or s.host in self._hosts) \
-            and track.reads(s.metric, s.labels)
 
     def on_samples(self, samples: list[Sample], arrived: float | None = None) -> None:
         """A batch the session handed to its sinks (``arrived``: when, for samples without
@@ -167,22 +156,13 @@ class FigureRecorder:
         self.cpu_seconds += time.thread_time() - started
 
     def _add(self, track: FigureTrack, samples: list[Sample], arrived: float | None) -> None:
-        # Which samples the track reads: worked out once per batch shape (``batch_shape``)
-        # for a batch of one host, and again at each step (its hosts are others).
-        picked = self._picked.find(samples)
-        if picked is None:
-            picked = [i for i, s in enumerate(samples) if self._reads(track, s)]
-            if one_host(samples):
-                self._picked.keep(samples, picked)
-        if not picked:
-            return
-        chosen = [samples[i] for i in picked]
-        if one_host(chosen) and None not in map(_T, chosen):  # (the way of most batches)
-            track.add(chosen[0].host, chosen, max(map(_T, chosen)))
-            return
         groups: dict[str, list[Sample]] = {}
         newest: dict[str, float] = {}
-        for s in chosen:
+        reads, hosts = track.reads, self._hosts
+        for s in samples:
+            if s.kind != INTERVAL or (hosts and s.host not in hosts) \
+                    or not reads(s.metric, s.labels):
+                continue
             if s.t is None:  # as the recorder keeps it: at its arrival
                 arrived = time.time() if arrived is None else arrived
                 fed = dataclasses.replace(s, t=arrived)

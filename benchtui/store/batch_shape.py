@@ -1,8 +1,8 @@
 """What a sink made of a batch of samples, kept for the next batch alike.
 
 A source sends the same series in the same order batch after batch: a fio document's jobs,
-an iostat report. A sink that works out something per sample (where it goes in the store,
-whether the figure track reads it) can work it out once per batch shape instead: the next
+an iostat report. A sink that works out something per sample (the live store: where each
+goes) can work it out once per batch shape instead: the next
 batch of the same host, tool and size, with the same hosts, tools, kinds, metrics, labels
 and histograms present, gets what the last one got. The comparison is of whole lists, in C
 (a few tens of nanoseconds a sample); working it out again sample by sample, with a tuple
