@@ -67,9 +67,6 @@ class BatchShapes(Generic[T]):
             list(map(_METRIC, batch)), [dict(s.labels) for s in batch],
             [h is not None for h in map(_HISTOGRAM, batch)], made)
 
-    def clear(self) -> None:
-        self._shapes.clear()
-
 
 def one_host(batch: list[Sample]) -> bool:
     """Whether every sample of ``batch`` (not empty) is of the same host."""
