@@ -69,18 +69,23 @@ NAN = float("nan")
 class ArrivalStamps:
     """Wraps a transport: notes when ``follow`` handed over each run's latest chunk."""
 
-    def __init__(self, inner: Transport, stamps: dict[tuple[str, str], float]) -> None:
+    def __init__(self, inner: Transport, stamps: dict[tuple[str, str], float],
+                 chunks: list[int]) -> None:
         self._inner = inner
         self._stamps = stamps
+        #: [chunks, bytes] handed over so far, every run of every host
+        self._chunks = chunks
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     async def follow(self, handle: RunHandle, offset: int = 0) -> AsyncGenerator[Chunk, None]:
         key = (handle.host, "fio" if FIO_STEP in handle.run_id else "iostat")
-        stamps = self._stamps
+        stamps, chunks = self._stamps, self._chunks
         async for chunk in self._inner.follow(handle, offset):
             stamps[key] = time.time()
+            chunks[0] += 1
+            chunks[1] += len(chunk.data)
             yield chunk
 
 
@@ -91,6 +96,8 @@ class Tick(NamedTuple):
     cpu: float  # this process's CPU seconds, and its children's
     children: float  # its children's CPU seconds (the heartbeat process)
     samples: int  # samples in the store so far
+    chunks: int  # chunks the transports handed over so far
+    chunk_bytes: int  # and their bytes
     rss: int  # bytes
     busy: int  # machine jiffies busy
     total: int  # machine jiffies
@@ -108,6 +115,7 @@ class Probe:
         self._children_read = 0.0
         self.jsonl: JsonlWriter | None = None
         self.arrivals: dict[tuple[str, str], float] = {}
+        self.chunks = [0, 0]  # chunks and bytes the transports handed over
         self.e2e: list[tuple[float, float]] = []  # (monotonic when stored, latency s)
         self.late: list[tuple[str, float, float]] = []  # (host, when stored, latency s)
         self.inside: list[tuple[float, float]] = []
@@ -155,15 +163,19 @@ class Probe:
             busy, total = machine_jiffies()
             children = self.children_cpu()
             self.ticks.append(Tick(time.monotonic(), time.process_time() + children, children,
-                                   self.store.samples_total, _rss_bytes(), busy, total,
+                                   self.store.samples_total, *self.chunks, _rss_bytes(),
+                                   busy, total,
                                    _runqueue_wait()))
             await asyncio.sleep(1.0)
 
     def children_cpu(self) -> float:
         """CPU seconds of this process's children (living ones, and those it reaped). The
-        list of children is read again every 10 s only (it reads every process's stat)."""
+        list of children is read again every 10 s only while there is none, or once one has
+        ended: listing them reads every process's stat on the machine (thousands of them
+        with the simulated hosts), which cost the probe ~1% of a core, counted as the
+        controller's."""
         now = time.monotonic()
-        if now - self._children_read > 10:
+        if not self._children and now - self._children_read > 10:
             self._children_read = now
             self._children = self.me.children(recursive=True)
         total = 0.0
@@ -171,6 +183,8 @@ class Probe:
             try:
                 t = child.cpu_times()
             except psutil.Error:
+                self._children = []  # (listed again at the next tick)
+                self._children_read = 0.0
                 continue
             total += t.user + t.system
         reaped = self.me.cpu_times()
@@ -253,6 +267,9 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
         steady.update(seconds=wall, cpu_pct=100 * (t1.cpu - t0.cpu) / wall,
                       beat_cpu_pct=100 * (t1.children - t0.children) / wall,
                       samples_per_s=(t1.samples - t0.samples) / wall,
+                      chunks_per_s=(t1.chunks - t0.chunks) / wall,
+                      bytes_per_chunk=(t1.chunk_bytes - t0.chunk_bytes)
+                      / max(1, t1.chunks - t0.chunks),
                       rss=statistics.median(t.rss for t in ticks),
                       machine_busy_pct=100 * (t1.busy - t0.busy) / max(1, t1.total - t0.total)
                       * (os.cpu_count() or 1),
@@ -277,7 +294,7 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
     session = Session(load_plan(plan_path), options=options, on_samples=probe.sink,
                       on_event=probe.event)
     for name, transport in list(session.transports.items()):  # (the runner shares the dict)
-        session.transports[name] = ArrivalStamps(transport, probe.arrivals)
+        session.transports[name] = ArrivalStamps(transport, probe.arrivals, probe.chunks)
     helpers = [asyncio.create_task(probe.sample_resources()),
                asyncio.create_task(probe.measure_lag())]
     started, cpu0 = time.monotonic(), time.process_time()

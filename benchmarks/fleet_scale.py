@@ -207,6 +207,9 @@ def report(results: list[dict[str, Any]], variant: str, command: str, seconds: i
                f"{r['until_all_streaming']:.1f} s after the session started"
                if r.get("until_all_streaming") is not None
                else f"{r['hosts_streaming']} of {r['hosts']} hosts streamed")
+            + (f"; steady: {r['steady']['chunks_per_s']:.0f} chunks/s of "
+               f"{r['steady']['bytes_per_chunk'] / 1024:.1f} KiB from the transports"
+               if (r.get("steady") or {}).get("chunks_per_s") else "")
             + (f"; failures: {'; '.join(r['failures'])}" if r["failures"] else ""))
     lines += ["", f"Every host streams for {seconds} s; the steady part starts {SETTLE:g} s "
               "after every host's first fio document and ends 0.5 s before the last one.", "",

@@ -235,3 +235,27 @@ def test_a_track_that_fails_stops_and_the_file_says_it_has_none(
         assert reader.sample_count == sum(len(r) for _t, r in records if isinstance(r, list))
     computed, baseline = ghost_points(out)
     assert baseline.figures_computed > 0 and computed
+
+
+def test_the_samples_read_are_chosen_again_at_each_step() -> None:
+    """Which samples the track reads is the step's: a host outside a step's hosts is not
+    read in it, whatever an earlier step read of the same batches."""
+    from benchtui.model import events as ev
+    from benchtui.model.sample import Sample
+
+    written: list[tuple[float, str | None]] = []
+    figures = FigureRecorder(GhostDigest(), lambda t, host, kept: written.append((t, host)))
+
+    def batch(host: str, t: float) -> list[Sample]:
+        return [Sample(t, "fio", "interval", "iops", 100.0, {"job": "j", "op": op}, host)
+                for op in ("read", "write")]
+
+    for step, hosts, start in (("one", ["h1"], 100.0), ("two", ["h2"], 200.0)):
+        figures.on_event(Event(start, ev.STEP_START, step, step=step, data={"hosts": hosts}))
+        for k in range(3):
+            for host in ("h1", "h2"):
+                figures.on_samples(batch(host, start + k + 1))
+        figures.on_event(Event(start + 5, ev.STEP_END, step, step=step))
+    assert figures.error is None
+    assert {host for t, host in written if t < 200 and host} == {"h1"}
+    assert {host for t, host in written if t > 200 and host} == {"h2"}

@@ -16,11 +16,18 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
+from benchtui.store.batch_shape import one_host
 from benchtui.store.live import DEFAULT_WINDOW, LiveStore
+from benchtui.store.output_ring import OutputLine, OutputRing
+
+__all__ = ["CONNECTING", "DEFAULT_MAX_EVENTS", "DEFAULT_MAX_OUTPUT_LINES", "DONE", "FAILED",
+           "HOST_STATES", "RECONNECTING", "RUNNING", "UP", "FleetState", "HostView", "OutputLine",
+           "StepView"]
 
 #: Host states, as the engine reports them (``HOST_STATE`` events).
 CONNECTING = "connecting"
@@ -31,18 +38,10 @@ FAILED = "failed"
 DONE = "done"
 HOST_STATES = (CONNECTING, UP, RUNNING, RECONNECTING, FAILED, DONE)
 
+_T = attrgetter("t")
+
 DEFAULT_MAX_EVENTS = 5000
 DEFAULT_MAX_OUTPUT_LINES = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class OutputLine:
-    """One raw line a tool printed on a host."""
-
-    t: float
-    step: str
-    tool: str
-    text: str
 
 
 @dataclass(slots=True)
@@ -60,7 +59,8 @@ class HostView:
     last_sample_t: float | None = None
     #: Tools seen running on the host (step tools and monitors), in first-seen order.
     tools: list[str] = field(default_factory=list)
-    output: deque[OutputLine] = field(default_factory=deque)
+    #: Its newest raw output lines (``OutputRing``: a deque, made when read).
+    output: OutputRing = field(default_factory=OutputRing)
 
 
 @dataclass(slots=True)
@@ -142,7 +142,8 @@ class FleetState:
         """The host's view, made on first mention."""
         view = self.hosts.get(name)
         if view is None:
-            view = self.hosts[name] = HostView(name, output=deque(maxlen=self.max_output_lines))
+            view = self.hosts[name] = HostView(
+                name, output=OutputRing(maxlen=self.max_output_lines))
         return view
 
     @property
@@ -164,26 +165,32 @@ class FleetState:
         if not samples:
             return
         self.store.add(samples)
-        newest = self.latest_t
-        for s in samples:
-            if s.t is None:
-                continue
-            view = self.hosts.get(s.host) or self.host(s.host)
-            view.samples += 1
-            if view.last_sample_t is None or s.t > view.last_sample_t:
-                view.last_sample_t = s.t
-            if newest is None or s.t > newest:
-                newest = s.t
-        self.latest_t = newest
+        if one_host(samples):  # (a batch is one run's: one host)
+            times = [t for t in map(_T, samples) if t is not None]
+            if times:
+                self._timed(samples[0].host, len(times), max(times))
+        else:
+            for s in samples:
+                if s.t is not None:
+                    self._timed(s.host, 1, s.t)
         self.version += 1
         for listener in self.sample_listeners:
             listener(samples)
+
+    def _timed(self, host: str, count: int, newest: float) -> None:
+        """``count`` samples of ``host`` with a time, the newest at ``newest``."""
+        view = self.hosts.get(host) or self.host(host)
+        view.samples += count
+        if view.last_sample_t is None or newest > view.last_sample_t:
+            view.last_sample_t = newest
+        if self.latest_t is None or newest > self.latest_t:
+            self.latest_t = newest
 
     def on_output(self, out: OutputLines) -> None:
         view = self.host(out.host)
         if out.tool not in view.tools:
             view.tools.append(out.tool)
-        view.output.extend(OutputLine(out.t, out.step, out.tool, line) for line in out.lines)
+        view.output.add(out.t, out.step, out.tool, out.lines)
         self._saw(out.t)
         self.version += 1
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from benchtui.model.histogram import LatencyHistogram, merged_quantiles
 from benchtui.model.sample import HISTOGRAM_METRIC, SUMMARY, Sample
+from benchtui.store.batch_shape import BatchShapes, one_host
 
 SeriesKey = tuple[str, str, str, tuple[tuple[str, str], ...]]
 #: Labels of a histogram across hosts: (tool, sorted labels without host).
@@ -47,6 +48,8 @@ class Series:
 
 #: A key's latest histogram per host: (its time, the histogram).
 _PerHost = dict[str, tuple[float, LatencyHistogram]]
+#: Where a sample goes: its series, its histogram key's hosts, or None (a summary).
+_Target = Series | _PerHost | None
 
 
 class LiveStore:
@@ -71,42 +74,83 @@ class LiveStore:
         self._matched_keys = 0
         #: (host, tool, metric, *labels in their own order) -> series: ``add``'s fast look-up.
         self._seen: dict[tuple[object, ...], Series] = {}
+        #: Where the samples of each batch shape went (``add``).
+        self._shapes: BatchShapes[list[_Target]] = BatchShapes()
 
     def add(self, samples: Iterable[Sample]) -> int:
-        """Take samples in; returns how many. Summary samples are kept whole (few per run)."""
-        n = 0
-        window = self.window
-        seen = self._seen
-        for s in samples:
-            n += 1
+        """Take samples in; returns how many. Summary samples are kept whole (few per run).
+
+        A batch of one host like the last one of its shape goes where that one went
+        (``batch_shape``); only a batch unlike it is placed sample by sample."""
+        batch = samples if isinstance(samples, list) else list(samples)
+        n = len(batch)
+        if not n:
+            return 0
+        targets = self._shapes.find(batch)
+        if targets is None and one_host(batch):
+            targets = [self._target(s) for s in batch]
+            self._shapes.keep(batch, targets)
+        if targets is None:
+            self._add_each(batch)
+        else:
+            self._add_planned(batch, targets)
+        self.samples_total += n
+        self.version += 1
+        return n
+
+    def _add_planned(self, batch: list[Sample], targets: list[_Target]) -> None:
+        """A batch of one host, with where each of its samples goes."""
+        times = [(s.elapsed or 0.0) if s.t is None else s.t for s in batch]
+        host = batch[0].host
+        newest = max(times)
+        last = self.host_last_t.get(host)
+        if last is None or newest > last:
+            self.host_last_t[host] = newest
+        for s, t, target in zip(batch, times, targets, strict=True):
+            if type(target) is Series:
+                target.times.append(t)
+                target.values.append(s.value)
+            elif target is None:
+                self.summaries.append(s)
+            else:
+                target[host] = (t, s.histogram)  # type: ignore[index,assignment]  # (not None)
+
+    def _add_each(self, batch: list[Sample]) -> None:
+        """Samples placed one by one (a batch of several hosts)."""
+        for s in batch:
             t = s.t if s.t is not None else (s.elapsed or 0.0)
             last = self.host_last_t.get(s.host)
             if last is None or t > last:
                 self.host_last_t[s.host] = t
-            if s.kind == SUMMARY:
+            target = self._target(s)
+            if type(target) is Series:
+                target.times.append(t)
+                target.values.append(s.value)
+            elif target is None:
                 self.summaries.append(s)
-                continue
-            if s.metric == HISTOGRAM_METRIC and s.histogram is not None:
-                fkey = (s.tool, tuple(sorted(s.labels.items())))
-                self._histograms.setdefault(fkey, {})[s.host] = (t, s.histogram)
-                continue
-            # Labels in the order the parser wrote them: no sort for a series already seen.
-            fast = (s.host, s.tool, s.metric, *s.labels.items())
-            series = seen.get(fast)
+            else:
+                target[s.host] = (t, s.histogram)  # type: ignore[index,assignment]  # (not None)
+
+    def _target(self, s: Sample) -> _Target:
+        """Where a sample goes: its series, its histogram key's hosts, or None (a summary:
+        kept whole)."""
+        if s.kind == SUMMARY:
+            return None
+        if s.metric == HISTOGRAM_METRIC and s.histogram is not None:
+            fkey = (s.tool, tuple(sorted(s.labels.items())))
+            return self._histograms.setdefault(fkey, {})
+        # Labels in the order the parser wrote them: no sort for a series already seen.
+        fast = (s.host, s.tool, s.metric, *s.labels.items())
+        series = self._seen.get(fast)
+        if series is None:
+            key = (s.host, s.tool, s.metric, tuple(sorted(s.labels.items())))
+            series = self.series.get(key)
             if series is None:
-                key = (s.host, s.tool, s.metric, tuple(sorted(s.labels.items())))
-                series = self.series.get(key)
-                if series is None:
-                    series = Series(s.host, s.tool, s.metric, s.labels, s.kind,
-                                    deque(maxlen=window), deque(maxlen=window))
-                    self.series[key] = series
-                seen[fast] = series
-            series.times.append(t)
-            series.values.append(s.value)
-        if n:
-            self.samples_total += n
-            self.version += 1
-        return n
+                series = Series(s.host, s.tool, s.metric, s.labels, s.kind,
+                                deque(maxlen=self.window), deque(maxlen=self.window))
+                self.series[key] = series
+            self._seen[fast] = series
+        return series
 
     def find(self, metric: str | None = None, host: str | None = None,
              **labels: str) -> Iterator[Series]:
