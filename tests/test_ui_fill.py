@@ -14,7 +14,7 @@ from textual.widgets import Log
 
 from benchtui.model.format import format_duration
 from benchtui.session.replay import ReplayPlayer
-from benchtui.store.output_tail import OutputLine
+from benchtui.store.fleet import OutputLine
 from benchtui.store.recording import SessionReader
 from benchtui.ui import figures as fig
 from benchtui.ui.app import ConsoleApp
@@ -173,10 +173,10 @@ def test_a_json_document_folds_to_one_line() -> None:
 async def test_output_tab_shows_one_tool_and_folds_fio_json() -> None:
     state = fleet_state(1)
     view = state.hosts["host01"]
-    # the host keeps its last lines only: the first ones kept may be inside a document
-    view.output.extend(fio_document(NOW - 90, 0)[4:])
     for n in range(3):
         view.output.extend(fio_document(NOW - 3 + n, n))
+    # the host keeps its last lines only: the first ones kept may be inside a document
+    view.output.extendleft(reversed(fio_document(NOW - 90, 0)[4:]))
     app = ConsoleApp(StaticSource(state, NOW))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot, app)

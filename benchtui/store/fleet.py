@@ -21,7 +21,6 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
 from benchtui.store.live import DEFAULT_WINDOW, LiveStore
-from benchtui.store.output_tail import OutputTail
 
 #: Host states, as the engine reports them (``HOST_STATE`` events).
 CONNECTING = "connecting"
@@ -34,6 +33,16 @@ HOST_STATES = (CONNECTING, UP, RUNNING, RECONNECTING, FAILED, DONE)
 
 DEFAULT_MAX_EVENTS = 5000
 DEFAULT_MAX_OUTPUT_LINES = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class OutputLine:
+    """One raw line a tool printed on a host."""
+
+    t: float
+    step: str
+    tool: str
+    text: str
 
 
 @dataclass(slots=True)
@@ -51,8 +60,7 @@ class HostView:
     last_sample_t: float | None = None
     #: Tools seen running on the host (step tools and monitors), in first-seen order.
     tools: list[str] = field(default_factory=list)
-    #: Its newest raw lines (``max_output_lines``), kept as they arrived.
-    output: OutputTail = field(default_factory=OutputTail)
+    output: deque[OutputLine] = field(default_factory=deque)
 
 
 @dataclass(slots=True)
@@ -134,7 +142,7 @@ class FleetState:
         """The host's view, made on first mention."""
         view = self.hosts.get(name)
         if view is None:
-            view = self.hosts[name] = HostView(name, output=OutputTail(self.max_output_lines))
+            view = self.hosts[name] = HostView(name, output=deque(maxlen=self.max_output_lines))
         return view
 
     @property
@@ -175,7 +183,7 @@ class FleetState:
         view = self.host(out.host)
         if out.tool not in view.tools:
             view.tools.append(out.tool)
-        view.output.add(out.t, out.step, out.tool, out.lines)
+        view.output.extend(OutputLine(out.t, out.step, out.tool, line) for line in out.lines)
         self._saw(out.t)
         self.version += 1
 

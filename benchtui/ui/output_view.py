@@ -15,6 +15,7 @@ braces balance again); ``OutputView`` is the widget.
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Iterable
 from typing import ClassVar
 
@@ -22,7 +23,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Log, Static
 
-from benchtui.store.output_tail import OutputLine, OutputTail
+from benchtui.store.fleet import OutputLine
 
 MAX_LOG_LINES = 5000
 #: A document longer than this is shown as it came (a tool printing braces that never
@@ -107,7 +108,7 @@ class OutputView(Vertical):
         self.tools: tuple[str, ...] = ()
         self._last: OutputLine | None = None
         self._folder = Folder()
-        self._output: OutputTail | None = None
+        self._output: deque[OutputLine] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(self._caption(), id="output-filter")
@@ -129,7 +130,7 @@ class OutputView(Vertical):
         self.fold = not self.fold
         self._rewrite()
 
-    def show(self, output: OutputTail, tools: Iterable[str]) -> None:
+    def show(self, output: deque[OutputLine], tools: Iterable[str]) -> None:
         """Append the lines that arrived since the last call (all of them the first time,
         or when more arrived than the host keeps). ``tools``: the host's, in order; a tool
         with output that is not among them is added after them."""
