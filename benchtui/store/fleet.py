@@ -21,6 +21,11 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
 from benchtui.store.live import DEFAULT_WINDOW, LiveStore
+from benchtui.store.output_ring import OutputLine, OutputRing
+
+__all__ = ["CONNECTING", "DEFAULT_MAX_EVENTS", "DEFAULT_MAX_OUTPUT_LINES", "DONE", "FAILED",
+           "HOST_STATES", "RECONNECTING", "RUNNING", "UP", "FleetState", "HostView", "OutputLine",
+           "StepView"]
 
 #: Host states, as the engine reports them (``HOST_STATE`` events).
 CONNECTING = "connecting"
@@ -33,16 +38,6 @@ HOST_STATES = (CONNECTING, UP, RUNNING, RECONNECTING, FAILED, DONE)
 
 DEFAULT_MAX_EVENTS = 5000
 DEFAULT_MAX_OUTPUT_LINES = 2000
-
-
-@dataclass(frozen=True, slots=True)
-class OutputLine:
-    """One raw line a tool printed on a host."""
-
-    t: float
-    step: str
-    tool: str
-    text: str
 
 
 @dataclass(slots=True)
@@ -60,7 +55,8 @@ class HostView:
     last_sample_t: float | None = None
     #: Tools seen running on the host (step tools and monitors), in first-seen order.
     tools: list[str] = field(default_factory=list)
-    output: deque[OutputLine] = field(default_factory=deque)
+    #: Its newest raw output lines (``OutputRing``: a deque, made when read).
+    output: OutputRing = field(default_factory=OutputRing)
 
 
 @dataclass(slots=True)
@@ -142,7 +138,8 @@ class FleetState:
         """The host's view, made on first mention."""
         view = self.hosts.get(name)
         if view is None:
-            view = self.hosts[name] = HostView(name, output=deque(maxlen=self.max_output_lines))
+            view = self.hosts[name] = HostView(
+                name, output=OutputRing(maxlen=self.max_output_lines))
         return view
 
     @property
@@ -183,7 +180,7 @@ class FleetState:
         view = self.host(out.host)
         if out.tool not in view.tools:
             view.tools.append(out.tool)
-        view.output.extend(OutputLine(out.t, out.step, out.tool, line) for line in out.lines)
+        view.output.add(out.t, out.step, out.tool, out.lines)
         self._saw(out.t)
         self.version += 1
 
