@@ -47,6 +47,7 @@ from benchtui.ui.chart_window import ChartWindow
 from benchtui.ui.console_help import CONSOLE_BINDINGS, CONSOLE_KEYS, HELP_NOTES
 from benchtui.ui.data_wakeup import DataWakeup
 from benchtui.ui.detail import HostDetailScreen
+from benchtui.ui.draw_now import answer_key, draw_now
 from benchtui.ui.footer import ConsoleFooter
 from benchtui.ui.grid import HostGrid
 from benchtui.ui.hangup import write_nowhere
@@ -182,6 +183,14 @@ class ConsoleApp(App[int]):
         # collector's way, full collections no longer walk it (benchmarks/ui_render.py);
         # handed back on unmount (another app in the same process, tests)
         self.call_after_refresh(gc.freeze)
+
+    async def on_event(self, event: events.Event) -> None:
+        # a key on the host grid: answered and drawn in this turn of the loop (draw_now.py)
+        if isinstance(event, events.Key) and isinstance(self.screen, ReusingScreen) \
+                and await answer_key(self, event, self.screen, HostPane):
+            draw_now(self.screen)
+            return
+        await super().on_event(event)
 
     def _on_stop_signal(self, sig: signal.Signals) -> None:
         if is_hangup(sig):  # the terminal went away: stop everything, quietly
@@ -458,6 +467,8 @@ class ConsoleApp(App[int]):
         if not self.paused and state is not None and state is self.source.state and (
                 isinstance(screen, HostDetailScreen) or screen is self.screen_stack[0]):
             self._draw_hosts(state, self.source.now(), self.ghost, hosts)
+            if isinstance(screen, ReusingScreen):
+                draw_now(screen)  # not some turns of the loop later (draw_now.py)
 
     def _draw_hosts(self, state: FleetState, now: float, ghost: Ghost | None,
                     hosts: set[str] | None = None) -> None:
