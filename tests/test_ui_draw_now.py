@@ -11,7 +11,7 @@ from textual import events
 from textual._compositor import CompositorUpdate
 from textual.pilot import Pilot
 
-from benchtui.ui import app as app_module
+from benchtui.ui import console_base as app_module
 from benchtui.ui.app import ConsoleApp
 from benchtui.ui.pane import HostPane
 from benchtui.ui.source import StaticSource
