@@ -177,10 +177,11 @@ class ConsoleBase(App[int]):
 
     async def on_event(self, event: events.Event) -> None:
         # a key on the host grid: answered and drawn in this turn of the loop (draw_now.py)
-        if isinstance(event, events.Key) and isinstance(self.screen, ReusingScreen) \
-                and await answer_key(self, event, self.screen, HostPane):
-            draw_now(self.screen)
-            return
+        if isinstance(event, events.Key) and self.screen_stack:
+            grid = self.screen_stack[0]
+            if isinstance(grid, ReusingScreen) and await answer_key(self, event, grid, HostPane):
+                draw_now(grid)  # (nothing if the key opened another screen: Textual draws it)
+                return
         await super().on_event(event)
 
     def _on_stop_signal(self, sig: signal.Signals) -> None:
