@@ -17,7 +17,9 @@ focused pane up, run at once, which is what Textual would do after the pane, the
 screen had passed the key on. ``draw_now``: the frame of what was refreshed, drawn at once with
 Textual's own compositor, as the screen's update would draw it; when a layout, a scroll, a
 restyle or a recomposition is pending it steps aside and Textual draws as usual.
-``tests/test_ui_draw_now.py`` compares the screens with Textual's own drawing.
+Both read Textual's private state (as ``cropping_compositor.py`` does) and step aside, to
+Textual's own way, on a Textual without it; ``tests/test_ui_draw_now.py`` compares the frame
+written with the one Textual's way writes.
 """
 
 from __future__ import annotations
@@ -39,26 +41,32 @@ async def answer_key(app: App[Any], event: events.Key, grid: Screen[Any],
     focused = app.focused
     if focused is not None and not isinstance(focused, focus_ok):
         return False
+    check = getattr(app, "_check_bindings", None)  # what Textual runs (priority first, then up)
+    if check is None:
+        return False
     app.app_focus = True
-    check = app._check_bindings  # the very method Textual runs (priority first, then up)
-    return await check(event.key, priority=True) or await check(event.key)
+    return bool(await check(event.key, priority=True) or await check(event.key))
 
 
 def draw_now(screen: Screen[Any]) -> bool:
     """Draw ``screen``'s refreshed widgets now, as its next update would; False (nothing
     done) when it is not the current screen or something other than a repaint is pending."""
     app = screen.app
-    if (not screen.is_current or app._batch_count or screen._layout_required
-            or screen._scroll_required or screen._recompose_required
-            or screen._repaint_required):
-        return False
-    dirty: list[Widget] = []
-    for widget in screen.walk_children(Widget, with_self=False):
-        if (widget._layout_required or widget._refresh_styles_required
-                or widget._scroll_required or widget._recompose_required):
+    try:
+        if (not screen.is_current or app._batch_count or screen._layout_required
+                or screen._scroll_required or screen._recompose_required
+                or screen._repaint_required or not hasattr(screen, "_compositor_refresh")
+                or not isinstance(screen._dirty_widgets, set)):
             return False
-        if widget._repaint_required:
-            dirty.append(widget)
+        dirty: list[Widget] = []
+        for widget in screen.walk_children(Widget, with_self=False):
+            if (widget._layout_required or widget._refresh_styles_required
+                    or widget._scroll_required or widget._recompose_required):
+                return False
+            if widget._repaint_required:
+                dirty.append(widget)
+    except AttributeError:  # another Textual: its own way
+        return False
     for widget in dirty:  # (what its idle would tell the screen: ``Widget._check_refresh``)
         widget._repaint_required = False
     screen._dirty_widgets.update(w for w in dirty if w.display)
