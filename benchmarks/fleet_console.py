@@ -116,6 +116,7 @@ def run_one(args: argparse.Namespace, code: str, plan: Path, known_hosts: Path, 
         time.sleep(args.settle)
         cpu0, t0 = cpu_seconds(me), time.monotonic()
         until = t0 + args.seconds
+        spy = profile(args, proc.pid, code)
         while time.monotonic() < until and proc.poll() is None:
             term.expect()
             pressed = time.monotonic()
@@ -128,6 +129,8 @@ def run_one(args: argparse.Namespace, code: str, plan: Path, known_hosts: Path, 
             os.write(master, b"p")  # resume
             time.sleep(1.5)
         cpu = (cpu_seconds(me) - cpu0) / (time.monotonic() - t0)
+        if spy is not None:
+            spy.wait(timeout=60)
     finally:
         with_watchdog = sorted(p.parent.name for p in runs.glob("*/watchdog"))
         watch.done.set()
@@ -146,6 +149,19 @@ def run_one(args: argparse.Namespace, code: str, plan: Path, known_hosts: Path, 
             if latencies else None, "max": latencies[-1] if latencies else None,
             "beat_gap_max": watch.longest(), "watchdog": with_watchdog,
             "output_mb": term.bytes / 1e6}
+
+
+def profile(args: argparse.Namespace, pid: int, code: str) -> subprocess.Popen[bytes] | None:
+    """``--profile PREFIX``: py-spy (on PATH) samples the console's process while keys are
+    typed, into PREFIX-<code's directory name>.txt (collapsed stacks, flamegraph.pl's
+    input). For finding where the time goes only: py-spy's sampling costs the process some."""
+    if args.profile is None:
+        return None
+    out = f"{args.profile}-{Path(code).name}.txt"
+    return subprocess.Popen(["py-spy", "record", "--pid", str(pid), "--rate", "250",
+                             "--duration", str(int(args.seconds)), "--format", "raw",
+                             "--output", out], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
 
 
 def _ms(x: float | None) -> str:
@@ -177,6 +193,8 @@ def main() -> int:
     ap.add_argument("--out", default=str(OUT_MD),
                     help="Markdown file to write the results into ('-': none)")
     ap.add_argument("--json", type=Path, help="also write the raw results to this file")
+    ap.add_argument("--profile", metavar="PREFIX",
+                    help="sample the console with py-spy while keys are typed (profile())")
     ap.add_argument("--quick", action="store_true",
                     help="32 hosts, keys typed for 16 s (about 1 minute a code)")
     args = ap.parse_args()

@@ -15,6 +15,12 @@ How each number is made (each app run is a process of its own, so its CPU is its
   latency histograms per host-second), re-stamped to now with values varied, plus that
   second's iostat text as raw output lines. Hosts are spread over the second (host k at k/N s),
   as real hosts are.
+* Wide jobs (``--jobs 32``, issue 32). The fio samples of the real 32-job json+ capture
+  (``fio-json-plus-32jobs-20s.json.xz``: 640 interval samples with 64 latency histograms per
+  host-second, at the session's histogram precision as the engine hands them on) instead of
+  the 2-job one, and as raw output every line of its last document (~28,000), handed
+  on in blocks of ``OUTPUT_BLOCK`` lines as the engine hands on a chunk's lines: what the
+  console's state takes in from 32 hosts x 32 jobs, without the SSH and the parsing.
 * CPU. ``time.process_time()`` over a window of ``--seconds`` after a 5 s warm-up, divided by
   the wall time: a share of one core. The console figure is the app run minus a baseline run
   that feeds the same state with no app at all (the feed is the engine's cost, measured in
@@ -77,15 +83,38 @@ OUT_MD = ROOT / "docs" / "benchmarks" / "ui_render.md"
 BENCHTUI = ROOT / ".venv" / "bin" / "benchtui"
 WARMUP = 5.0
 STEP = "randrw-4k"
+WIDE_CAPTURE = CAPTURES / "fio-json-plus-32jobs-20s.json.xz"
+#: Raw lines handed on at a time with ``--jobs 32`` (a chunk of ~64 KiB of fio's json+).
+OUTPUT_BLOCK = 2500
 
 
 # --- the feed ----------------------------------------------------------------------------------
 
-def interval_templates() -> tuple[list[list[Sample]], list[list[Sample]], list[list[str]]]:
-    """(fio samples per interval, iostat samples per interval, iostat text per interval)."""
+def interval_templates(jobs: int = 2) -> tuple[list[list[Sample]], list[list[Sample]],
+                                               list[list[str]], list[list[str]]]:
+    """(fio samples per interval, iostat samples per interval, iostat text per interval,
+    fio's raw lines per interval: only with 32 jobs)."""
     fio = FioJsonParser(host="h", source="capture")
-    fio_samples = fio.feed_text((CAPTURES / "fio-json-plus-2jobs.json").read_text())
-    fio_samples += fio.finish()
+    documents: list[list[str]] = []
+    if jobs == 32:
+        import lzma
+
+        from benchtui.model.fio_buckets import DEFAULT_BITS
+
+        with lzma.open(WIDE_CAPTURE, "rt") as capture:
+            text = capture.read()
+        fio_samples = fio.feed_text(text) + fio.finish()
+        for sample in fio_samples:  # as the engine hands them on (session/sinks.py)
+            if sample.histogram is not None:
+                sample.histogram = sample.histogram.coarsened(DEFAULT_BITS)
+        # the last document, the longest (every bucket fio added by then), as fleet_wide.py
+        last = [m.start() for m in re.finditer(r"^\{$", text, re.MULTILINE)][-1]
+        documents = [text[last:].splitlines()]
+    elif jobs == 2:
+        fio_samples = fio.feed_text((CAPTURES / "fio-json-plus-2jobs.json").read_text())
+        fio_samples += fio.finish()
+    else:
+        raise SystemExit(f"--jobs: 2 or 32, not {jobs}")
     io = IostatParser(host="h", source="capture")
     io_text = (CAPTURES / "iostat-x-t.txt").read_text()
     io_samples = io.feed_text(io_text) + io.finish()
@@ -98,16 +127,16 @@ def interval_templates() -> tuple[list[list[Sample]], list[list[Sample]], list[l
         return [groups[t] for t in sorted(groups)]
 
     reports = [r.splitlines() for r in re.split(r"\n(?=\d{4}-\d\d-\d\dT)", io_text)[1:]]
-    return by_t(fio_samples), by_t(io_samples), reports or [[""]]
+    return by_t(fio_samples), by_t(io_samples), reports or [[""]], documents
 
 
 class Feed:
     """Feeds ``state`` like the engine would, and remembers when each batch went in."""
 
-    def __init__(self, state: FleetState, hosts: list[str]) -> None:
+    def __init__(self, state: FleetState, hosts: list[str], jobs: int = 2) -> None:
         self.state = state
         self.hosts = hosts
-        self.fio, self.iostat, self.reports = interval_templates()
+        self.fio, self.iostat, self.reports, self.documents = interval_templates(jobs)
         #: (perf_counter when added, host, host's sample count after, newest sample t)
         self.added: list[tuple[float, str, int, float]] = []
         self.window: tuple[float, float, float, float] | None = None  # wall0, cpu0, wall1, cpu1
@@ -145,9 +174,8 @@ class Feed:
                 self.window = (time.perf_counter(), time.process_time(), 0.0, 0.0)
             for k, host in enumerate(self.hosts):
                 due = t0 + second + k / n
-                delay = due - time.time()
-                if delay > 0:
-                    await asyncio.sleep(delay)
+                # (behind, it still lets the loop turn, as the engine's intake does)
+                await asyncio.sleep(max(due - time.time(), 0))
                 t = time.time()
                 batch = self.batch(k, second, t)
                 self.state.on_samples(batch)
@@ -156,6 +184,12 @@ class Feed:
                 report = self.reports[second % len(self.reports)]
                 self.state.on_output(OutputLines(t, host, STEP, "iostat", "monitor",
                                                  tuple(report)))
+                if self.documents:
+                    document = self.documents[second % len(self.documents)]
+                    for at in range(0, len(document), OUTPUT_BLOCK):
+                        self.state.on_output(OutputLines(
+                            t, host, STEP, "fio", "step",
+                            tuple(document[at:at + OUTPUT_BLOCK])))
         end_due = t0 + total
         await asyncio.sleep(max(end_due - time.time(), 0))
         assert self.window is not None
@@ -210,13 +244,14 @@ class SyntheticSource:
 
 
 def child(mode: str, hosts: int, seconds: float, size: tuple[int, int], driver: str,
-          out: Path, poll_hz: float = 8.0) -> None:
+          out: Path, poll_hz: float = 8.0, jobs: int = 2) -> None:
     names = [f"host{i:02d}" for i in range(hosts)]
     state = FleetState("ui-render-benchmark", names, window=3600)
-    feed = Feed(state, names)
+    feed = Feed(state, names, jobs)
     paints: list[tuple[float, str, float]] = []
     result: dict[str, Any] = {"mode": mode, "hosts": hosts, "driver": driver,
-                              "size": f"{size[0]}x{size[1]}", "poll_hz": poll_hz}
+                              "size": f"{size[0]}x{size[1]}", "poll_hz": poll_hz,
+                              "jobs": jobs}
     if mode == "baseline":
         asyncio.run(feed.run(seconds))
     elif mode == "console":
@@ -454,13 +489,13 @@ def _chart_grid_app(feed: Feed, seconds: float, poll_hz: float) -> Any:
 # --- the parent --------------------------------------------------------------------------------
 
 def run_child(mode: str, hosts: int, seconds: float, size: tuple[int, int],
-              driver: str, poll_hz: float = 8.0) -> dict[str, Any]:
+              driver: str, poll_hz: float = 8.0, jobs: int = 2) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         args = [sys.executable, str(Path(__file__).resolve()), "--child", mode,
                 "--hosts", str(hosts), "--seconds", str(seconds),
                 "--size", f"{size[0]}x{size[1]}", "--driver", driver, "--result", str(out),
-                "--chart-poll-hz", str(poll_hz)]
+                "--chart-poll-hz", str(poll_hz), "--jobs", str(jobs)]
         budget = seconds + WARMUP + 60
         if driver == "tmux":
             tmux = ["tmux", "-S", str(Path(tmp) / "tmux.sock")]  # a server of our own
@@ -727,6 +762,11 @@ at start-up.
 """
 
 
+def _wide(jobs: int) -> str:
+    """What results with ``jobs`` fio jobs per host are named with ("": the usual 2)."""
+    return "" if jobs == 2 else f"-{jobs}jobs"
+
+
 def markdown(results: dict[str, Any], seconds: float, load: str) -> str:
     lines = [
         "# Console rendering cost (issue 4)",
@@ -748,10 +788,12 @@ def markdown(results: dict[str, Any], seconds: float, load: str) -> str:
     for key, res in results.items():
         if not key.startswith(("console", "charts", "ghost")):
             continue
-        base = results.get(f"baseline{res['hosts']}", {}).get("cpu_share")
+        jobs = res.get("jobs", 2)
+        base = results.get(f"baseline{res['hosts']}{_wide(jobs)}", {}).get("cpu_share")
         net = res["cpu_share"] - base if base is not None else None
         lat = res.get("latency") or {}
         what = (f"{res['hosts']} full host panes (ConsoleApp, 8 Hz refresh)"
+                + (f", {jobs} fio jobs a host" if jobs != 2 else "")
                 if res["mode"] == "console"
                 else "the same with a baseline's ghost (`--baseline`)"
                 if res["mode"] == "ghost"
@@ -767,7 +809,9 @@ def markdown(results: dict[str, Any], seconds: float, load: str) -> str:
             f"{'–' if net is None else f'{net * 100:.1f}%'} | < 10% | {latency} |")
     for key, res in results.items():
         if key.startswith("baseline") and key != "baseline-open":
-            lines.append(f"\nFeed baseline, {res['hosts']} hosts, no app: "
+            jobs = res.get("jobs", 2)
+            lines.append(f"\nFeed baseline, {res['hosts']} hosts"
+                         f"{f' x {jobs} fio jobs' if jobs != 2 else ''}, no app: "
                          f"{res['cpu_share'] * 100:.1f}% of a core.")
     lines += ghost_markdown(results)
     lines.append(GHOST_NOTES)
@@ -813,6 +857,9 @@ def main() -> int:
                     "parts not run now are taken from it")
     ap.add_argument("--note", default="", help="words on the load, added to the document")
     ap.add_argument("--save", help="write the results as JSON to this file too")
+    ap.add_argument("--jobs", type=int, default=2, choices=(2, 32),
+                    help="fio jobs per host in the feed (32: the wide fleet of issue 32; "
+                    "baseline and console only)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--hosts", type=int, default=32, help=argparse.SUPPRESS)
     ap.add_argument("--size", default="240x80", help=argparse.SUPPRESS)
@@ -822,22 +869,24 @@ def main() -> int:
     if args.child:
         w, h = (int(x) for x in args.size.split("x"))
         child(args.child, args.hosts, args.seconds, (w, h), args.driver, Path(args.result),
-              args.chart_poll_hz)
+              args.chart_poll_hz, args.jobs)
         return 0
     only = set(args.only.split(","))
     drivers = [d for d in args.drivers.split(",") if d != "tmux" or shutil.which("tmux")]
     load_before = os.getloadavg()
     results: dict[str, Any] = json.loads(Path(args.reuse).read_text()) if args.reuse else {}
+    wide = _wide(args.jobs)
     if "baseline" in only:
-        for hosts in (32, 48):
-            results[f"baseline{hosts}"] = run_child("baseline", hosts, args.seconds,
-                                                    (240, 80), "headless")
-            print(results[f"baseline{hosts}"], file=sys.stderr)
+        for hosts in (32, 48) if not wide else (32,):
+            results[f"baseline{hosts}{wide}"] = run_child("baseline", hosts, args.seconds,
+                                                          (240, 80), "headless",
+                                                          jobs=args.jobs)
+            print(results[f"baseline{hosts}{wide}"], file=sys.stderr)
     for driver in drivers:
         if "console" in only:
-            results[f"console-{driver}"] = run_child("console", 32, args.seconds, (240, 80),
-                                                     driver)
-            print(results[f"console-{driver}"], file=sys.stderr)
+            results[f"console{wide}-{driver}"] = run_child("console", 32, args.seconds,
+                                                           (240, 80), driver, jobs=args.jobs)
+            print(results[f"console{wide}-{driver}"], file=sys.stderr)
         for mode in ("ghost", "ghost-computed"):
             if mode in only:
                 results[f"{mode}-{driver}"] = run_child(mode, 32, args.seconds, (240, 80),

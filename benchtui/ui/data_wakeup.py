@@ -11,7 +11,7 @@ its drawing, and Textual's 1/60 s screen update), and frames drawn this way are 
 ``DELAY`` apart: 32 hosts spread over the second make at most ~16 frames a second, each
 drawing the two or three panes whose hosts reported (a shorter delay buys latency with
 frames: each costs the screen's compositing, ~1 ms; measured in ui_render.md). The tick
-(``app.REFRESH_HZ``) still draws the rest: the header, the clock, the hosts' states,
+(``console_base.REFRESH_HZ``) still draws the rest: the header, the clock, the hosts' states,
 idle charts moving on.
 """
 

@@ -29,7 +29,8 @@ from benchtui.model.format import format_duration
 from benchtui.session.estimate import PlannedRun, runs_from_events
 from benchtui.session.replay import ReplayPlayer, parse_position
 from benchtui.store.fleet import FleetState
-from benchtui.ui.app import REFRESH_HZ, ConsoleApp
+from benchtui.ui.app import ConsoleApp
+from benchtui.ui.console_base import REFRESH_HZ
 from benchtui.ui.replay_timeline import TimelineBar
 from benchtui.ui.screens import PromptScreen
 from benchtui.ui.themes import DEFAULT_THEME
