@@ -106,23 +106,22 @@ class LiveStore:
         last = self.host_last_t.get(host)
         if last is None or newest > last:
             self.host_last_t[host] = newest
-        for s, t, target in zip(batch, times, targets, strict=True):
-            if type(target) is Series:
-                target.times.append(t)
-                target.values.append(s.value)
-            elif target is None:
-                self.summaries.append(s)
-            else:
-                target[host] = (t, s.histogram)  # type: ignore[index,assignment]  # (not None)
+        self._place(batch, times, targets)
 
     def _add_each(self, batch: list[Sample]) -> None:
-        """Samples placed one by one (a batch of several hosts)."""
-        for s in batch:
-            t = s.t if s.t is not None else (s.elapsed or 0.0)
-            last = self.host_last_t.get(s.host)
+        """A batch of several hosts: each sample's host and place looked up on its own."""
+        times = [(s.elapsed or 0.0) if s.t is None else s.t for s in batch]
+        host_last_t = self.host_last_t
+        for s, t in zip(batch, times, strict=True):
+            last = host_last_t.get(s.host)
             if last is None or t > last:
-                self.host_last_t[s.host] = t
-            target = self._target(s)
+                host_last_t[s.host] = t
+        self._place(batch, times, [self._target(s) for s in batch])
+
+    def _place(self, batch: list[Sample], times: list[float], targets: list[_Target]) -> None:
+        """Each sample at its time into its target: its series, the hosts of its histogram
+        key, or the summaries (None)."""
+        for s, t, target in zip(batch, times, targets, strict=True):
             if type(target) is Series:
                 target.times.append(t)
                 target.values.append(s.value)
