@@ -1,0 +1,360 @@
+"""Parser worker processes: the runs' parsing spread over the machine's other cores.
+
+The documents of a fleet's hosts arrive in lockstep (fio's clocks are in step): 32 hosts x
+32 fio jobs are ~0.3 s of one core to parse every second, and the last host waits for the
+others. With ``W`` workers (``parse_worker``), the main process keeps SSH, the intake and
+the sinks; each run's parser lives in one worker for the run's life, runs dealt over the
+workers in the order they start. A chunk taken in by the intake is sent to its run's
+worker at once (the writes never wait: asyncio's pipe buffers them, and a run has at most
+``RUN_BYTES`` in flight before its follower waits); the answers, read by the event loop,
+are delivered in bounded slices (``SLICE`` s of unpickling and sinks at most in a row).
+
+When it is used: ``workers_for`` (``--parse-workers N``; automatically one worker per core
+but one, at most ``AUTO_MAX``, once a session has ``AUTO_HOSTS`` hosts or more on a machine
+of more than one core; 0: parse in process).
+
+When a worker dies (killed, crashed) its runs are resumed in a new one: each run's new
+parser is fed again the bytes since the last chunk that completed samples (their answers
+dropped: delivered before), then every chunk not yet answered. A fio json+ run's first
+document in the new parser gives no samples (it has no counters to compare with): at most
+one interval lost per run; a warning names the runs. A worker that does not answer for
+``HANG_TIMEOUT`` s while it has work (SIGSTOP, hung) is killed and its runs resumed the same
+way. A worker that dies ``MAX_RESTARTS`` times fails its runs' hosts (``ParseWorkerError``,
+a ``HostError``: the run is lost, said as such). ``close`` ends every worker within
+``CLOSE_TIMEOUT`` s (their input closed, then SIGKILL).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pickle
+import sys
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from benchtui.errors import HostError
+from benchtui.session.parse_worker import CLOSE, FEED, FINISH, LENGTH, OPEN, REPLAY, Answer, order
+
+#: Seconds of answers (unpickling and delivering) in a row at most before the loop turns.
+SLICE = 0.01
+#: Bytes of one run sent and not yet answered at most; its follower then waits.
+RUN_BYTES = 1 << 20
+#: Bytes kept per run to resume it in a new worker (those since its last samples).
+REPLAY_BYTES = 8 << 20
+#: Seconds a worker with work may go without answering before it is killed as hung.
+HANG_TIMEOUT = 10.0
+#: Workers that may die in a session before their runs fail.
+MAX_RESTARTS = 3
+#: Seconds ending the workers may take (their input closed) before they are killed.
+CLOSE_TIMEOUT = 2.0
+#: Sessions of this many hosts get workers automatically (on a machine of 2 cores or more).
+AUTO_HOSTS = 16
+#: Workers at most when chosen automatically.
+AUTO_MAX = 4
+
+
+def workers_for(asked: int | None, hosts: int, cores: int | None = None) -> int:
+    """The workers a session uses: ``asked`` (0: none), or when None, one per core but one
+    (at most ``AUTO_MAX``) for a session of ``AUTO_HOSTS`` hosts or more."""
+    if asked is not None:
+        return max(asked, 0)
+    cores = cores or os.cpu_count() or 1
+    return min(cores - 1, AUTO_MAX) if cores > 1 and hosts >= AUTO_HOSTS else 0
+
+
+class ParseWorkerError(HostError):
+    """A run's parser worker could not be kept alive."""
+
+
+#: What a run's answers go to: (the answer, the raw lines sent with its chunk, its time).
+OnAnswer = Callable[[Answer, list[str], float], None]
+
+
+@dataclass(eq=False)
+class Slot:
+    """One run in the pool."""
+
+    number: int
+    label: str
+    spec: tuple[str, str, str]  # parser name, host, source
+    on_answer: OnAnswer
+    worker: _Worker
+    #: Sent and not yet answered: (kind, offset, time, data, raw lines, when sent).
+    inflight: deque[tuple[int, int, float, bytes, list[str], float]] = field(
+        default_factory=deque)
+    inflight_bytes: int = 0
+    #: Answered bytes since the last chunk that completed samples (its own included), from
+    #: ``replay_start``: what a new parser is fed again.
+    replay: list[tuple[bytes, float]] = field(default_factory=list)
+    replay_start: int = 0
+    replay_bytes: int = 0
+    #: The end offset of the last chunk sent.
+    offset: int = 0
+    error: BaseException | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class _Worker:
+    """One worker process; orders wait in ``backlog`` until it runs."""
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.process: asyncio.subprocess.Process | None = None
+        self.backlog: list[bytes] = []
+        self.slots: dict[int, Slot] = {}
+        self.reader: asyncio.Task[None] | None = None
+        #: Killed by this pool for not answering (said as hung, not died).
+        self.hung = False
+        #: When its process started (``time.monotonic``).
+        self.started = 0.0
+        #: Why it was given up (its runs fail).
+        self.failed: str | None = None
+
+    def send(self, frame: bytes) -> None:
+        process = self.process
+        if process is None or process.stdin is None:
+            self.backlog.append(frame)
+            return
+        with contextlib.suppress(ConnectionError, RuntimeError):  # (dead: its reader says)
+            process.stdin.write(frame)
+
+
+class ParsePool:
+    """``workers`` parser processes for a session's runs; ``warn``: said to the user (a
+    worker replaced, and what it cost)."""
+
+    def __init__(self, workers: int, warn: Callable[[str], None]) -> None:
+        self._warn = warn
+        self._workers = [_Worker(i) for i in range(workers)]
+        self._next = 0
+        self._numbers = 0
+        self._deaths = 0
+        self._closed = False
+        self._watch: asyncio.Task[None] | None = None
+
+    def closed(self) -> bool:
+        """``close`` was called: the workers end, none is started again."""
+        return self._closed
+
+    @property
+    def pids(self) -> list[int]:
+        """The workers' process ids (those running)."""
+        return [w.process.pid for w in self._workers if w.process is not None]
+
+    # --- the runs ------------------------------------------------------------------------
+
+    def open(self, parser: str, host: str, source: str, label: str,
+             on_answer: OnAnswer) -> Slot:
+        """A new run, parsed by ``parser`` (a registry name) in the next worker."""
+        worker = self._workers[self._next % len(self._workers)]
+        self._next += 1
+        self._numbers += 1
+        slot = Slot(self._numbers, label, (parser, host, source), on_answer, worker)
+        if worker.failed is not None:
+            slot.error = ParseWorkerError(host, f"its output's parser process {worker.failed}")
+            return slot
+        worker.slots[slot.number] = slot
+        if worker.process is None and worker.reader is None:
+            worker.reader = asyncio.get_running_loop().create_task(
+                self._serve(worker), name=f"benchtui-parse-worker-{worker.index}")
+        if self._watch is None:
+            self._watch = asyncio.get_running_loop().create_task(self._watch_hung(),
+                                                                 name="benchtui-parse-watch")
+        worker.send(order(OPEN, slot.number, pickle.dumps((*slot.spec, 0))))
+        return slot
+
+    def feed(self, slot: Slot, data: bytes, offset: int, t: float, lines: list[str]) -> None:
+        """A chunk of ``slot``'s run (ending at byte ``offset``, arrived at ``t``) to parse;
+        ``lines``: its raw lines, delivered with its samples."""
+        slot.inflight.append((FEED, offset, t, data, lines, time.monotonic()))
+        slot.inflight_bytes += len(data)
+        slot.offset = offset
+        slot.worker.send(order(FEED, slot.number, data, offset=offset, t=t))
+
+    async def room(self, slot: Slot) -> None:
+        """Until ``slot`` has fewer than ``RUN_BYTES`` in flight."""
+        while slot.inflight_bytes >= RUN_BYTES and slot.error is None:
+            await self._changed(slot)
+        self._raise(slot)
+
+    async def settled(self, slot: Slot) -> None:
+        """Until every chunk of ``slot`` sent was answered."""
+        while slot.inflight and slot.error is None:
+            await self._changed(slot)
+        self._raise(slot)
+
+    async def finish(self, slot: Slot, t: float, lines: list[str]) -> None:
+        """The end of ``slot``'s output (at ``t``): what its parser still held is answered
+        (with ``lines``, the output's last); until it is."""
+        slot.inflight.append((FINISH, slot.offset, t, b"", lines, time.monotonic()))
+        slot.worker.send(order(FINISH, slot.number, t=t))
+        await self.settled(slot)
+
+    def close_run(self, slot: Slot) -> None:
+        """``slot``'s run is done with (or its follower cancelled)."""
+        if slot.worker.slots.pop(slot.number, None) is not None:
+            slot.worker.send(order(CLOSE, slot.number))
+        slot.inflight.clear()
+        slot.inflight_bytes = 0
+        slot.replay.clear()
+
+    def oldest(self, now: float) -> float:
+        """How long (s) the oldest chunk sent and not answered has waited; ``now``:
+        ``time.monotonic()``."""
+        sent = [s.inflight[0][5] for w in self._workers for s in w.slots.values()
+                if s.inflight]
+        return now - min(sent) if sent else 0.0
+
+    async def _changed(self, slot: Slot) -> None:
+        slot.changed.clear()
+        await slot.changed.wait()
+
+    @staticmethod
+    def _raise(slot: Slot) -> None:
+        if slot.error is not None:
+            raise slot.error
+
+    # --- the answers ---------------------------------------------------------------------
+
+    def _answered(self, worker: _Worker, answer: Answer) -> None:
+        slot = worker.slots.get(answer.run)
+        if slot is None or not slot.inflight:
+            return  # (a run closed meanwhile)
+        kind, offset, t, data, lines, _ = slot.inflight.popleft()
+        slot.inflight_bytes -= len(data)
+        if kind == FEED:
+            if answer.samples:
+                slot.replay_start = offset - len(data)
+                slot.replay, slot.replay_bytes = [], 0
+            slot.replay.append((data, t))
+            slot.replay_bytes += len(data)
+            while slot.replay_bytes > REPLAY_BYTES and len(slot.replay) > 1:
+                first, _ = slot.replay.pop(0)
+                slot.replay_bytes -= len(first)
+                slot.replay_start += len(first)
+        slot.changed.set()
+        if answer.error is not None:
+            slot.error = answer.error
+            return
+        slot.on_answer(answer, lines, t)
+
+    async def _serve(self, worker: _Worker) -> None:
+        """Start ``worker``'s process, read its answers until it ends, then resume its runs
+        in a new one (or fail them)."""
+        while not self.closed():
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "benchtui.session.parse_worker",
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.DEVNULL)
+            except OSError as exc:
+                self._give_up(worker, f"could not be started ({exc.strerror or exc})")
+                return
+            worker.process, worker.hung = process, False
+            worker.started = time.monotonic()
+            backlog, worker.backlog = worker.backlog, []
+            for frame in backlog:
+                worker.send(frame)
+            assert process.stdout is not None
+            await self._read(worker, process.stdout)
+            if self.closed():
+                return
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            status = await process.wait()
+            worker.process = None
+            self._deaths += 1
+            self._resume(worker, status)
+
+    async def _read(self, worker: _Worker, stdout: asyncio.StreamReader) -> None:
+        clock = time.perf_counter
+        until = clock() + SLICE
+        while True:
+            try:
+                header = await stdout.readexactly(LENGTH.size)
+                (size,) = LENGTH.unpack(header)
+                answer = pickle.loads(await stdout.readexactly(size))
+            except (asyncio.IncompleteReadError, ConnectionError):
+                return
+            self._answered(worker, answer)
+            if clock() >= until:  # (the loop turns between slices)
+                await asyncio.sleep(0)
+                until = clock() + SLICE
+
+    def _resume(self, worker: _Worker, status: int) -> None:
+        """``worker`` died: its runs go on in a new process from their last samples, or fail
+        once too many died."""
+        slots = list(worker.slots.values())
+        how = f"did not answer for {HANG_TIMEOUT:.0f} s" if worker.hung else \
+            f"was killed by signal {-status}" if status < 0 else f"ended with status {status}"
+        runs = ", ".join(s.label for s in slots) or "no run"
+        if self._deaths > MAX_RESTARTS:
+            self._give_up(worker, f"{how}, and {self._deaths - 1} before it")
+            return
+        self._warn(f"a parser process {how}: a new one took over {runs} at the last "
+                   "output that gave samples; each of them lost at most one interval of "
+                   "samples (a fio json+ run's first document in a new parser has no counters "
+                   "to compare with)")
+        for slot in slots:
+            worker.send(order(OPEN, slot.number,
+                              pickle.dumps((*slot.spec, slot.replay_start))))
+            offset = slot.replay_start
+            for data, t in slot.replay:
+                offset += len(data)
+                worker.send(order(REPLAY, slot.number, data, offset=offset, t=t))
+            for kind, end, t, data, _, _ in slot.inflight:
+                worker.send(order(kind, slot.number, data, offset=end, t=t))
+
+    def _give_up(self, worker: _Worker, how: str) -> None:
+        """``worker``'s runs fail, and those dealt to it later: their parser process ``how``."""
+        worker.failed = how
+        slots = list(worker.slots.values())
+        self._warn(f"a parser process ({', '.join(s.label for s in slots) or 'no run'}) "
+                   f"{how}: its runs are given up")
+        for slot in slots:
+            slot.error = ParseWorkerError(slot.spec[1], f"its output's parser process {how}")
+            slot.changed.set()
+        worker.slots.clear()
+
+    async def _watch_hung(self) -> None:
+        """Kill a worker that has work and has answered nothing for ``HANG_TIMEOUT`` s."""
+        while True:
+            await asyncio.sleep(1.0)
+            now = time.monotonic()
+            for worker in self._workers:
+                sent = [s.inflight[0][5] for s in worker.slots.values() if s.inflight]
+                if worker.process is not None and sent \
+                        and now - max(min(sent), worker.started) > HANG_TIMEOUT:
+                    worker.hung = True
+                    with contextlib.suppress(ProcessLookupError):
+                        worker.process.kill()
+
+    # --- the end -------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """End every worker: its input closed, killed past ``CLOSE_TIMEOUT`` s."""
+        self._closed = True
+        if self._watch is not None:
+            self._watch.cancel()
+        processes = [w.process for w in self._workers if w.process is not None]
+        for process in processes:
+            if process.stdin is not None:
+                process.stdin.close()
+        if processes:
+            waits = [asyncio.create_task(p.wait()) for p in processes]
+            _, late = await asyncio.wait(waits, timeout=CLOSE_TIMEOUT)
+            for process in processes:
+                if process.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+            if late:
+                await asyncio.wait(late, timeout=1.0)
+        for worker in self._workers:
+            if worker.reader is not None:
+                worker.reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await worker.reader

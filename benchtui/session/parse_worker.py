@@ -1,0 +1,160 @@
+"""A parser worker process: runs' output bytes in, their samples out.
+
+The session's main process keeps SSH, the intake and the sinks; with parse workers on
+(``parse_pool.ParsePool``) it sends each run's chunks, in order, to the one worker that
+holds that run's parser (``ingest.RunIngest``, the same as in process: fio json+'s parser
+keeps state across documents) and gets back what each chunk completed. This module is both
+sides' protocol and the worker's loop; the worker is ``python -m
+benchtui.session.parse_worker`` of the same interpreter (an installed package works as the
+checkout does: nothing but ``benchtui`` is imported).
+
+The wire: the worker reads its standard input, the main process its standard output.
+
+* An order: ``ORDER`` (kind, run number, the chunk's end offset, the time it arrived, the
+  payload's length) and the payload: ``OPEN`` (a pickled ``(parser name, host, source,
+  offset)``: a new run, or a run resumed at that byte), ``FEED`` (a chunk's bytes),
+  ``REPLAY`` (bytes already parsed once, fed again to a resumed run's new parser: nothing is
+  answered, its samples and warnings were delivered before), ``FINISH`` (the output's end),
+  ``CLOSE`` (the run is done with).
+* An answer to each ``FEED`` and ``FINISH``, in order: its length (``LENGTH``) and a pickled
+  ``Answer``. Pickle was measured against the alternatives (docs/benchmarks/fleet_scale.md):
+  a 32-job document's 640 samples in ~1 ms each way, a fifth of parsing them.
+
+An exception a parser raises (none should: ``parsers.base``) is answered, and raised in the
+run's follower as it would be in process; the worker goes on. The worker ignores SIGINT and
+SIGHUP (a Ctrl-C or a hangup of the terminal is its main process's to handle) and ends when
+its standard input does (the main process closed it, or is gone).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import signal
+import struct
+import sys
+from dataclasses import dataclass, field
+from typing import BinaryIO, Final
+
+from benchtui.model.sample import Sample
+from benchtui.parsers import registry
+from benchtui.parsers.base import ParseWarning
+from benchtui.session.ingest import RunIngest
+from benchtui.transport.base import Chunk
+
+#: An order's header: kind, run number, the chunk's end offset, arrival time, payload length.
+ORDER: Final = struct.Struct("!BIqdI")
+#: An answer's header: the pickled answer's length.
+LENGTH: Final = struct.Struct("!I")
+
+OPEN: Final = 1
+FEED: Final = 2
+REPLAY: Final = 3
+FINISH: Final = 4
+CLOSE: Final = 5
+
+
+@dataclass(slots=True)
+class Answer:
+    """What one ``FEED`` or ``FINISH`` of run ``run`` completed."""
+
+    run: int
+    samples: list[Sample] = field(default_factory=list)
+    #: Some text arrived (``ingest.Ingested.text``).
+    text: bool = False
+    #: The parser's new warnings (all of them: the main process counts and cuts them).
+    warnings: list[ParseWarning] = field(default_factory=list)
+    #: The run's lines cut for their length so far, and the bytes they dropped.
+    cut_lines: int = 0
+    dropped_bytes: int = 0
+    #: What the parser (or the line cutter) raised.
+    error: BaseException | None = None
+
+
+def order(kind: int, run: int, payload: bytes = b"", *, offset: int = 0,
+          t: float = 0.0) -> bytes:
+    """One order, framed."""
+    return ORDER.pack(kind, run, offset, t, len(payload)) + payload
+
+
+def answer_frame(answer: Answer) -> bytes:
+    """One answer, framed."""
+    try:
+        data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 (an exception that does not pickle: its words)
+        answer.error = RuntimeError(str(answer.error))
+        data = pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+    return LENGTH.pack(len(data)) + data
+
+
+class Worker:
+    """The runs of one worker process, each with its ``RunIngest``."""
+
+    def __init__(self) -> None:
+        self.runs: dict[int, RunIngest] = {}
+
+    def take(self, kind: int, run: int, offset: int, t: float, payload: bytes) -> Answer | None:
+        """Do one order; its answer (None for those answered by nothing)."""
+        if kind == OPEN:
+            name, host, source, start = pickle.loads(payload)
+            parser = registry.all_parsers()[name](host=host, source=source)
+            parser.stream = True
+            ingest = self.runs[run] = RunIngest(parser, lines_wanted=False)
+            ingest.splitter.offset = start  # (a resumed run: its bytes go on from there)
+            if ingest.cutter is not None:
+                ingest.cutter.offset = start
+            return None
+        if kind == CLOSE:
+            self.runs.pop(run, None)
+            return None
+        ingest = self.runs[run]
+        out = Answer(run)
+        try:
+            if kind == FINISH:
+                got = ingest.finish(t)
+            else:
+                got = ingest.feed(Chunk(offset, payload), t)
+            out.samples, out.text = got.samples, got.text
+        except Exception as exc:  # noqa: BLE001 (raised in the run's follower, as in process)
+            out.error = exc
+        out.warnings = list(ingest.parser.warnings)
+        ingest.parser.warnings.clear()
+        out.cut_lines, out.dropped_bytes = ingest.cut_lines, ingest.dropped_bytes
+        return None if kind == REPLAY else out
+
+
+def _read(stream: BinaryIO, size: int) -> bytes | None:
+    data = stream.read(size)
+    return data if len(data) == size else None
+
+
+def serve(orders: BinaryIO, answers: BinaryIO) -> None:
+    """Take orders until their stream ends."""
+    worker = Worker()
+    while True:
+        header = _read(orders, ORDER.size)
+        if header is None:
+            return
+        kind, run, offset, t, size = ORDER.unpack(header)
+        payload = _read(orders, size) if size else b""
+        if payload is None:
+            return
+        answer = worker.take(kind, run, offset, t, payload)
+        if answer is not None:
+            answers.write(answer_frame(answer))
+            answers.flush()
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # The answers go to the standard output as it was; anything printed goes to stderr.
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    with contextlib.suppress(BrokenPipeError):  # (the main process is gone)
+        serve(sys.stdin.buffer, answers)
+
+
+if __name__ == "__main__":
+    main()
