@@ -35,7 +35,9 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import benchtui
 from benchtui.errors import HostError
 from benchtui.session.parse_worker import CLOSE, FEED, FINISH, LENGTH, OPEN, REPLAY, Answer, order
 
@@ -64,6 +66,19 @@ def workers_for(asked: int | None, hosts: int, cores: int | None = None) -> int:
         return max(asked, 0)
     cores = cores or os.cpu_count() or 1
     return min(cores - 1, AUTO_MAX) if cores > 1 and hosts >= AUTO_HOSTS else 0
+
+
+#: The worker's program (not ``-m``: its answers' classes must be pickled by their module).
+_WORKER_MAIN = "from benchtui.session.parse_worker import main; main()"
+
+
+def _worker_env() -> dict[str, str]:
+    """The environment of a worker: this one's, with the directory this ``benchtui`` was
+    imported from first on the path (the worker runs the same code, installed or not)."""
+    env = dict(os.environ)
+    home = str(Path(benchtui.__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
+    return env
 
 
 class ParseWorkerError(HostError):
@@ -96,6 +111,12 @@ class Slot:
     offset: int = 0
     error: BaseException | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    #: ``t - elapsed`` of its samples delivered (None: none with both yet), and what is
+    #: added to the ``elapsed`` of a resumed run's samples for it to stay the same.
+    origin: float | None = None
+    shift: float = 0.0
+    #: Resumed, and its new parser's first samples not answered yet.
+    resumed: bool = False
 
 
 class _Worker:
@@ -240,6 +261,8 @@ class ParsePool:
         if answer.error is not None:
             slot.error = answer.error
             return
+        if answer.samples:
+            _continued(slot, answer)
         slot.on_answer(answer, lines, t)
 
     async def _serve(self, worker: _Worker) -> None:
@@ -248,9 +271,9 @@ class ParsePool:
         while not self.closed():
             try:
                 process = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "benchtui.session.parse_worker",
+                    sys.executable, "-c", _WORKER_MAIN,
                     stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.DEVNULL)
+                    stderr=asyncio.subprocess.DEVNULL, env=_worker_env())
             except OSError as exc:
                 self._give_up(worker, f"could not be started ({exc.strerror or exc})")
                 return
@@ -280,6 +303,8 @@ class ParsePool:
                 answer = pickle.loads(await stdout.readexactly(size))
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
+            except Exception:  # noqa: BLE001 (not an answer: the worker is killed, replaced)
+                return
             self._answered(worker, answer)
             if clock() >= until:  # (the loop turns between slices)
                 await asyncio.sleep(0)
@@ -300,9 +325,10 @@ class ParsePool:
                    "samples (a fio json+ run's first document in a new parser has no counters "
                    "to compare with)")
         for slot in slots:
+            slot.resumed = True
             worker.send(order(OPEN, slot.number,
                               pickle.dumps((*slot.spec, slot.replay_start))))
-            offset = slot.replay_start
+            offset = slot.replay_start = max(slot.replay_start, 1)  # (0: a new run)
             for data, t in slot.replay:
                 offset += len(data)
                 worker.send(order(REPLAY, slot.number, data, offset=offset, t=t))
@@ -358,3 +384,24 @@ class ParsePool:
                 worker.reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await worker.reader
+
+
+def _continued(slot: Slot, answer: Answer) -> None:
+    """A resumed run's samples as the old parser would have given them: its new parser's
+    first interval (``Answer.first``: counted from nothing) dropped; the ``elapsed`` of the
+    others counted from the run's origin, not from the new parser's first document."""
+    samples = answer.samples
+    first = samples[0]
+    if slot.resumed:
+        slot.resumed = False
+        if first.t is not None and first.elapsed is not None and slot.origin is not None:
+            slot.shift = (first.t - first.elapsed) - slot.origin
+        if answer.first:
+            samples = answer.samples = [s for s in samples if s.t != first.t]
+    if slot.shift:
+        for s in samples:
+            if s.elapsed is not None:
+                s.elapsed += slot.shift
+    for s in samples[:1]:
+        if s.t is not None and s.elapsed is not None:
+            slot.origin = s.t - s.elapsed

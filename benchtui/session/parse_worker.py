@@ -70,6 +70,9 @@ class Answer:
     dropped_bytes: int = 0
     #: What the parser (or the line cutter) raised.
     error: BaseException | None = None
+    #: The first samples of a resumed run's new parser, which had no document before them
+    #: (a fio json+ run's are averages since its jobs' start, not the interval's).
+    first: bool = False
 
 
 def order(kind: int, run: int, payload: bytes = b"", *, offset: int = 0,
@@ -93,6 +96,8 @@ class Worker:
 
     def __init__(self) -> None:
         self.runs: dict[int, RunIngest] = {}
+        #: Resumed runs whose new parser gave no samples yet.
+        self.fresh: set[int] = set()
 
     def take(self, kind: int, run: int, offset: int, t: float, payload: bytes) -> Answer | None:
         """Do one order; its answer (None for those answered by nothing)."""
@@ -101,12 +106,15 @@ class Worker:
             parser = registry.all_parsers()[name](host=host, source=source)
             parser.stream = True
             ingest = self.runs[run] = RunIngest(parser, lines_wanted=False)
-            ingest.splitter.offset = start  # (a resumed run: its bytes go on from there)
-            if ingest.cutter is not None:
-                ingest.cutter.offset = start
+            if start:  # (a resumed run: its bytes go on from there)
+                ingest.splitter.offset = start
+                if ingest.cutter is not None:
+                    ingest.cutter.offset = start
+                self.fresh.add(run)
             return None
         if kind == CLOSE:
             self.runs.pop(run, None)
+            self.fresh.discard(run)
             return None
         ingest = self.runs[run]
         out = Answer(run)
@@ -121,6 +129,9 @@ class Worker:
         out.warnings = list(ingest.parser.warnings)
         ingest.parser.warnings.clear()
         out.cut_lines, out.dropped_bytes = ingest.cut_lines, ingest.dropped_bytes
+        if out.samples and run in self.fresh:
+            self.fresh.discard(run)
+            out.first = kind != REPLAY
         return None if kind == REPLAY else out
 
 
@@ -155,6 +166,3 @@ def main() -> None:
     with contextlib.suppress(BrokenPipeError):  # (the main process is gone)
         serve(sys.stdin.buffer, answers)
 
-
-if __name__ == "__main__":
-    main()
