@@ -163,8 +163,9 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                     plan = fleet.directory / f"plan-{n}.toml"
                     write_plan(plan, n, args.seconds, port, fleet.user.pw_name,
                                str(fleet.identity), replay_dir)
-                    session_id = f"fleet-wide-{n}-{label}-{repeat}-{os.getpid()}"
-                    result_file = fleet.directory / f"result-{n}-{label}.json"
+                    tag = label.replace(", ", "-").replace(" ", "_")
+                    session_id = f"fleet-wide-{n}-{tag}-{repeat}-{os.getpid()}"
+                    result_file = fleet.directory / f"result-{n}-{tag}.json"
                     runs = home / ".cache" / "benchtui" / "runs" / session_id
                     argv = [sys.executable, str(HERE / "fleet_probe.py"), "--plan", str(plan),
                             "--known-hosts", str(fleet.known_hosts), "--session-id",

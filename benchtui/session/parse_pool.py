@@ -130,8 +130,8 @@ class _Worker:
         self.reader: asyncio.Task[None] | None = None
         #: Killed by this pool for not answering (said as hung, not died).
         self.hung = False
-        #: When its process started (``time.monotonic``).
-        self.started = 0.0
+        #: When its process started, and when it last answered (``time.monotonic``).
+        self.started = self.answered = 0.0
         #: Why it was given up (its runs fail).
         self.failed: str | None = None
 
@@ -242,6 +242,7 @@ class ParsePool:
     # --- the answers ---------------------------------------------------------------------
 
     def _answered(self, worker: _Worker, answer: Answer) -> None:
+        worker.answered = time.monotonic()
         slot = worker.slots.get(answer.run)
         if slot is None or not slot.inflight:
             return  # (a run closed meanwhile)
@@ -347,14 +348,15 @@ class ParsePool:
         worker.slots.clear()
 
     async def _watch_hung(self) -> None:
-        """Kill a worker that has work and has answered nothing for ``HANG_TIMEOUT`` s."""
+        """Kill a worker that has work and has answered nothing for ``HANG_TIMEOUT`` s (a
+        slow one that answers is not hung: the lag watch says the controller is behind)."""
         while True:
             await asyncio.sleep(1.0)
             now = time.monotonic()
             for worker in self._workers:
                 sent = [s.inflight[0][5] for s in worker.slots.values() if s.inflight]
-                if worker.process is not None and sent \
-                        and now - max(min(sent), worker.started) > HANG_TIMEOUT:
+                if worker.process is not None and sent and now - max(
+                        min(sent), worker.started, worker.answered) > HANG_TIMEOUT:
                     worker.hung = True
                     with contextlib.suppress(ProcessLookupError):
                         worker.process.kill()
