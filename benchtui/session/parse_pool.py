@@ -39,7 +39,17 @@ from pathlib import Path
 
 import benchtui
 from benchtui.errors import HostError
-from benchtui.session.parse_worker import CLOSE, FEED, FINISH, LENGTH, OPEN, REPLAY, Answer, order
+from benchtui.session.parse_worker import (
+    CLOSE,
+    FEED,
+    FINISH,
+    LENGTH,
+    OPEN,
+    REPLAY,
+    Answer,
+    order,
+    read_answer,
+)
 
 #: Seconds of answers (unpickling and delivering) in a row at most before the loop turns.
 SLICE = 0.01
@@ -140,7 +150,9 @@ class _Worker:
         if process is None or process.stdin is None:
             self.backlog.append(frame)
             return
-        with contextlib.suppress(ConnectionError, RuntimeError):  # (dead: its reader says)
+        if process.stdin.is_closing():
+            return  # (dead, its reader about to say so: what is not answered is sent again)
+        with contextlib.suppress(ConnectionError, RuntimeError):
             process.stdin.write(frame)
 
 
@@ -301,7 +313,7 @@ class ParsePool:
             try:
                 header = await stdout.readexactly(LENGTH.size)
                 (size,) = LENGTH.unpack(header)
-                answer = pickle.loads(await stdout.readexactly(size))
+                answer = read_answer(await stdout.readexactly(size))
             except (asyncio.IncompleteReadError, ConnectionError):
                 return
             except Exception:  # noqa: BLE001 (not an answer: the worker is killed, replaced)
