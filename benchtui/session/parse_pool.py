@@ -32,13 +32,12 @@ import os
 import pickle
 import sys
 import time
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import benchtui
 from benchtui.errors import HostError
+from benchtui.session.parse_slot import OnAnswer, Slot
 from benchtui.session.parse_worker import (
     CLOSE,
     FEED,
@@ -55,8 +54,6 @@ from benchtui.session.parse_worker import (
 SLICE = 0.01
 #: Bytes of one run sent and not yet answered at most; its follower then waits.
 RUN_BYTES = 1 << 20
-#: Bytes kept per run to resume it in a new worker (those since its last samples).
-REPLAY_BYTES = 8 << 20
 #: Seconds a worker with work may go without answering before it is killed as hung.
 HANG_TIMEOUT = 10.0
 #: Workers that may die in a session before their runs fail.
@@ -93,40 +90,6 @@ def _worker_env() -> dict[str, str]:
 
 class ParseWorkerError(HostError):
     """A run's parser worker could not be kept alive."""
-
-
-#: What a run's answers go to: (the answer, the raw lines sent with its chunk, its time).
-OnAnswer = Callable[[Answer, list[str], float], None]
-
-
-@dataclass(eq=False)
-class Slot:
-    """One run in the pool."""
-
-    number: int
-    label: str
-    spec: tuple[str, str, str]  # parser name, host, source
-    on_answer: OnAnswer
-    worker: _Worker
-    #: Sent and not yet answered: (kind, offset, time, data, raw lines, when sent).
-    inflight: deque[tuple[int, int, float, bytes, list[str], float]] = field(
-        default_factory=deque)
-    inflight_bytes: int = 0
-    #: Answered bytes since the last chunk that completed samples (its own included), from
-    #: ``replay_start``: what a new parser is fed again.
-    replay: list[tuple[bytes, float]] = field(default_factory=list)
-    replay_start: int = 0
-    replay_bytes: int = 0
-    #: The end offset of the last chunk sent.
-    offset: int = 0
-    error: BaseException | None = None
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    #: ``t - elapsed`` of its samples delivered (None: none with both yet), and what is
-    #: added to the ``elapsed`` of a resumed run's samples for it to stay the same.
-    origin: float | None = None
-    shift: float = 0.0
-    #: Resumed, and its new parser's first samples not answered yet.
-    resumed: bool = False
 
 
 class _Worker:
@@ -186,7 +149,7 @@ class ParsePool:
         worker = self._workers[self._next % len(self._workers)]
         self._next += 1
         self._numbers += 1
-        slot = Slot(self._numbers, label, (parser, host, source), on_answer, worker)
+        slot = Slot(self._numbers, label, (parser, host, source), on_answer, worker.index)
         if worker.failed is not None:
             slot.error = ParseWorkerError(host, f"its output's parser process {worker.failed}")
             return slot
@@ -206,7 +169,7 @@ class ParsePool:
         slot.inflight.append((FEED, offset, t, data, lines, time.monotonic()))
         slot.inflight_bytes += len(data)
         slot.offset = offset
-        slot.worker.send(order(FEED, slot.number, data, offset=offset, t=t))
+        self._workers[slot.worker].send(order(FEED, slot.number, data, offset=offset, t=t))
 
     async def room(self, slot: Slot) -> None:
         """Until ``slot`` has fewer than ``RUN_BYTES`` in flight."""
@@ -224,13 +187,13 @@ class ParsePool:
         """The end of ``slot``'s output (at ``t``): what its parser still held is answered
         (with ``lines``, the output's last); until it is."""
         slot.inflight.append((FINISH, slot.offset, t, b"", lines, time.monotonic()))
-        slot.worker.send(order(FINISH, slot.number, t=t))
+        self._workers[slot.worker].send(order(FINISH, slot.number, t=t))
         await self.settled(slot)
 
     def close_run(self, slot: Slot) -> None:
         """``slot``'s run is done with (or its follower cancelled)."""
-        if slot.worker.slots.pop(slot.number, None) is not None:
-            slot.worker.send(order(CLOSE, slot.number))
+        if self._workers[slot.worker].slots.pop(slot.number, None) is not None:
+            self._workers[slot.worker].send(order(CLOSE, slot.number))
         slot.inflight.clear()
         slot.inflight_bytes = 0
         slot.replay.clear()
@@ -258,25 +221,9 @@ class ParsePool:
         slot = worker.slots.get(answer.run)
         if slot is None or not slot.inflight:
             return  # (a run closed meanwhile)
-        kind, offset, t, data, lines, _ = slot.inflight.popleft()
-        slot.inflight_bytes -= len(data)
-        if kind == FEED:
-            if answer.samples:
-                slot.replay_start = offset - len(data)
-                slot.replay, slot.replay_bytes = [], 0
-            slot.replay.append((data, t))
-            slot.replay_bytes += len(data)
-            while slot.replay_bytes > REPLAY_BYTES and len(slot.replay) > 1:
-                first, _ = slot.replay.pop(0)
-                slot.replay_bytes -= len(first)
-                slot.replay_start += len(first)
-        slot.changed.set()
-        if answer.error is not None:
-            slot.error = answer.error
-            return
-        if answer.samples:
-            _continued(slot, answer)
-        slot.on_answer(answer, lines, t)
+        lines, t = slot.answered(answer)
+        if answer.error is None:
+            slot.on_answer(answer, lines, t)
 
     async def _serve(self, worker: _Worker) -> None:
         """Start ``worker``'s process, read its answers until it ends, then resume its runs
@@ -399,23 +346,3 @@ class ParsePool:
                 with contextlib.suppress(asyncio.CancelledError):
                     await worker.reader
 
-
-def _continued(slot: Slot, answer: Answer) -> None:
-    """A resumed run's samples as the old parser would have given them: its new parser's
-    first interval (``Answer.first``: counted from nothing) dropped; the ``elapsed`` of the
-    others counted from the run's origin, not from the new parser's first document."""
-    samples = answer.samples
-    first = samples[0]
-    if slot.resumed:
-        slot.resumed = False
-        if first.t is not None and first.elapsed is not None and slot.origin is not None:
-            slot.shift = (first.t - first.elapsed) - slot.origin
-        if answer.first:
-            samples = answer.samples = [s for s in samples if s.t != first.t]
-    if slot.shift:
-        for s in samples:
-            if s.elapsed is not None:
-                s.elapsed += slot.shift
-    for s in samples[:1]:
-        if s.t is not None and s.elapsed is not None:
-            slot.origin = s.t - s.elapsed

@@ -38,7 +38,8 @@ from benchtui.session.endings import process_ending
 from benchtui.session.host_states import HostStates, left_to_watchdog, without_host
 from benchtui.session.ingest import Ingested, RunIngest, words_text
 from benchtui.session.intake import Intake, Lane
-from benchtui.session.parse_pool import ParsePool, Slot
+from benchtui.session.parse_pool import ParsePool
+from benchtui.session.parse_slot import Slot
 from benchtui.session.parse_worker import Answer
 from benchtui.session.silence import Quiet
 from benchtui.transport import Chunk, RemoteRun, RunHandle, Transport, WatchdogStop
