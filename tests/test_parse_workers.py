@@ -245,3 +245,40 @@ def test_the_workers_end_with_the_session_and_with_a_killed_controller(
         code = run.finish(30)
         assert code == (-9 if how == signal.SIGKILL else 130), run.stderr()
         assert gone(workers), (how, workers)
+
+
+def test_what_a_parser_raises_in_a_worker_is_raised_in_the_follower_as_in_process() -> None:
+    """Bytes lost between two chunks: ``RunIngest.feed`` raises, in process and in a worker
+    alike (the run's follower raises it); a parser name the worker cannot make is said as
+    it would be here."""
+    data = capture(2)
+    parts = chunks(data)
+    ingest = RunIngest(registry.all_parsers()["fio-json"](host="h1"), lines_wanted=False)
+    ingest.feed(parts[0], 1.0)
+    with pytest.raises(ValueError) as here:
+        ingest.feed(parts[2], 2.0)
+
+    async def in_worker() -> tuple[BaseException | None, BaseException | None]:
+        pool = ParsePool(1, print)
+        try:
+            slot = pool.open("fio-json", "h1", "h1:fio", "h1 fio", lambda *_: None)
+            for part in (parts[0], parts[2]):
+                pool.feed(slot, part.data, part.offset, 1.0, [])
+            raised = unknown = None
+            try:
+                await asyncio.wait_for(pool.settled(slot), 60)
+            except ValueError as exc:
+                raised = exc
+            other = pool.open("no-such-parser", "h2", "h2:x", "h2 x", lambda *_: None)
+            pool.feed(other, b"x\n", 2, 1.0, [])
+            try:
+                await asyncio.wait_for(pool.settled(other), 60)
+            except KeyError as exc:
+                unknown = exc
+            return raised, unknown
+        finally:
+            await pool.close()
+
+    raised, unknown = asyncio.run(in_worker())
+    assert str(raised) == str(here.value)
+    assert unknown is not None and "no-such-parser" in str(unknown)

@@ -114,24 +114,24 @@ class Worker:
         self.runs: dict[int, RunIngest] = {}
         #: Resumed runs whose new parser gave no samples yet.
         self.fresh: set[int] = set()
+        #: Runs whose parser could not be made: what that raised, answered to each order.
+        self.broken: dict[int, BaseException] = {}
 
     def take(self, kind: int, run: int, offset: int, t: float, payload: bytes) -> Answer | None:
         """Do one order; its answer (None for those answered by nothing)."""
         if kind == OPEN:
-            name, host, source, start = pickle.loads(payload)
-            parser = registry.all_parsers()[name](host=host, source=source)
-            parser.stream = True
-            ingest = self.runs[run] = RunIngest(parser, lines_wanted=False)
-            if start:  # (a resumed run: its bytes go on from there)
-                ingest.splitter.offset = start
-                if ingest.cutter is not None:
-                    ingest.cutter.offset = start
-                self.fresh.add(run)
+            try:
+                self._open(run, payload)
+            except Exception as exc:  # noqa: BLE001 (said with the run's first answer)
+                self.broken[run] = exc
             return None
         if kind == CLOSE:
             self.runs.pop(run, None)
             self.fresh.discard(run)
+            self.broken.pop(run, None)
             return None
+        if run in self.broken:
+            return None if kind == REPLAY else Answer(run, error=self.broken[run])
         ingest = self.runs[run]
         out = Answer(run)
         try:
@@ -149,6 +149,18 @@ class Worker:
             self.fresh.discard(run)
             out.first = kind != REPLAY
         return None if kind == REPLAY else out
+
+    def _open(self, run: int, payload: bytes) -> None:
+        """A run's parser, new or resumed at a byte."""
+        name, host, source, start = pickle.loads(payload)
+        parser = registry.all_parsers()[name](host=host, source=source)
+        parser.stream = True
+        ingest = self.runs[run] = RunIngest(parser, lines_wanted=False)
+        if start:  # (a resumed run: its bytes go on from there)
+            ingest.splitter.offset = start
+            if ingest.cutter is not None:
+                ingest.cutter.offset = start
+            self.fresh.add(run)
 
 
 def _read(stream: BinaryIO, size: int) -> bytes | None:
