@@ -15,6 +15,7 @@ processes and a real fio json+ capture (fio 3.33, 32 jobs, ``benchmarks/captures
 from __future__ import annotations
 
 import asyncio
+import json
 import lzma
 import os
 import signal
@@ -282,3 +283,44 @@ def test_what_a_parser_raises_in_a_worker_is_raised_in_the_follower_as_in_proces
     raised, unknown = asyncio.run(in_worker())
     assert str(raised) == str(here.value)
     assert unknown is not None and "no-such-parser" in str(unknown)
+
+
+def test_a_session_goes_on_when_its_parse_worker_is_killed(tmp_path: Path) -> None:
+    """``run --jsonl`` with a worker killed with SIGKILL mid-run: a new worker takes the run
+    over, one warning says so and what was lost, the session ends as it would have (exit 0),
+    and its samples are those of a run parsed in process less one interval."""
+    data = capture(12)
+    starts = [0] + [i + 1 for i in range(len(data)) if data.startswith(b"\n{\n", i)]
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for n, (a, b) in enumerate(zip(starts, [*starts[1:], len(data)], strict=True)):
+        (docs / f"{n:02d}.json").write_bytes(data[a:b])
+    plan = _plan(tmp_path, f"sh -c 'for f in {docs}/*.json; do cat $f; sleep 0.4; done'")
+    home = tmp_path / "home"
+    home.mkdir()
+    rows = {}
+    for workers in ("0", "1"):
+        out_file = tmp_path / f"out-{workers}.jsonl"
+        with out_file.open("w") as out:
+            run = Benchtui(home, "run", str(plan), "--jsonl", "--parse-workers", workers,
+                           stdout=out)
+            if workers == "1":
+                until = time.monotonic() + 60
+                while out_file.stat().st_size < 3 * 640 * 150 and time.monotonic() < until:
+                    time.sleep(0.05)  # (three documents' samples out)
+                [worker] = [c for c in psutil.Process(run.proc.pid).children()
+                            if "parse_worker" in " ".join(c.cmdline())]
+                worker.kill()
+            assert run.finish(120) == 0, run.stderr()
+        rows[workers] = [json.loads(line) for line in out_file.read_text().splitlines()]
+    said = [line for line in run.stderr().splitlines() if "parser process" in line]
+    assert len(said) == 1 and "a new one took over here command" in said[0], said
+    assert "at most one interval" in said[0]
+    whole = [{k: v for k, v in r.items() if k != "elapsed"} for r in rows["0"]]
+    resumed = [{k: v for k, v in r.items() if k != "elapsed"} for r in rows["1"]]
+    lost = [r for r in whole if r not in resumed]
+    assert len({r["t"] for r in lost}) == 1 and len(lost) > 500, len(lost)  # (one document)
+    assert resumed == [r for r in whole if r["t"] != lost[0]["t"]]
+    kept = [r for r in rows["0"] if r["t"] != lost[0]["t"]]
+    assert [r["elapsed"] for r in rows["1"]] == pytest.approx([r["elapsed"] for r in kept],
+                                                              abs=1e-6)
