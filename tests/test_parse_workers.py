@@ -27,6 +27,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from benchtui.model.fio_buckets import FIO_PLAT_BITS
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
 from benchtui.session import parse_pool
@@ -127,11 +128,11 @@ def test_workers_parse_as_this_process_does_and_a_killed_one_loses_one_interval(
     warnings: list[str] = []
 
     async def both() -> tuple[dict[str, list[Sample]], dict[str, list[Sample]], list[int]]:
-        pool = ParsePool(2, warnings.append)
+        pool = ParsePool(2, warnings.append, FIO_PLAT_BITS)
         same = await in_workers(pool, hosts)
         await pool.close()
         assert gone(pool.pids) and not warnings
-        pool = ParsePool(2, warnings.append)
+        pool = ParsePool(2, warnings.append, FIO_PLAT_BITS)
         killed: list[int] = []
 
         def kill(p: ParsePool) -> None:
@@ -170,7 +171,7 @@ def test_a_frozen_worker_is_killed_after_the_timeout_and_its_runs_resumed(
     stopped: list[int] = []
 
     async def frozen() -> dict[str, list[Sample]]:
-        pool = ParsePool(1, warnings.append)
+        pool = ParsePool(1, warnings.append, FIO_PLAT_BITS)
 
         def stop(p: ParsePool) -> None:
             stopped.append(p.pids[0])
@@ -260,7 +261,7 @@ def test_what_a_parser_raises_in_a_worker_is_raised_in_the_follower_as_in_proces
         ingest.feed(parts[2], 2.0)
 
     async def in_worker() -> tuple[BaseException | None, BaseException | None]:
-        pool = ParsePool(1, print)
+        pool = ParsePool(1, print, FIO_PLAT_BITS)
         try:
             slot = pool.open("fio-json", "h1", "h1:fio", "h1 fio", lambda *_: None)
             for part in (parts[0], parts[2]):

@@ -139,7 +139,8 @@ class Session:
         self.intake = Intake()
         workers = workers_for(self.options.parse_workers, len(self.transports))
         #: The processes that parse the runs' output (None: this one does).
-        self.parse_pool = ParsePool(workers, self.warn) if workers else None
+        self.parse_pool = ParsePool(workers, self.warn, self.histogram_bits) \
+            if workers else None
         #: How far behind the controller is (said when it falls behind).
         self.lag = LagWatch(self._behind, self.emit)
         self.runner = Runner(self.transports, self.hosts, self.emit, self._deliver,

@@ -107,24 +107,39 @@ class _Worker:
         self.started = self.answered = 0.0
         #: Why it was given up (its runs fail).
         self.failed: str | None = None
+        self._flushing = False
 
     def send(self, frame: bytes) -> None:
+        """Queue ``frame``; the frames queued in one turn of the event loop are written
+        together once it ends (one write, not one per chunk)."""
+        self.backlog.append(frame)
+        if self.process is not None and not self._flushing:
+            self._flushing = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        """Write the frames queued (asyncio's pipe buffers what the pipe cannot take)."""
+        self._flushing = False
         process = self.process
-        if process is None or process.stdin is None:
-            self.backlog.append(frame)
-            return
+        if process is None or process.stdin is None or not self.backlog:
+            return  # (not started: written once it is)
+        frames, self.backlog = self.backlog, []
         if process.stdin.is_closing():
             return  # (dead, its reader about to say so: what is not answered is sent again)
         with contextlib.suppress(ConnectionError, RuntimeError):
-            process.stdin.write(frame)
+            process.stdin.write(b"".join(frames))
 
 
 class ParsePool:
     """``workers`` parser processes for a session's runs; ``warn``: said to the user (a
-    worker replaced, and what it cost)."""
+    worker replaced, and what it cost); ``histogram_bits``: the session's resolution."""
 
-    def __init__(self, workers: int, warn: Callable[[str], None]) -> None:
+    def __init__(self, workers: int, warn: Callable[[str], None], histogram_bits: int
+                 ) -> None:
         self._warn = warn
+        #: The session's histogram resolution: the workers send histograms at it (``Sinks``
+        #: then finds nothing to coarsen).
+        self.histogram_bits = histogram_bits
         self._workers = [_Worker(i) for i in range(workers)]
         self._next = 0
         self._numbers = 0
@@ -160,7 +175,7 @@ class ParsePool:
         if self._watch is None:
             self._watch = asyncio.get_running_loop().create_task(self._watch_hung(),
                                                                  name="benchtui-parse-watch")
-        worker.send(order(OPEN, slot.number, pickle.dumps((*slot.spec, 0))))
+        worker.send(order(OPEN, slot.number, pickle.dumps((*slot.spec, self.histogram_bits, 0))))
         return slot
 
     def feed(self, slot: Slot, data: bytes, offset: int, t: float, lines: list[str]) -> None:
@@ -239,9 +254,7 @@ class ParsePool:
                 return
             worker.process, worker.hung = process, False
             worker.started = time.monotonic()
-            backlog, worker.backlog = worker.backlog, []
-            for frame in backlog:
-                worker.send(frame)
+            worker.flush()
             assert process.stdout is not None
             await self._read(worker, process.stdout)
             if self.closed():
@@ -250,6 +263,7 @@ class ParsePool:
                 process.kill()
             status = await process.wait()
             worker.process = None
+            worker.backlog.clear()  # (sent again, in order, by the resume)
             self._deaths += 1
             self._resume(worker, status)
 
@@ -287,8 +301,9 @@ class ParsePool:
         for slot in slots:
             slot.resumed = True
             worker.send(order(OPEN, slot.number,
-                              pickle.dumps((*slot.spec, slot.replay_start))))
-            offset = slot.replay_start = max(slot.replay_start, 1)  # (0: a new run)
+                              pickle.dumps((*slot.spec, self.histogram_bits,
+                                            slot.replay_start))))
+            offset = slot.replay_start  # (0: fed again from its start, nothing lost)
             for data, t in slot.replay:
                 offset += len(data)
                 worker.send(order(REPLAY, slot.number, data, offset=offset, t=t))

@@ -12,10 +12,11 @@ The wire: the worker reads its standard input, the main process its standard out
 
 * An order: ``ORDER`` (kind, run number, the chunk's end offset, the time it arrived, the
   payload's length) and the payload: ``OPEN`` (a pickled ``(parser name, host, source,
-  offset)``: a new run, or a run resumed at that byte), ``FEED`` (a chunk's bytes),
-  ``REPLAY`` (bytes already parsed once, fed again to a resumed run's new parser: nothing is
-  answered, its samples and warnings were delivered before), ``FINISH`` (the output's end),
-  ``CLOSE`` (the run is done with).
+  histogram bits, offset)``: a new run, or a run resumed at that byte; its histograms are
+  sent at the session's resolution, as ``Sinks.deliver`` would make them), ``FEED`` (a
+  chunk's bytes), ``REPLAY`` (bytes already parsed once, fed again to a resumed run's new
+  parser: nothing is answered, its samples and warnings were delivered before), ``FINISH``
+  (the output's end), ``CLOSE`` (the run is done with).
 * An answer to each ``FEED`` and ``FINISH``, in order: its length (``LENGTH``) and a pickled
   ``Answer`` (``answer_frame``: the samples as tuples of their fields, chosen by
   measurement, ``benchmarks/parse_wire.py``: a 32-job document's ~670 samples in about a
@@ -30,6 +31,7 @@ its standard input does (the main process closed it, or is gone).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pickle
 import signal
@@ -48,6 +50,11 @@ from benchtui.transport.base import Chunk
 ORDER: Final = struct.Struct("!BIqdI")
 #: An answer's header: the pickled answer's length.
 LENGTH: Final = struct.Struct("!I")
+
+#: Bytes each pipe to and from the worker holds (``F_SETPIPE_SZ``; Linux's limit for a user:
+#: /proc/sys/fs/pipe-max-size, 1 MiB by default; left as they are where it refuses).
+PIPE_BYTES: Final = 1 << 20
+F_SETPIPE_SZ: Final = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 OPEN: Final = 1
 FEED: Final = 2
@@ -114,6 +121,8 @@ class Worker:
         self.runs: dict[int, RunIngest] = {}
         #: Resumed runs whose new parser gave no samples yet.
         self.fresh: set[int] = set()
+        #: Each run's histogram resolution (the session's: ``Sinks`` finds nothing to do).
+        self.bits: dict[int, int] = {}
         #: Runs whose parser could not be made: what that raised, answered to each order.
         self.broken: dict[int, BaseException] = {}
 
@@ -129,6 +138,7 @@ class Worker:
             self.runs.pop(run, None)
             self.fresh.discard(run)
             self.broken.pop(run, None)
+            self.bits.pop(run, None)
             return None
         if run in self.broken:
             return None if kind == REPLAY else Answer(run, error=self.broken[run])
@@ -140,6 +150,10 @@ class Worker:
             else:
                 got = ingest.feed(Chunk(offset, payload), t)
             out.samples, out.text = got.samples, got.text
+            bits = self.bits[run]
+            for sample in got.samples:
+                if sample.histogram is not None:
+                    sample.histogram = sample.histogram.coarsened(bits)
         except Exception as exc:  # noqa: BLE001 (raised in the run's follower, as in process)
             out.error = exc
         out.warnings = list(ingest.parser.warnings)
@@ -152,7 +166,8 @@ class Worker:
 
     def _open(self, run: int, payload: bytes) -> None:
         """A run's parser, new or resumed at a byte."""
-        name, host, source, start = pickle.loads(payload)
+        name, host, source, bits, start = pickle.loads(payload)
+        self.bits[run] = bits
         parser = registry.all_parsers()[name](host=host, source=source)
         parser.stream = True
         ingest = self.runs[run] = RunIngest(parser, lines_wanted=False)
@@ -188,6 +203,9 @@ def serve(orders: BinaryIO, answers: BinaryIO) -> None:
 def main() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    for fd in (0, 1):  # (64 KiB by default: a 32-job document would wake us every 64 KiB)
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
     # The answers go to the standard output as it was; anything printed goes to stderr.
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
