@@ -38,6 +38,8 @@ import signal
 import struct
 import sys
 from dataclasses import dataclass, field, fields
+from itertools import starmap
+from operator import attrgetter
 from typing import BinaryIO, Final
 
 from benchtui.model.sample import Sample
@@ -92,7 +94,7 @@ def order(kind: int, run: int, payload: bytes = b"", *, offset: int = 0,
 def answer_frame(answer: Answer) -> bytes:
     """One answer, framed: pickled, its samples as tuples of their fields (half the cost
     of pickling ``Sample`` objects either way: ``benchmarks/parse_wire.py``)."""
-    samples = [tuple(getattr(s, f) for f in _FIELDS) for s in answer.samples]
+    samples = list(map(_AS_TUPLE, answer.samples))
     wire = (answer.run, samples, answer.text, answer.warnings, answer.cut_lines,
             answer.dropped_bytes, answer.error, answer.first)
     try:
@@ -106,12 +108,12 @@ def answer_frame(answer: Answer) -> bytes:
 def read_answer(data: bytes) -> Answer:
     """An answer from its frame's bytes (after ``LENGTH``)."""
     run, samples, text, warnings, cut, dropped, error, first = pickle.loads(data)
-    return Answer(run, [Sample(*t) for t in samples], text, warnings, cut, dropped, error,
+    return Answer(run, list(starmap(Sample, samples)), text, warnings, cut, dropped, error,
                   first)
 
 
-#: A sample's fields, in the order ``Sample`` takes them.
-_FIELDS: Final = tuple(f.name for f in fields(Sample))
+#: A sample's fields as a tuple, in the order ``Sample`` takes them.
+_AS_TUPLE: Final = attrgetter(*(f.name for f in fields(Sample)))
 
 
 class Worker:
