@@ -15,13 +15,14 @@ of more than one core; 0: parse in process).
 
 When a worker dies (killed, crashed) its runs are resumed in a new one: each run's new
 parser is fed again the bytes since the last chunk that completed samples (their answers
-dropped: delivered before), then every chunk not yet answered. A fio json+ run's first
-document in the new parser gives no samples (it has no counters to compare with): at most
-one interval lost per run; a warning names the runs. A worker that does not answer for
-``HANG_TIMEOUT`` s while it has work (SIGSTOP, hung) is killed and its runs resumed the same
-way. A worker that dies ``MAX_RESTARTS`` times fails its runs' hosts (``ParseWorkerError``,
-a ``HostError``: the run is lost, said as such). ``close`` ends every worker within
-``CLOSE_TIMEOUT`` s (their input closed, then SIGKILL).
+dropped: delivered before), then every chunk not yet answered (``parse_slot``). A fio json+
+run's first document in the new parser has no counters to compare with: its samples are
+dropped, at most one interval lost per run; a warning names the runs. A worker that answers
+nothing for ``HANG_TIMEOUT`` s while it has work (SIGSTOP, hung) is killed and its runs
+resumed the same way. Past ``MAX_RESTARTS`` deaths in a session, the runs of the worker that
+died fail their hosts (``ParseWorkerError``, a ``HostError``: the run is lost, said as
+such). ``close`` ends every worker within ``CLOSE_TIMEOUT`` s (their input closed, then
+SIGKILL).
 """
 
 from __future__ import annotations
