@@ -36,7 +36,7 @@ import os
 import pickle
 import signal
 import struct
-import sys
+import time
 from dataclasses import dataclass, field, fields
 from itertools import starmap
 from operator import attrgetter
@@ -57,6 +57,11 @@ LENGTH: Final = struct.Struct("!I")
 #: /proc/sys/fs/pipe-max-size, 1 MiB by default; left as they are where it refuses).
 PIPE_BYTES: Final = 1 << 20
 F_SETPIPE_SZ: Final = getattr(fcntl, "F_SETPIPE_SZ", 1031)
+
+#: Bytes of orders read at a time at most.
+READ_BYTES: Final = 1 << 20
+#: Seconds an answer may wait for the others of its batch.
+FLUSH: Final = 0.01
 
 OPEN: Final = 1
 FEED: Final = 2
@@ -180,26 +185,42 @@ class Worker:
             self.fresh.add(run)
 
 
-def _read(stream: BinaryIO, size: int) -> bytes | None:
-    data = stream.read(size)
-    return data if len(data) == size else None
-
-
-def serve(orders: BinaryIO, answers: BinaryIO) -> None:
-    """Take orders until their stream ends."""
+def serve(orders: int, answers: BinaryIO) -> None:
+    """Take orders from file descriptor ``orders`` until it ends: as many as a read brings
+    at a time, their answers written together once those orders are done or ``FLUSH`` s
+    after the first of them was made (one wake-up of the main process per batch, not per
+    chunk; a long batch still sends its first answers soon)."""
     worker = Worker()
+    buffer = bytearray()
+    out: list[bytes] = []
+    first = 0.0
     while True:
-        header = _read(orders, ORDER.size)
-        if header is None:
+        data = os.read(orders, READ_BYTES)
+        if not data:
             return
-        kind, run, offset, t, size = ORDER.unpack(header)
-        payload = _read(orders, size) if size else b""
-        if payload is None:
-            return
-        answer = worker.take(kind, run, offset, t, payload)
-        if answer is not None:
-            answers.write(answer_frame(answer))
+        buffer += data
+        pos, end = 0, len(buffer)
+        while end - pos >= ORDER.size:
+            kind, run, offset, t, size = ORDER.unpack_from(buffer, pos)
+            if end - pos - ORDER.size < size:
+                break
+            start = pos + ORDER.size
+            payload = bytes(buffer[start:start + size])
+            pos = start + size
+            answer = worker.take(kind, run, offset, t, payload)
+            if answer is not None:
+                if not out:
+                    first = time.monotonic()
+                out.append(answer_frame(answer))
+                if time.monotonic() - first >= FLUSH:
+                    answers.write(b"".join(out))
+                    answers.flush()
+                    out.clear()
+        del buffer[:pos]
+        if out:
+            answers.write(b"".join(out))
             answers.flush()
+            out.clear()
 
 
 def main() -> None:
@@ -212,5 +233,5 @@ def main() -> None:
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
     with contextlib.suppress(BrokenPipeError):  # (the main process is gone)
-        serve(sys.stdin.buffer, answers)
+        serve(0, answers)
 
