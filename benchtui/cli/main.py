@@ -316,8 +316,8 @@ def _watchdog_options(p: argparse.ArgumentParser) -> None:
                    "the hosts (preflight refuses to start while there are some)")
     p.add_argument("--parse-workers", type=_parse_workers, metavar="N",
                    help="parse the hosts' output in N processes of their own, to use more "
-                   "than one core (0: in this process); default: one per core but one (at "
-                   "most 4) for sessions of 16 hosts or more on a machine of 2 cores or "
+                   "than one core (0: in this process); default: one per core but two (at "
+                   "most 4) for sessions of 16 hosts or more on a machine of 4 cores or "
                    "more, else 0")
 
 

@@ -9,9 +9,12 @@ worker at once (the writes never wait: asyncio's pipe buffers them, and a run ha
 ``RUN_BYTES`` in flight before its follower waits); the answers, read by the event loop,
 are delivered in bounded slices (``SLICE`` s of unpickling and sinks at most in a row).
 
-When it is used: ``workers_for`` (``--parse-workers N``; automatically one worker per core
-but one, at most ``AUTO_MAX``, once a session has ``AUTO_HOSTS`` hosts or more on a machine
-of more than one core; 0: parse in process).
+When it is used: ``workers_for`` (``--parse-workers N``; 0: parse in process). Without it,
+a session of ``AUTO_HOSTS`` hosts or more on a machine of ``AUTO_CORES`` cores or more gets
+one worker per core but two (at most ``AUTO_MAX``): a worker does ~1.3x the parsing's CPU
+(the encoding, the histograms' coarsening moved there) and is one process for its runs'
+burst, so on 2 cores, beside sshd and the main process, one worker made the lag worse where
+cores were short (docs/benchmarks/fleet_scale.md, "Parser workers"); there it is asked for.
 
 When a worker dies (killed, crashed) its runs are resumed in a new one: each run's new
 parser is fed again the bytes since the last chunk that completed samples (their answers
@@ -61,19 +64,21 @@ HANG_TIMEOUT = 10.0
 MAX_RESTARTS = 3
 #: Seconds ending the workers may take (their input closed) before they are killed.
 CLOSE_TIMEOUT = 2.0
-#: Sessions of this many hosts get workers automatically (on a machine of 2 cores or more).
+#: Sessions of this many hosts get workers automatically, on machines of this many cores.
 AUTO_HOSTS = 16
+AUTO_CORES = 4
 #: Workers at most when chosen automatically.
 AUTO_MAX = 4
 
 
 def workers_for(asked: int | None, hosts: int, cores: int | None = None) -> int:
-    """The workers a session uses: ``asked`` (0: none), or when None, one per core but one
-    (at most ``AUTO_MAX``) for a session of ``AUTO_HOSTS`` hosts or more."""
+    """The workers a session uses: ``asked`` (0: none), or when None, one per core but two
+    (at most ``AUTO_MAX``) for a session of ``AUTO_HOSTS`` hosts or more on a machine of
+    ``AUTO_CORES`` cores or more, else none."""
     if asked is not None:
         return max(asked, 0)
     cores = cores or os.cpu_count() or 1
-    return min(cores - 1, AUTO_MAX) if cores > 1 and hosts >= AUTO_HOSTS else 0
+    return min(cores - 2, AUTO_MAX) if cores >= AUTO_CORES and hosts >= AUTO_HOSTS else 0
 
 
 #: The worker's program (not ``-m``: its answers' classes must be pickled by their module).
