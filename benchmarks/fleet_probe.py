@@ -23,10 +23,12 @@ changed. What is measured:
 - ``lag``: how late a 50 ms ticker of the event loop wakes up: how long a chunk that is ready
   may wait before the loop reads it.
 - ``cpu_pct``: this process's CPU time and its children's (the controller's heartbeat process,
-  when it has one; not sshd, not the replays) over wall time in the steady part, as % of one
-  core; ``beat_cpu_pct`` the children's part; ``runqueue_wait_pct``: the time it was
-  runnable but had no CPU (/proc/self/schedstat), i.e. how much the other processes on the
-  same cores held it back; ``machine_busy_pct``: every core, every process (/proc/stat).
+  when it has one, and its parse workers; not sshd, not the replays) over wall time in the
+  steady part, as % of one core; ``main_cpu_pct`` the controller's own process,
+  ``workers_cpu_pct`` its parse workers, ``beat_cpu_pct`` the other children (the heartbeat);
+  ``runqueue_wait_pct``: the time it was runnable but had no CPU (/proc/self/schedstat), i.e.
+  how much the other processes on the same cores held it back; ``machine_busy_pct``: every
+  core, every process (/proc/stat).
 - samples/s into the store, RSS in the steady part and at peak.
 """
 
