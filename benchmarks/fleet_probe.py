@@ -23,10 +23,12 @@ changed. What is measured:
 - ``lag``: how late a 50 ms ticker of the event loop wakes up: how long a chunk that is ready
   may wait before the loop reads it.
 - ``cpu_pct``: this process's CPU time and its children's (the controller's heartbeat process,
-  when it has one; not sshd, not the replays) over wall time in the steady part, as % of one
-  core; ``beat_cpu_pct`` the children's part; ``runqueue_wait_pct``: the time it was
-  runnable but had no CPU (/proc/self/schedstat), i.e. how much the other processes on the
-  same cores held it back; ``machine_busy_pct``: every core, every process (/proc/stat).
+  when it has one, and its parse workers; not sshd, not the replays) over wall time in the
+  steady part, as % of one core; ``main_cpu_pct`` the controller's own process,
+  ``workers_cpu_pct`` its parse workers, ``beat_cpu_pct`` the other children (the heartbeat);
+  ``runqueue_wait_pct``: the time it was runnable but had no CPU (/proc/self/schedstat), i.e.
+  how much the other processes on the same cores held it back; ``machine_busy_pct``: every
+  core, every process (/proc/stat).
 - samples/s into the store, RSS in the steady part and at peak.
 """
 
@@ -40,7 +42,7 @@ import resource
 import statistics
 import sys
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -94,7 +96,8 @@ class Tick(NamedTuple):
 
     mono: float
     cpu: float  # this process's CPU seconds, and its children's
-    children: float  # its children's CPU seconds (the heartbeat process)
+    children: float  # its children's CPU seconds (the heartbeat process, the parse workers)
+    workers: float  # the parse workers' CPU seconds (the children that are parse workers)
     samples: int  # samples in the store so far
     chunks: int  # chunks the transports handed over so far
     chunk_bytes: int  # and their bytes
@@ -113,6 +116,8 @@ class Probe:
         self.me = psutil.Process()
         self._children: list[psutil.Process] = []
         self._children_read = 0.0
+        #: The session's parse workers' pids (``ParsePool.pids``; none on code without them).
+        self.worker_pids: Callable[[], list[int]] = list
         self.jsonl: JsonlWriter | None = None
         self.arrivals: dict[tuple[str, str], float] = {}
         self.chunks = [0, 0]  # chunks and bytes the transports handed over
@@ -161,24 +166,27 @@ class Probe:
     async def sample_resources(self) -> None:
         while True:
             busy, total = machine_jiffies()
-            children = self.children_cpu()
+            children, workers = self.children_cpu()
             self.ticks.append(Tick(time.monotonic(), time.process_time() + children, children,
+                                   workers,
                                    self.store.samples_total, *self.chunks, _rss_bytes(),
                                    busy, total,
                                    _runqueue_wait()))
             await asyncio.sleep(1.0)
 
-    def children_cpu(self) -> float:
-        """CPU seconds of this process's children (living ones, and those it reaped). The
-        list of children is read again every 10 s only while there is none, or once one has
-        ended: listing them reads every process's stat on the machine (thousands of them
-        with the simulated hosts), which cost the probe ~1% of a core, counted as the
-        controller's."""
+    def children_cpu(self) -> tuple[float, float]:
+        """CPU seconds of this process's children (living ones, and those it reaped), and of
+        those of them that are parse workers. The list of children is read again every 10 s
+        only while there is none, once one has ended, or when a parse worker is not in it:
+        listing them reads every process's stat on the machine (thousands of them with the
+        simulated hosts), which cost the probe ~1% of a core, counted as the controller's."""
         now = time.monotonic()
-        if not self._children and now - self._children_read > 10:
+        workers = set(self.worker_pids())
+        listed = {c.pid for c in self._children}
+        if (not self._children and now - self._children_read > 10) or workers - listed:
             self._children_read = now
             self._children = self.me.children(recursive=True)
-        total = 0.0
+        total = in_workers = 0.0
         for child in self._children:
             try:
                 t = child.cpu_times()
@@ -187,8 +195,10 @@ class Probe:
                 self._children_read = 0.0
                 continue
             total += t.user + t.system
+            if child.pid in workers:
+                in_workers += t.user + t.system
         reaped = self.me.cpu_times()
-        return total + reaped.children_user + reaped.children_system
+        return total + reaped.children_user + reaped.children_system, in_workers
 
     async def measure_lag(self, period: float = 0.05) -> None:
         loop = asyncio.get_running_loop()
@@ -265,7 +275,10 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
         t0, t1 = ticks[0], ticks[-1]
         wall = t1.mono - t0.mono
         steady.update(seconds=wall, cpu_pct=100 * (t1.cpu - t0.cpu) / wall,
-                      beat_cpu_pct=100 * (t1.children - t0.children) / wall,
+                      beat_cpu_pct=100 * (t1.children - t1.workers - t0.children
+                                          + t0.workers) / wall,
+                      main_cpu_pct=100 * (t1.cpu - t1.children - t0.cpu + t0.children) / wall,
+                      workers_cpu_pct=100 * (t1.workers - t0.workers) / wall,
                       samples_per_s=(t1.samples - t0.samples) / wall,
                       chunks_per_s=(t1.chunks - t0.chunks) / wall,
                       bytes_per_chunk=(t1.chunk_bytes - t0.chunk_bytes)
@@ -285,14 +298,20 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
 
 async def run_session(plan_path: Path, known_hosts: str, session_id: str,
                       hosts: int, seconds: int, grace: float | None = None,
-                      jsonl: bool = False) -> dict[str, Any]:
+                      jsonl: bool = False, parse_workers: int | None = None
+                      ) -> dict[str, Any]:
     probe = Probe(LiveStore())
     if jsonl:
         probe.jsonl = JsonlWriter(open(os.devnull, "w"))  # noqa: SIM115 (the process's life)
     options = SessionOptions(ssh=SshOptions(known_hosts=known_hosts, connect_timeout=60.0),
-                             session_id=session_id, controller_grace=grace)
+                             session_id=session_id, controller_grace=grace,
+                             **({} if parse_workers is None
+                                else {"parse_workers": parse_workers}))
     session = Session(load_plan(plan_path), options=options, on_samples=probe.sink,
                       on_event=probe.event)
+    pool = getattr(session, "parse_pool", None)
+    if pool is not None:
+        probe.worker_pids = lambda: pool.pids
     for name, transport in list(session.transports.items()):  # (the runner shares the dict)
         session.transports[name] = ArrivalStamps(transport, probe.arrivals, probe.chunks)
     helpers = [asyncio.create_task(probe.sample_resources()),
@@ -325,11 +344,13 @@ def main() -> int:
     ap.add_argument("--code", help="import benchtui from this directory")
     ap.add_argument("--grace", type=float, help="the session's controller_grace (s)")
     ap.add_argument("--jsonl", action="store_true", help="add run --jsonl's sink")
+    ap.add_argument("--parse-workers", type=int,
+                    help="the session's parse workers (default: the code's own choice)")
     args = ap.parse_args()
     if args.pin:
         os.sched_setaffinity(0, {0})
     coro = run_session(args.plan, args.known_hosts, args.session_id, args.hosts, args.seconds,
-                       args.grace, args.jsonl)
+                       args.grace, args.jsonl, args.parse_workers)
     if args.profile:
         import cProfile
         import pstats

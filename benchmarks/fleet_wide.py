@@ -25,6 +25,9 @@ gone 3 s after the last one, and stops the workload ``controller_grace`` later).
         [--pin] [--grace 5] [--out FILE|-] [--json FILE] [--quick]
 
 ``--pin``: the controller on CPU 0, sshd and the simulated hosts on the last CPU.
+``--parse-workers 0 1``: this code once parsing in process and once with one parse worker
+(``session/parse_pool.py``); the CPU is the controller's with all its processes, and split
+into its main process, its parse workers and its heartbeat process.
 """
 
 from __future__ import annotations
@@ -143,7 +146,9 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
     process = None
     home = Path(pwd.getpwnam(fleet.user.pw_name).pw_dir)
     results = []
-    codes = [("this", str(ROOT))] + ([("before", str(args.old))] if args.old else [])
+    these = [("this", str(ROOT), None)] if not args.parse_workers else [
+        (f"this, {n} parse workers", str(ROOT), n) for n in args.parse_workers]
+    codes = these + ([("before", str(args.old), None)] if args.old else [])
     try:
         cpus = sorted(os.sched_getaffinity(0))
         process = start_sshd(fleet, port := free_port(), cpus[-1] if args.pin else None)
@@ -154,12 +159,13 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
         doc_bytes = prerender(replay_dir, args.seconds)
         for n in args.hosts:
             for repeat in range(args.repeat):
-                for label, code in (codes if repeat % 2 == 0 else codes[::-1]):
+                for label, code, workers in (codes if repeat % 2 == 0 else codes[::-1]):
                     plan = fleet.directory / f"plan-{n}.toml"
                     write_plan(plan, n, args.seconds, port, fleet.user.pw_name,
                                str(fleet.identity), replay_dir)
-                    session_id = f"fleet-wide-{n}-{label}-{repeat}-{os.getpid()}"
-                    result_file = fleet.directory / f"result-{n}-{label}.json"
+                    tag = label.replace(", ", "-").replace(" ", "_")
+                    session_id = f"fleet-wide-{n}-{tag}-{repeat}-{os.getpid()}"
+                    result_file = fleet.directory / f"result-{n}-{tag}.json"
                     runs = home / ".cache" / "benchtui" / "runs" / session_id
                     argv = [sys.executable, str(HERE / "fleet_probe.py"), "--plan", str(plan),
                             "--known-hosts", str(fleet.known_hosts), "--session-id",
@@ -167,6 +173,7 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                             "--result", str(result_file), "--code", code, "--grace",
                             str(args.grace), "--jsonl"]
                     argv += ["--pin"] if args.pin else []
+                    argv += [] if workers is None else ["--parse-workers", str(workers)]
                     load_before = loadavg()
                     print(f"{n} hosts, {label} code (load {load_before})", file=sys.stderr,
                           flush=True)
@@ -196,9 +203,10 @@ def _ms(x: float | None) -> str:
 
 def table(results: list[dict[str, Any]]) -> str:
     rows = ["| code | hosts | fio docs in store | lag p50 / p99 / max (ms) | controller CPU "
-            "(% of 1 core; its heartbeat process) | longest time between two beats (s) | "
+            "(% of 1 core, all its processes) | main process / its parse workers / its "
+            "heartbeat process | longest time between two beats (s) | "
             "hosts whose watchdog stopped fio | loop lag p99 / max (ms) | samples/s | RSS MiB "
-            "| load average before / after |", "|" + "---|" * 11]
+            "| load average before / after |", "|" + "---|" * 12]
     for r in results:
         s = r.get("steady") or {}
         e = s.get("e2e") or r["e2e_all"]
@@ -207,8 +215,9 @@ def table(results: list[dict[str, Any]]) -> str:
         gap = r.get("beat_gap_max")
         rows.append(
             f"| {r['code']} | {r['hosts']} | {docs} | {_ms(e['p50'])} / {_ms(e['p99'])} / "
-            f"{_ms(e['max'])} | {s.get('cpu_pct', float('nan')):.1f} "
-            f"({s.get('beat_cpu_pct', 0.0):.1f}) | {'-' if gap is None else f'{gap:.1f}'} | "
+            f"{_ms(e['max'])} | {s.get('cpu_pct', float('nan')):.1f} | "
+            f"{s.get('main_cpu_pct', float('nan')):.1f} / {s.get('workers_cpu_pct', 0.0):.1f}"
+            f" / {s.get('beat_cpu_pct', 0.0):.1f} | {'-' if gap is None else f'{gap:.1f}'} | "
             f"{len(r.get('watchdog_stops', []))} | {_ms(g.get('p99'))} / {_ms(g.get('max'))} "
             f"| {s.get('samples_per_s', 0):.0f} | {s.get('rss', 0) / 2**20:.0f} | "
             f"{r['load_before']} / {r['load_after']} |")
@@ -254,6 +263,9 @@ def main() -> int:
     ap.add_argument("--out", default=str(OUT_MD),
                     help="Markdown file to write the results into ('-': none)")
     ap.add_argument("--json", type=Path, help="also write the raw results to this file")
+    ap.add_argument("--parse-workers", type=int, nargs="+", metavar="N",
+                    help="run this code once with each of these numbers of parse workers "
+                    "(0: parse in process); default: once, with the code's own choice")
     ap.add_argument("--quick", action="store_true",
                     help="32 hosts for 15 s (about 2 minutes with --old)")
     args = ap.parse_args()

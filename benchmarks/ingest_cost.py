@@ -20,6 +20,11 @@ together each second (fio's clocks in step); ``fleet``: fio json+ with 2 jobs
 ``fleet_scale.py``'s hosts print them. The output is cut into chunks of ``--chunk`` bytes
 (SSH delivers a channel's data in packets of at most 32 KiB).
 
+``--parse-workers N``: this code with its parser worker processes (``session/parse_pool.py``):
+the main process keeps the runs' raw lines and last words, sends the chunks, reads the
+answers and delivers them (all counted as ``deliver``; ``parse`` is then the main process's
+sending), and the workers' CPU (their start-up left out) is said apart.
+
 ``--old DIR`` runs the same in a process importing benchtui from DIR (a worktree of the code
 before a change), alternately with this checkout, ``--repeat`` times each.
 
@@ -129,6 +134,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         parser.stream = True  # (live output, as the session's runner sets it)
         ingests[(h, tool)] = RunIngest(parser, lines_wanted=lines_wanted)
     offsets = dict.fromkeys(ingests, 0)
+    if getattr(args, "parse_workers", 0):
+        return _in_workers(args, output, ingests, sinks, stack, parsers)
     clock = time.thread_time
     parse = deliver = 0.0
     samples = documents = 0
@@ -172,16 +179,91 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "deliver_us_per_sample": 1e6 * deliver / max(samples, 1)}
 
 
+def _in_workers(args: argparse.Namespace, output: list[list[tuple[str, str, bytes]]],
+                ingests: dict[tuple[str, str], Any], sinks: Any,
+                stack: contextlib.ExitStack, parsers: dict[str, str]) -> dict[str, Any]:
+    """As ``measure``, with ``args.parse_workers`` parser processes."""
+    import asyncio
+
+    import psutil
+
+    from benchtui.model.fio_buckets import DEFAULT_BITS
+    from benchtui.session.ingest import Ingested
+    from benchtui.session.parse_pool import ParsePool
+    from benchtui.transport import Chunk
+
+    clock = time.thread_time
+    counts = {"samples": 0}
+
+    def worker_cpu(pool: ParsePool) -> float:
+        return sum(sum(psutil.Process(p).cpu_times()[:2]) for p in pool.pids)
+
+    async def run() -> tuple[float, float, float]:
+        pool = ParsePool(args.parse_workers, print, DEFAULT_BITS)
+        for n in range(args.parse_workers):  # (started and imported: not counted)
+            warm = pool.open("fio-json", f"warm{n}", "warm", "warm", lambda *_: None)
+            pool.feed(warm, b"\n", 1, T0, [])
+            await pool.settled(warm)
+            pool.close_run(warm)
+        slots = {}
+        for (host, tool), _ in ingests.items():
+            def on_answer(answer: Any, lines: list[str], t: float, host: str = host,
+                          tool: str = tool) -> None:
+                counts["samples"] += len(answer.samples)
+                sinks.deliver(Ingested(lines, answer.samples, answer.text), t, host=host,
+                              tool=tool, role="step", step="s")
+            slots[(host, tool)] = pool.open(parsers[tool], host, f"{host}:{tool}",
+                                            f"{host} {tool}", on_answer)
+        offsets = dict.fromkeys(ingests, 0)
+        w0, c0 = worker_cpu(pool), clock()
+        send = 0.0
+        for k, second in enumerate(output):
+            t = T0 + k + 0.01
+            for host, tool, data in second:
+                key = (host, tool)
+                for a in range(0, len(data), args.chunk):
+                    piece = data[a:a + args.chunk]
+                    offsets[key] += len(piece)
+                    await pool.room(slots[key])
+                    s0 = clock()
+                    lines = ingests[key].keep(Chunk(offsets[key], piece))
+                    pool.feed(slots[key], piece, offsets[key], t, lines)
+                    send += clock() - s0
+        for slot in slots.values():
+            await pool.settled(slot)
+        main, workers = clock() - c0, worker_cpu(pool) - w0
+        await pool.close()
+        return main, send, workers
+
+    with stack:
+        main, send, workers = asyncio.run(run())
+    documents = sum(tool == "fio" for second in output for _, tool, _ in second)
+    samples = counts["samples"]
+    return {"workload": args.workload, "hosts": args.hosts, "seconds": args.seconds,
+            "sinks": args.sinks, "documents": documents, "samples": samples,
+            "parse_workers": args.parse_workers, "parse_s": send, "deliver_s": main - send,
+            "workers_s": workers,
+            "ms_per_doc": 1e3 * main / max(documents, 1),
+            "parse_ms_per_doc": 1e3 * send / max(documents, 1),
+            "deliver_ms_per_doc": 1e3 * (main - send) / max(documents, 1),
+            "workers_ms_per_doc": 1e3 * workers / max(documents, 1),
+            "us_per_sample": 1e6 * main / max(samples, 1),
+            "parse_us_per_sample": 1e6 * send / max(samples, 1),
+            "deliver_us_per_sample": 1e6 * (main - send) / max(samples, 1)}
+
+
 def table(results: list[dict[str, Any]]) -> str:
     rows = ["| code | workload | hosts x s | sinks | samples | per document (ms): parse / "
-            "deliver / all | per sample (µs): parse / deliver / all |", "|" + "---|" * 7]
+            "deliver / all | per sample (µs): parse / deliver / all | parse workers' CPU "
+            "per document (ms) |", "|" + "---|" * 8]
     for r in results:
         rows.append(
             f"| {r['code']} | {r['workload']} | {r['hosts']} x {r['seconds']} | "
             f"{' '.join(r['sinks']) or '-'} | {r['samples']} | {r['parse_ms_per_doc']:.2f} / "
             f"{r['deliver_ms_per_doc']:.2f} / {r['ms_per_doc']:.2f} | "
             f"{r['parse_us_per_sample']:.2f} / {r['deliver_us_per_sample']:.2f} / "
-            f"{r['us_per_sample']:.2f} |")
+            f"{r['us_per_sample']:.2f} | "
+            + (f"{r['workers_ms_per_doc']:.2f} |" if "workers_ms_per_doc" in r else "- |"))
     return "\n".join(rows)
 
 
@@ -194,19 +276,26 @@ def main() -> int:
                     choices=("jsonl", "store", "console", "record"))
     ap.add_argument("--chunk", type=int, default=32 << 10, help="bytes per chunk")
     ap.add_argument("--old", type=Path, help="a checkout of the code to compare with")
+    ap.add_argument("--parse-workers", type=int, nargs="+", metavar="N",
+                    help="run this code once with each of these numbers of parser worker "
+                    "processes (0: in process)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--profile", help="cProfile (CPU time) into FILE (one process only)")
     ap.add_argument("--code", help=argparse.SUPPRESS)  # (the child's: import from here)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child or args.profile:
+        args.parse_workers = (args.parse_workers or [0])[0]
         print(json.dumps(measure(args)))
         return 0
-    codes = [("this", str(ROOT))] + ([("before", str(args.old))] if args.old else [])
+    these = [("this", str(ROOT), 0)] if not args.parse_workers else [
+        (f"this, {n} parse workers", str(ROOT), n) for n in args.parse_workers]
+    codes = these + ([("before", str(args.old), 0)] if args.old else [])
     results = []
     for repeat in range(args.repeat):
-        for label, code in (codes if repeat % 2 == 0 else codes[::-1]):
+        for label, code, workers in (codes if repeat % 2 == 0 else codes[::-1]):
             argv = [sys.executable, __file__, "--child", "--code", code,
+                    *(["--parse-workers", str(workers)] if workers else []),
                     "--workload", args.workload, "--hosts", str(args.hosts),
                     "--seconds", str(args.seconds), "--chunk", str(args.chunk),
                     "--sinks", *args.sinks]

@@ -9,7 +9,8 @@ new venv's own site-packages (installing Textual, matplotlib and the rest again 
 minute and test pip, not benchtui); the check that ``benchtui`` runs from the new venv is
 ``--version``, which names the package's directory. Every command runs with a clean
 environment (``env -i``), a home and cache of the test's own, from a directory outside the
-checkout: ``demo`` in a real terminal (tmux) with the default and the light theme, ``replay``
+checkout: ``demo`` in a real terminal (tmux) with the default (its output parsed in a parser
+worker process) and the light theme, ``replay``
 of the first demo's recording, ``report --format html`` of it, ``check`` of an example plan
 from the package, ``examples --copy``, ``themes`` and the bash completion script.
 """
@@ -171,10 +172,11 @@ def test_an_installed_wheel_runs_every_command_without_the_checkout(tmp_path: Pa
 
     tmux = Tmux(tmp_path / "tmux.sock")
     try:
-        # the default theme, to the end of the step: recorded for replay and report
+        # the default theme, to the end of the step: recorded for replay and report; its
+        # output parsed in a parser worker, which must run the installed package too
         status = tmp_path / "demo-dark"
         in_terminal(tmux, bt.shell("demo", "--seconds", "5", "--record", "demo.btr",
-                                   exit_file=status))
+                                   "--parse-workers", "1", exit_file=status))
         tmux.wait_for("fio's numbers", PANE_IOPS.search, 20)
         dark = background_colours(tmux)
         tmux.wait_for("the end of the session", lambda s: "session finished" in s, 20)

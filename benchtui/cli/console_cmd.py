@@ -43,7 +43,7 @@ def run_demo(args: argparse.Namespace) -> int:
     session = Session(plan, options=SessionOptions(
         histogram_bits=args.histogram_bits, controller_grace=args.controller_grace,
         reconnect_window=args.reconnect_window,
-        stop_leftovers=args.stop_leftovers))
+        stop_leftovers=args.stop_leftovers, parse_workers=args.parse_workers))
     return run_in_console(session, args)
 
 

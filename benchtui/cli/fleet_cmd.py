@@ -58,7 +58,8 @@ def session_options(args: argparse.Namespace) -> SessionOptions:
         config=args.ssh_config), histogram_bits=getattr(args, "histogram_bits", None),
         controller_grace=getattr(args, "controller_grace", None),
         reconnect_window=getattr(args, "reconnect_window", None),
-        stop_leftovers=getattr(args, "stop_leftovers", False))
+        stop_leftovers=getattr(args, "stop_leftovers", False),
+        parse_workers=getattr(args, "parse_workers", None))
 
 
 class ProgressPrinter:

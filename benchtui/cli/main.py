@@ -285,6 +285,12 @@ def _controller_grace(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _parse_workers(text: str) -> int:
+    if not text.isdigit() or int(text) > 64:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes from 0 to 64")
+    return int(text)
+
+
 def _reconnect_window(text: str) -> float:
     from benchtui.plan.grace import WINDOW_EXAMPLES, parse_window
 
@@ -308,6 +314,11 @@ def _watchdog_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--stop-leftovers", action="store_true",
                    help="stop the processes an earlier run of the same plan left running on "
                    "the hosts (preflight refuses to start while there are some)")
+    p.add_argument("--parse-workers", type=_parse_workers, metavar="N",
+                   help="parse the hosts' output in N processes of their own, to use more "
+                   "than one core (0: in this process); default: one per core but two (at "
+                   "most 4) for sessions of 16 hosts or more on a machine of 4 cores or "
+                   "more, else 0")
 
 
 def _attr_option(p: argparse.ArgumentParser) -> None:

@@ -49,6 +49,7 @@ from benchtui.session.ingest import Ingested
 from benchtui.session.intake import Intake
 from benchtui.session.lag import LagWatch
 from benchtui.session.leftovers import check_leftovers
+from benchtui.session.parse_pool import ParsePool, workers_for
 from benchtui.session.runs import Run, Runner
 from benchtui.session.silence import Quiet
 from benchtui.session.sinks import EventSink, OutputSink, SampleSink, Sinks
@@ -82,6 +83,8 @@ class SessionOptions:
     reconnect_window: float | None = None
     #: Stop what an earlier run of the same plan left running, instead of refusing to start.
     stop_leftovers: bool = False
+    #: Parser worker processes (0: parse in process); None: ``parse_pool.workers_for``.
+    parse_workers: int | None = None
 
 
 @dataclass
@@ -134,13 +137,17 @@ class Session:
         self.hosts = HostStates(self.transports, self.emit, lambda: self.current_step)
         #: Every run's output, taken in turn in bounded slices of the event loop.
         self.intake = Intake()
+        workers = workers_for(self.options.parse_workers, len(self.transports))
+        #: The processes that parse the runs' output (None: this one does).
+        self.parse_pool = ParsePool(workers, self.warn, self.histogram_bits) \
+            if workers else None
         #: How far behind the controller is (said when it falls behind).
-        self.lag = LagWatch(self.intake.oldest, self.emit)
+        self.lag = LagWatch(self._behind, self.emit)
         self.runner = Runner(self.transports, self.hosts, self.emit, self._deliver,
                              controller_grace=self.controller_grace,
                              interrupt=lambda: self._interrupt_reason,
                              lines_wanted=lambda: bool(self.sinks.output),
-                             intake=self.intake)
+                             intake=self.intake, parse_pool=self.parse_pool)
         #: Why the session is being interrupted (set before its task is cancelled).
         self._interrupt_reason: str | None = None
         #: The session stopped itself (``abort``): its cancellation is its own.
@@ -152,6 +159,11 @@ class Session:
         #: The running step's start (``time.monotonic``) and processes.
         self._step_started = 0.0
         self._step_runs: list[Run] = []
+
+    def _behind(self, now: float) -> float:
+        """How long the oldest output not yet parsed has waited (the intake, the workers)."""
+        pool = self.parse_pool
+        return max(self.intake.oldest(now), pool.oldest(now) if pool else 0.0)
 
     def _on_link(self, host: str, state: LinkState) -> None:
         self.hosts.on_link(host, state)
@@ -308,6 +320,8 @@ class Session:
                 await self._stop_everything()
             finally:
                 await self.intake.close()
+                if self.parse_pool is not None:
+                    await self.parse_pool.close()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(close_all(self.transports), CLOSE_TIMEOUT)
                 await self.heartbeats.close()

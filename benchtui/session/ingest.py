@@ -68,6 +68,8 @@ class RunIngest:
         #: Parse warnings given by ``new_warnings``, and those counted only.
         self.warnings_shown = 0
         self.warnings_hidden = 0
+        #: The lines cut and bytes dropped, as a parser worker counted them (None: here).
+        self.cuts_elsewhere: tuple[int, int] | None = None
         self._head = bytearray()
         self._tail: deque[bytes] = deque()
         self._tail_bytes = 0
@@ -94,6 +96,24 @@ class RunIngest:
             out.text = True
             out.samples = self.parser.feed_text(text, t)
         return out
+
+    def keep(self, chunk: Chunk) -> list[str]:
+        """``feed`` without the parser, whose worker process parses the chunk
+        (``parse_pool``): its bytes kept for the last words, its raw lines if wanted."""
+        self._keep(chunk.data)
+        return self.splitter.feed(chunk) if self.lines_wanted else []
+
+    def finish_lines(self) -> list[str]:
+        """``finish`` without the parser: the output's last line, if wanted."""
+        rest = self.splitter.finish()
+        return rest if self.lines_wanted else []
+
+    def parsed_elsewhere(self, warnings: list[ParseWarning], cut_lines: int,
+                         dropped_bytes: int) -> None:
+        """What the run's parser worker said with a chunk's samples: its new warnings (given
+        by ``new_warnings`` as this run's own) and its count of the lines cut."""
+        self.parser.warnings.extend(warnings)
+        self.cuts_elsewhere = (cut_lines, dropped_bytes)
 
     def finish(self, t: float) -> Ingested:
         """The end of the output: its last line, and what the parser still held."""
@@ -124,11 +144,15 @@ class RunIngest:
     @property
     def cut_lines(self) -> int:
         """Lines cut at ``lines.MAX_LINE_BYTES``."""
+        if self.cuts_elsewhere is not None:
+            return self.cuts_elsewhere[0]
         return (self.cutter or self.splitter).cut_lines
 
     @property
     def dropped_bytes(self) -> int:
         """Bytes dropped from the lines cut."""
+        if self.cuts_elsewhere is not None:
+            return self.cuts_elsewhere[1]
         return (self.cutter or self.splitter).dropped_bytes
 
     def last_words(self) -> list[str]:

@@ -20,6 +20,7 @@ be done is said, with what becomes of the processes left.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import re
 import tempfile
@@ -37,6 +38,9 @@ from benchtui.session.endings import process_ending
 from benchtui.session.host_states import HostStates, left_to_watchdog, without_host
 from benchtui.session.ingest import Ingested, RunIngest, words_text
 from benchtui.session.intake import Intake, Lane
+from benchtui.session.parse_pool import ParsePool
+from benchtui.session.parse_slot import Slot
+from benchtui.session.parse_worker import Answer
 from benchtui.session.silence import Quiet
 from benchtui.transport import Chunk, RemoteRun, RunHandle, Transport, WatchdogStop
 from benchtui.transport.lines import MAX_LINE_BYTES
@@ -75,6 +79,8 @@ class Run:
     quiet: Quiet = field(default_factory=Quiet)
     #: Its output on its way to samples (once it started).
     ingest: RunIngest | None = None
+    #: Its parser's place in the session's parser workers (None: it is parsed in process).
+    slot: Slot | None = None
     #: Its end could not be read: its host was lost, or did not answer in time.
     lost: bool = False
     #: How it ended (``events.OUTCOMES``), why, and its exit status; None while it runs.
@@ -108,10 +114,13 @@ class Runner:
     def __init__(self, transports: dict[str, Transport], hosts: HostStates,
                  emit: Callable[..., None], deliver: Deliver, *, controller_grace: float,
                  interrupt: Callable[[], str | None],
-                 lines_wanted: Callable[[], bool], intake: Intake | None = None) -> None:
+                 lines_wanted: Callable[[], bool], intake: Intake | None = None,
+                 parse_pool: ParsePool | None = None) -> None:
         self.transports = transports
         #: Where the runs' output waits to be taken in.
         self.intake = intake or Intake()
+        #: The parser worker processes (None: the runs are parsed in this process).
+        self.pool = parse_pool
         self.hosts = hosts
         self._emit = emit
         self._deliver = deliver
@@ -147,6 +156,10 @@ class Runner:
         parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
         parser.stream = True  # live output (fio runs with --status-interval=1)
         run.ingest = RunIngest(parser, lines_wanted=self._lines_wanted())
+        if self.pool is not None:
+            run.slot = self.pool.open(
+                cmd.parser, cmd.host, f"{cmd.host}:{cmd.tool}", f"{cmd.host} {cmd.tool}",
+                lambda answer, lines, t: self._answered(run, answer, lines, t))
         run.task = asyncio.create_task(self._follow(transport, run, run.ingest))
         if cmd.role != MONITOR:
             self._emit(ev.RUN_START, f"{cmd.host}: {cmd.tool} started", host=cmd.host,
@@ -157,19 +170,28 @@ class Runner:
         exit status."""
         assert run.handle is not None
         lane = Lane(lambda chunk, t: self._ingest(run, ingest, chunk, t))
+        pool, slot = self.pool, run.slot
         try:
             async for chunk in transport.follow(run.handle):
                 run.quiet.heard()
+                if pool is not None and slot is not None:
+                    await pool.room(slot)
                 await self.intake.put(lane, chunk, time.time())
-            await self.intake.drained(lane)
-            self._take(run, ingest, ingest.finish(time.time()), time.time())
+            await self._drained(lane, run)
+            if pool is not None and slot is not None:
+                await pool.finish(slot, time.time(), ingest.finish_lines())
+            else:
+                self._take(run, ingest, ingest.finish(time.time()), time.time())
             outcome = await transport.outcome(run.handle)
         except HostError as exc:
-            await self.intake.drained(lane)  # (what was read before the loss)
+            with contextlib.suppress(HostError):  # (what was read before the loss)
+                await self._drained(lane, run)
             self._lost(run, exc)
             return -1
         finally:
             self.intake.drop(lane)
+            if pool is not None and slot is not None:
+                pool.close_run(slot)
         run.quiet.heard()  # (the silence up to its end counts)
         if outcome.watchdog is not None:
             run.watchdog = outcome.watchdog
@@ -182,10 +204,33 @@ class Runner:
         self._ended(run)
         return status
 
+    async def _drained(self, lane: Lane, run: Run) -> None:
+        """Until every chunk of ``run`` read was taken in, and parsed by its worker."""
+        await self.intake.drained(lane)
+        if self.pool is not None and run.slot is not None:
+            await self.pool.settled(run.slot)
+
     def _ingest(self, run: Run, ingest: RunIngest, chunk: Chunk, t: float) -> None:
-        """One chunk of ``run``'s output (arrived at ``t``), taken in by the intake."""
+        """One chunk of ``run``'s output (arrived at ``t``), taken in by the intake: parsed
+        here, or sent to its parser worker."""
+        if self.pool is not None and run.slot is not None:
+            self.pool.feed(run.slot, chunk.data, chunk.offset, t, ingest.keep(chunk))
+            return
         cut_before = ingest.cut_lines
         got = ingest.feed(chunk, t)
+        self._parsed(run, ingest, got, t, cut_before)
+
+    def _answered(self, run: Run, answer: Answer, lines: list[str], t: float) -> None:
+        """What ``run``'s parser worker made of a chunk (arrived at ``t``, its raw lines
+        ``lines``)."""
+        ingest = run.ingest
+        assert ingest is not None
+        cut_before = ingest.cut_lines
+        ingest.parsed_elsewhere(answer.warnings, answer.cut_lines, answer.dropped_bytes)
+        self._parsed(run, ingest, Ingested(lines, answer.samples, answer.text), t, cut_before)
+
+    def _parsed(self, run: Run, ingest: RunIngest, got: Ingested, t: float,
+                cut_before: int) -> None:
         if got.text:
             run.ready.set()
         self._take(run, ingest, got, t)
