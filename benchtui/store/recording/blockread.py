@@ -27,6 +27,7 @@ from typing import NamedTuple
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.store.recording.blocks import PieceInfo, Touched, piece_ok, touched_ok
 from benchtui.store.recording.codec import SeriesDef
+from benchtui.store.recording.histcodec import add_histogram, decode_histogram
 from benchtui.store.recording.series_stats import Partial, SeriesStats
 from benchtui.store.recording.stats import SegmentStats
 from benchtui.store.recording.statsframe import Row, Table
@@ -224,15 +225,13 @@ class PieceSums:
                 found[d] = [row]
             else:
                 have.append(row)
-            counts = row[8]
-            if counts is not None and self._histograms:
+            blob = row[8]
+            if blob is not None and self._histograms:
                 into = self._hists.get(d)
                 if into is None:
-                    self._hists[d] = dict(counts)
+                    self._hists[d] = decode_histogram(blob)[0]
                 else:
-                    get = into.get
-                    for k, c in counts.items():
-                        into[k] = get(k, 0) + c
+                    add_histogram(into, blob)
 
     def into(self, out: dict[SeriesDef, SeriesStats]) -> None:
         """Add the series' figures to ``out``."""

@@ -26,7 +26,7 @@ from benchtui.store.recording.codec import (
     SeriesDef,
     ValueColumns,
 )
-from benchtui.store.recording.histcodec import FIO_BUCKETS, decode_histogram, encode_histogram
+from benchtui.store.recording.histcodec import FIO_BUCKETS, encode_histogram
 from benchtui.store.recording.series_stats import SeriesStats
 from benchtui.store.recording.varint import (
     CodecError,
@@ -48,8 +48,9 @@ Table = tuple[SeriesDef, ...]
 #: What a series' partial intervals add (``series_stats.Partial.astuple``), or None.
 PartialRow = tuple[int, float, float, float, float, float] | None
 #: A series' figures in a piece: (series, count, sum, sum of squares, min, max, first and
-#: last time, histogram counts or None, partial intervals or None).
-Row = tuple[SeriesDef, int, float, float, float, float, float, float, dict[int, int] | None,
+#: last time, histogram or None, partial intervals or None). The histogram is kept encoded
+#: (``histcodec.decode_histogram`` reads it): most reads of a piece merge none.
+Row = tuple[SeriesDef, int, float, float, float, float, float, float, bytes | None,
             PartialRow]
 #: A piece's figures stored as values (``codec.ValueColumns``), and as times (f64, by index
 #: into the piece's table of distinct times: a host's series share a few).
@@ -242,12 +243,9 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list
     pos += 8 * m
     index, pos = get_list(raw, pos)
     with_hist, pos = get_list(raw, pos)
-    hists: dict[int, dict[int, int]] = {}
-    wanted = set(pick)
+    hists: dict[int, bytes] = {}
     for i in with_hist:
-        blob, pos = get_blob(raw, pos)
-        if i in wanted:
-            hists[i] = decode_histogram(blob)[0]
+        hists[i], pos = get_blob(raw, pos)
     partials: dict[int, PartialRow] = {}
     if pos < len(raw):  # the series' partial intervals (written when there are some)
         with_partial, pos = get_list(raw, pos)
