@@ -22,15 +22,17 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.store.recording.blocks import PieceInfo, Touched, piece_ok, touched_ok
 from benchtui.store.recording.codec import SeriesDef
-from benchtui.store.recording.histcodec import add_histogram, decode_histogram
 from benchtui.store.recording.series_stats import Partial, SeriesStats
 from benchtui.store.recording.stats import SegmentStats
 from benchtui.store.recording.statsframe import Row, Table
+
+if TYPE_CHECKING:
+    from benchtui.store.recording.histmerge import PieceHistogram
 
 SeriesFilter = Callable[[SeriesDef], bool]
 BlockKey = tuple[str, float]
@@ -207,7 +209,7 @@ class PieceSums:
         self._only = only
         self._kept: dict[SeriesDef, bool] = {}
         self._rows: dict[SeriesDef, list[Row]] = {}
-        self._hists: dict[SeriesDef, dict[int, int]] = {}
+        self._hists: dict[SeriesDef, list[PieceHistogram]] = {}
 
     def add(self, rows: list[Row]) -> None:
         found = self._rows
@@ -225,16 +227,18 @@ class PieceSums:
                 found[d] = [row]
             else:
                 have.append(row)
-            blob = row[8]
-            if blob is not None and self._histograms:
+            hist = row[8]
+            if hist is not None and self._histograms:
                 into = self._hists.get(d)
                 if into is None:
-                    self._hists[d] = decode_histogram(blob)[0]
+                    self._hists[d] = [hist]
                 else:
-                    add_histogram(into, blob)
+                    into.append(hist)
 
     def into(self, out: dict[SeriesDef, SeriesStats]) -> None:
         """Add the series' figures to ``out``."""
+        if self._hists:
+            from benchtui.store.recording.histmerge import merged  # (numpy: when needed)
         for d, rows in self._rows.items():
             if len(rows) == 1:
                 _d, count, total, total_sq, lo, hi, first, last, _h, _p = rows[0]
@@ -245,14 +249,15 @@ class PieceSums:
                     max(lasts)
                 total = sum(totals[1:], totals[0])
                 total_sq = sum(squares[1:], squares[0])
-            hist = self._hists.get(d)
+            hists = self._hists.get(d)
             partial: Partial | None = None
             for row in rows:
                 if row[9] is not None:
                     partial = partial or Partial()
                     partial.merge(Partial(*row[9]))
             st = SeriesStats(count, total, total_sq, lo, hi, first, last,
-                             None if hist is None else LatencyHistogram(hist), partial)
+                             None if hists is None else LatencyHistogram(merged(hists)),
+                             partial)
             have = out.get(d)
             if have is None:
                 out[d] = st

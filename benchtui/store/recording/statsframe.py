@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from benchtui.store.recording.blocks import Piece, PieceInfo
 from benchtui.store.recording.codec import (
@@ -44,13 +44,15 @@ from benchtui.store.recording.varint import (
     zigzags,
 )
 
+if TYPE_CHECKING:
+    from benchtui.store.recording.histmerge import PieceHistogram
+
 Table = tuple[SeriesDef, ...]
 #: What a series' partial intervals add (``series_stats.Partial.astuple``), or None.
 PartialRow = tuple[int, float, float, float, float, float] | None
 #: A series' figures in a piece: (series, count, sum, sum of squares, min, max, first and
-#: last time, histogram or None, partial intervals or None). The histogram is kept encoded
-#: (``histcodec.decode_histogram`` reads it): most reads of a piece merge none.
-Row = tuple[SeriesDef, int, float, float, float, float, float, float, bytes | None,
+#: last time, histogram or None, partial intervals or None).
+Row = tuple[SeriesDef, int, float, float, float, float, float, float, "PieceHistogram | None",
             PartialRow]
 #: A piece's figures stored as values (``codec.ValueColumns``), and as times (f64, by index
 #: into the piece's table of distinct times: a host's series share a few).
@@ -243,9 +245,15 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list
     pos += 8 * m
     index, pos = get_list(raw, pos)
     with_hist, pos = get_list(raw, pos)
-    hists: dict[int, bytes] = {}
-    for i in with_hist:
-        hists[i], pos = get_blob(raw, pos)
+    hists: dict[int, PieceHistogram] = {}
+    if with_hist:
+        from benchtui.store.recording.histmerge import read_histogram  # (numpy: when needed)
+
+        wanted = set(pick)
+        for i in with_hist:
+            blob, pos = get_blob(raw, pos)
+            if i in wanted:
+                hists[i] = read_histogram(blob)
     partials: dict[int, PartialRow] = {}
     if pos < len(raw):  # the series' partial intervals (written when there are some)
         with_partial, pos = get_list(raw, pos)
