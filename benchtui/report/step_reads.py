@@ -18,12 +18,13 @@ saying so: the report is the same, only slower.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import pickle
 import select
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from benchtui.report.run_reads import RunRead, RunReader
 from benchtui.session.compare import RunWindow
@@ -35,6 +36,8 @@ PARALLEL_RUNS = 48
 #: and at least this many seconds.
 CHILD_PATIENCE = 4.0
 CHILD_PATIENCE_MIN = 30.0
+#: Allocations between two collections of the youngest generation while runs are read.
+GC_THRESHOLD = 100_000
 
 Steps = Sequence[Sequence[RunWindow]]
 Reads = list[list[RunRead]]
@@ -55,7 +58,8 @@ def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bo
     runs = RunReader(reader, skip, imported=imported)
 
     def read(part: Steps) -> Reads:
-        return [runs.read(step) for step in part]
+        with _fewer_collections():
+            return [runs.read(step) for step in part]
 
     if processes is None:
         processes = 2 if (sum(map(len, steps)) >= PARALLEL_RUNS and cores() > 1
@@ -63,7 +67,12 @@ def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bo
     if processes < 2 or len(steps) < 2:
         return read(steps)
     cut = _halves(steps)
-    child = _Child(lambda: read(steps[cut:]))
+    import benchtui.store.recording.histmerge  # noqa: F401  (numpy: imported once, not twice)
+
+    try:
+        child = _Child(lambda: read(steps[cut:]))
+    except OSError:  # (no fork: too many processes, no memory) one process reads them all
+        return read(steps)
     t = time.monotonic()
     try:
         mine = read(steps[:cut])
@@ -76,6 +85,21 @@ def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bo
                         f"one process after all: the helper process reading them {why}")
         theirs = read(steps[cut:])
     return mine + theirs
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Reading runs makes millions of small objects (pieces' rows, figures), few of them
+    in reference cycles, and keeps many (a step's pieces' rows): at Python's default
+    threshold (a collection every 700 allocations) the cyclic garbage collector walks them
+    again and again, ~25% of a big report's time. Collections every ``GC_THRESHOLD``
+    allocations while reading (the threshold restored after)."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], GC_THRESHOLD), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
 
 
 def _halves(steps: Steps) -> int:
@@ -94,7 +118,14 @@ class _Child:
 
     def __init__(self, work: Callable[[], Reads]) -> None:
         self._fd, w = os.pipe()
-        self._pid = os.fork()
+        gc.freeze()  # (the collector would touch, and so copy, every page the two share)
+        try:
+            self._pid = os.fork()
+        except OSError:
+            gc.unfreeze()
+            os.close(self._fd)
+            os.close(w)
+            raise
         if self._pid == 0:  # the child: never returns into the caller's code
             status = 1
             try:
@@ -105,6 +136,7 @@ class _Child:
                 status = 0
             finally:
                 os._exit(status)
+        gc.unfreeze()
         os.close(w)
 
     def stop(self) -> None:
