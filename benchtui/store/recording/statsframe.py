@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
+from itertools import repeat
+from operator import truediv
 from typing import TYPE_CHECKING, Final
 
 from benchtui.store.recording.blocks import Piece, PieceInfo
@@ -270,27 +272,35 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list
 def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
             raws: Sequence[float]) -> list[float]:
     """The values of ``tags`` from their lists (``codec.ValueColumns``): each kind's values
-    made by a comprehension, then taken in the tags' order."""
+    made in C-level passes, then taken in the tags' order (``next`` of the tag's kind's
+    iterator, for each tag)."""
     int_tags = tags.translate(_INT_TAGS_ONLY, _NOT_INT_TAGS)
-    if len(int_tags) != len(ints) or len(decs) % 2:
+    if len(int_tags) != len(ints) or len(decs) % 2 or tags.translate(None, _KNOWN_TAGS):
         raise CodecError("stats piece values disagree with their tags")
-    of_int = [float(v) if tag == INT else v for v, tag in zip(ints, int_tags, strict=True)]
-    of_dec = [(z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** k
-              for z, k in zip(decs[0::2], decs[1::2], strict=True)]
-    buckets = FIO_BUCKETS
-    of_fio = [buckets[i] / NS for i in fios]
-    next_int = iter(of_int).__next__  # INT and PYINT: one list
-    by_tag = {RAW: iter(raws).__next__, INT: next_int, PYINT: next_int,
-              DEC: iter(of_dec).__next__, FIO_NS: iter(of_fio).__next__}
-    nexts = [by_tag.get(tag, _bad_tag) for tag in range(max(by_tag) + 1)]
-    try:
-        return [nexts[tag]() for tag in tags]
-    except (StopIteration, IndexError):
-        raise CodecError("stats piece values disagree with their tags") from None
+    if PYINT in int_tags:
+        of_int: list[float] = [float(v) if tag == INT else v
+                               for v, tag in zip(ints, int_tags, strict=True)]
+    else:
+        of_int = list(map(float, ints))
+    exponents = decs[1::2]
+    if not exponents or max(exponents) < len(_POW10):
+        of_dec = list(map(truediv, unzigzags(decs[0::2]), map(_POW10.__getitem__, exponents)))
+    else:
+        of_dec = [(z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** k
+                  for z, k in zip(decs[0::2], exponents, strict=True)]
+    of_fio = list(map(truediv, map(FIO_BUCKETS.__getitem__, fios), repeat(NS)))
+    int_iter = iter(of_int)  # INT and PYINT: one list
+    by_tag = [iter(raws), int_iter, iter(of_dec), iter(of_fio), int_iter]
+    values = list(map(next, map(by_tag.__getitem__, tags)))  # (stops short when one runs out)
+    if len(values) != len(tags):
+        raise CodecError("stats piece values disagree with their tags")
+    return values
 
 
-def _bad_tag() -> float:
-    raise CodecError("unknown value tag in a stats piece")
+#: 10 ** k for the exponents of decimal values.
+_POW10: Final = [10 ** k for k in range(64)]
+#: The value tags a piece may hold.
+_KNOWN_TAGS: Final = bytes((RAW, INT, DEC, FIO_NS, PYINT))
 
 
 #: ``bytes.translate`` arguments that keep the INT and PYINT tags only.
