@@ -212,15 +212,20 @@ def _read_table(raw: bytes) -> Table:
     out = []
     at = 0
     get = strings.__getitem__
+    #: a table's series share a few label lists (ids -> labels: made once each)
+    made: dict[tuple[int, ...], tuple[tuple[str, str], ...]] = {}
     for _ in range(count):
         host, tool, kind, metric, nl = ids[at:at + 5]
-        labels = ids[at + 5:at + 5 + 2 * nl]
-        if len(labels) != 2 * nl:
+        end = at + 5 + 2 * nl
+        pairs = tuple(ids[at + 5:end])
+        if len(pairs) != 2 * nl:
             raise CodecError("truncated series table")
-        at += 5 + 2 * nl
-        out.append(SeriesDef(get(host), get(tool), get(kind), get(metric),
-                             tuple(zip(map(get, labels[0::2]), map(get, labels[1::2]),
-                                       strict=True))))
+        at = end
+        labels = made.get(pairs)
+        if labels is None:
+            labels = made[pairs] = tuple(zip(map(get, pairs[0::2]), map(get, pairs[1::2]),
+                                             strict=True))
+        out.append(_new_def(SeriesDef, (get(host), get(tool), get(kind), get(metric), labels)))
     if at != len(ids):
         raise CodecError("series table length disagrees")
     return tuple(out)
@@ -303,6 +308,8 @@ _POW10: Final = [10 ** k for k in range(64)]
 _KNOWN_TAGS: Final = bytes((RAW, INT, DEC, FIO_NS, PYINT))
 
 
+#: A ``SeriesDef`` made from a tuple (without ``NamedTuple.__new__``'s Python frame).
+_new_def: Final = tuple.__new__
 #: ``bytes.translate`` arguments that keep the INT and PYINT tags only.
 _INT_TAGS_ONLY: Final = bytes(range(256))
 _NOT_INT_TAGS: Final = bytes(t for t in range(256) if t not in (INT, PYINT))
