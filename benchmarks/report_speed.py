@@ -14,10 +14,11 @@ Measured, each in a process of its own (wall time, CPU time, peak RSS from ``os.
 
     .venv/bin/python benchmarks/report_speed.py [--session /var/tmp/benchtui-24h-16hosts.btr]
         [--hosts 16 --hours 24] [--decode-runs 3] [--doc docs/benchmarks/report.md]
-        [--code /tmp/old-checkout]
+        [--code /tmp/old-checkout [--same]]
 
 ``--code DIR`` runs the same CSV report with another checkout's code too (a worktree of the
-commit before), and says whether its rows are the same.
+commit before), and says whether its rows are the same; with ``--same``, whether the
+Markdown, CSV and JSON reports at ``--skip`` 0, 5, 7 and 30 are byte for byte the same.
 
 Without ``--session`` (or when the file is missing) the session is made first with
 make_session.py (25-40 min of one core for 24 h x 16 hosts), under a temporary name renamed
