@@ -4,8 +4,10 @@ its steps to the parent, which says so and still reports the same."""
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -83,3 +85,45 @@ def test_a_failed_helper_leaves_its_steps_to_the_parent(synthetic: Path, how: st
     assert _digest(got) == _digest(want)
     assert len(warnings) == 1 and "read in one process after all" in warnings[0]
     assert ("killed by signal 9" if how == "killed" else "exited with status 1") in warnings[0]
+
+
+def test_reading_leaves_the_collector_as_it_was(synthetic: Path) -> None:
+    """The collector's thresholds are changed while runs are read, and objects frozen
+    across the fork: both are as they were after, in the parent."""
+    before, frozen = gc.get_threshold(), gc.get_freeze_count()
+    for processes in (1, 2):
+        _read(synthetic, processes, [])
+        assert gc.get_threshold() == before and gc.get_freeze_count() == frozen
+
+
+def test_no_fork_beside_another_thread(synthetic: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With another thread in the process (the console's, say), a big report is read in
+    this process alone: the same reads, and no fork."""
+    want = _read(synthetic, 1, [])
+    monkeypatch.setattr(step_reads, "PARALLEL_RUNS", 1)
+    monkeypatch.setattr(step_reads, "cores", lambda: 2)
+    forks: list[int] = []
+    real_fork = os.fork
+
+    def fork() -> int:
+        forks.append(1)
+        return real_fork()
+
+    monkeypatch.setattr(os, "fork", fork)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, args=(30,))
+    other.start()
+    try:
+        with SessionReader.open(str(synthetic)) as r:
+            layout = SessionLayout.from_events(r.events())
+            got = step_reads.read_steps(r, [layout.runs_of(s) for s in layout.steps], 5.0,
+                                        imported=False, warnings=[])
+    finally:
+        stop.set()
+        other.join()
+    assert forks == [] and _digest(got) == _digest(want)
+    with SessionReader.open(str(synthetic)) as r:  # and alone, it forks
+        layout = SessionLayout.from_events(r.events())
+        step_reads.read_steps(r, [layout.runs_of(s) for s in layout.steps], 5.0,
+                              imported=False, warnings=[])
+    assert forks == [1]

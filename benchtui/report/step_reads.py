@@ -23,6 +23,7 @@ import os
 import pickle
 import select
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
@@ -54,7 +55,10 @@ def cores() -> int:
 def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bool,
                warnings: list[str], processes: int | None = None) -> Reads:
     """Each step's runs read (``RunReader.read``), in order. ``processes``: 1 or 2 (None:
-    2 when there are ``PARALLEL_RUNS`` runs or more, more than one core and ``os.fork``)."""
+    2 when there are ``PARALLEL_RUNS`` runs or more, more than one core, ``os.fork``, and no
+    other thread in this process: a thread holding a lock when the process forks would leave
+    it held in the child for good, as in the console, which reads reports beside its own
+    threads)."""
     runs = RunReader(reader, skip, imported=imported)
 
     def read(part: Steps) -> Reads:
@@ -63,7 +67,7 @@ def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bo
 
     if processes is None:
         processes = 2 if (sum(map(len, steps)) >= PARALLEL_RUNS and cores() > 1
-                          and hasattr(os, "fork")) else 1
+                          and hasattr(os, "fork") and threading.active_count() == 1) else 1
     if processes < 2 or len(steps) < 2:
         return read(steps)
     cut = _halves(steps)
