@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, repeat
-from operator import add, and_, lt, neg, rshift, sub, xor
+from operator import and_, lt, neg, rshift, sub, xor
 from typing import Final
 
 from benchtui.model.fio_buckets import (
@@ -229,15 +229,6 @@ def decode_histogram(buf: bytes, pos: int = 0) -> tuple[dict[int, int], int]:
     """(bucket ns -> count, position after it)."""
     keys, diffs, pos = _decode_keys(buf, pos)
     return dict(zip(keys, accumulate(_unzigzagged(diffs)), strict=True)), pos
-
-
-def add_histogram(into: dict[int, int], buf: bytes) -> None:
-    """Add the histogram encoded in ``buf`` to ``into`` (bucket ns -> count): what adding
-    ``decode_histogram(buf)[0]`` key by key gives (keys new to ``into`` after its own, in
-    the histogram's order), in C-level passes (a histogram's keys are distinct)."""
-    keys, diffs, _pos = _decode_keys(buf, 0)
-    into.update(zip(keys, map(add, map(into.get, keys, repeat(0)),
-                              accumulate(_unzigzagged(diffs))), strict=True))
 
 
 def decode_running_sums(buf: bytes, pos: int = 0) -> tuple[list[int], list[int], int]:
