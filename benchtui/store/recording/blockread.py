@@ -23,7 +23,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.store.recording.blocks import PieceInfo, Touched, piece_ok, touched_ok
@@ -31,6 +31,9 @@ from benchtui.store.recording.codec import SeriesDef
 from benchtui.store.recording.series_stats import Partial, SeriesStats
 from benchtui.store.recording.stats import SegmentStats
 from benchtui.store.recording.statsframe import Row, Table
+
+if TYPE_CHECKING:
+    from benchtui.store.recording.histmerge import PieceHistogram
 
 SeriesFilter = Callable[[SeriesDef], bool]
 _DEF = itemgetter(0)  # a row's series
@@ -190,6 +193,12 @@ class TableMasks:
         return pick
 
 
+def _merged(hists: list[PieceHistogram]) -> dict[int, int]:
+    from benchtui.store.recording.histmerge import merged  # (numpy: only where needed)
+
+    return merged(hists)
+
+
 def in_groups(refs: Sequence[PieceRef]) -> Iterator[tuple[int, list[PieceRef]]]:
     """Pieces by the STATS frame that holds them (each frame is read once)."""
     by_frame: dict[int, list[PieceRef]] = {}
@@ -202,8 +211,7 @@ class PieceSums:
     """The pieces' figures of each series, gathered (a row a piece), then made one
     ``SeriesStats`` each with builtins over the rows in the order they came: what merging
     them one by one gives (the same min and max), without a ``SeriesStats`` per piece.
-    Pieces of one table (a run's, mostly) are turned into each series' rows in one
-    ``zip``; otherwise row by row."""
+    A piece's histograms are added up with its series' others' (``histmerge.merged``)."""
 
     def __init__(self, *, histograms: bool = True, only: SeriesFilter | None = None) -> None:
         self._histograms = histograms
@@ -238,8 +246,6 @@ class PieceSums:
         """Add the series' figures to ``out``."""
         if not self._pieces:
             return
-        from benchtui.store.recording.histmerge import merged  # (numpy: when needed)
-
         only = self._only
         for d, rows in self._by_series():
             if only is not None and not only(d):
@@ -264,7 +270,7 @@ class PieceSums:
                 partial.merge(Partial(*p))
             st = SeriesStats(count, total, total_sq, lo, hi, first, last,
                              None if hists is None or not self._histograms
-                             else LatencyHistogram(merged(hists)), partial)
+                             else LatencyHistogram(_merged(hists)), partial)
             have = out.get(d)
             if have is None:
                 out[d] = st
