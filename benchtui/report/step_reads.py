@@ -85,7 +85,8 @@ def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bo
         raise
     theirs, why = child.result(max(CHILD_PATIENCE_MIN, CHILD_PATIENCE * (time.monotonic() - t)))
     if theirs is not None and len(theirs) != len(steps) - cut:
-        theirs, why = None, f"sent {len(theirs)} steps' reads"
+        why = f"sent {len(theirs)} steps' reads"
+        theirs = None
     if theirs is None:
         warnings.append(f"{reader.path}: the runs of {len(steps) - cut} step(s) were read in "
                         f"one process after all: the helper process reading them {why}")
