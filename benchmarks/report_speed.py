@@ -14,10 +14,11 @@ Measured, each in a process of its own (wall time, CPU time, peak RSS from ``os.
 
     .venv/bin/python benchmarks/report_speed.py [--session /var/tmp/benchtui-24h-16hosts.btr]
         [--hosts 16 --hours 24] [--decode-runs 3] [--doc docs/benchmarks/report.md]
-        [--code /tmp/old-checkout]
+        [--code /tmp/old-checkout [--same]]
 
 ``--code DIR`` runs the same CSV report with another checkout's code too (a worktree of the
-commit before), and says whether its rows are the same.
+commit before), and says whether its rows are the same; with ``--same``, whether the
+Markdown, CSV and JSON reports at ``--skip`` 0, 5, 7 and 30 are byte for byte the same.
 
 Without ``--session`` (or when the file is missing) the session is made first with
 make_session.py (25-40 min of one core for 24 h x 16 hosts), under a temporary name renamed
@@ -168,6 +169,9 @@ def main() -> int:
                     help="Markdown file to write the numbers into ('-': none)")
     ap.add_argument("--code", type=Path, default=None,
                     help="another checkout (the code before) whose report is run beside")
+    ap.add_argument("--same", action="store_true",
+                    help="with --code: compare the reports' Markdown, CSV and JSON at --skip "
+                         "0, 5, 7 and 30 byte for byte with the code before's")
     ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -198,12 +202,17 @@ def main() -> int:
         lines.append(f"| the same, the code before (`{args.code}`) | {old_m['wall']:.1f} s "
                      f"({old_m['cpu']:.1f} s CPU) | {old_m['rss_mib']:.0f} MiB | | same rows: "
                      f"{'yes' if old_csv == csv else '**NO**'} |")
+    outputs = {("csv", 5.0): csv}
     for skip, why in ((30, "on a cut: 5 s steps for the first minute"),
                       (7, "not on a cut: the 5 s block it falls in is decoded")):
-        m, _csv = measure([*me[:1], "-m", "benchtui", "report", str(args.session),
-                           "--format", "csv", "--skip", str(skip)])
+        m, outputs[("csv", skip)] = measure([*me[:1], "-m", "benchtui", "report",
+                                             str(args.session), "--format", "csv", "--skip",
+                                             str(skip)])
         lines.append(f"| the same with `--skip {skip}` ({why}) | {m['wall']:.1f} s "
                      f"({m['cpu']:.1f} s CPU) | {m['rss_mib']:.0f} MiB | | |")
+    if args.code is not None and args.same:
+        lines.append(f"| outputs byte for byte the same as the code before's | | | | "
+                     f"{_same_outputs(me[0], args.session, args.code, outputs)} |")
     lines.append(f"| `series_stats` of every run's window ({stats_r['windows']} windows, "
                  f"{stats_r['samples']:,} samples summed) | {stats_m['wall']:.1f} s "
                  f"({stats_m['cpu']:.1f} s CPU) | {stats_m['rss_mib']:.0f} MiB | | |")
@@ -227,7 +236,9 @@ def main() -> int:
                "machine).")
     command = ".venv/bin/python benchmarks/report_speed.py" + (
         "" if args.session == DEFAULT_SESSION else f" --session {args.session}") + (
-        "" if args.code is None else f" --code {args.code}")
+        "" if args.code is None else f" --code {args.code}") + (
+        " --same" if args.same else "") + (
+        "" if args.decode_runs == 3 else f" --decode-runs {args.decode_runs}")
     text = "\n".join([
         "<!-- report-speed -->", "", f"Run on {time.strftime('%Y-%m-%d %H:%M')}: `{command}`.",
         "", f"Session: `{args.session}`: {about}.", machine, "",
@@ -239,6 +250,31 @@ def main() -> int:
 
         write_section(Path(args.doc), "report-speed", text)
     return 0
+
+
+def _same_outputs(python: str, session: Path, code: Path,
+                  known: dict[tuple[str, float], str]) -> str:
+    """Whether the report's outputs (Markdown, CSV, JSON; ``--skip`` 0, 5, 7 and 30) are
+    byte for byte those of the code in ``code``: "yes", or the ones that differ."""
+    differ = []
+    for fmt in ("md", "csv", "json"):
+        for skip in (0.0, 5.0, 7.0, 30.0):
+            cmd = [python, "-m", "benchtui", "report", str(session), "--format", fmt,
+                   "--skip", f"{skip:g}"]
+            outs = []
+            for cwd in (ROOT, code):
+                if cwd is ROOT and (fmt, skip) in known:
+                    outs.append(known[(fmt, skip)])
+                    continue
+                done = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd,
+                                      check=False)
+                if done.returncode != 0:
+                    raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr[-2000:]}")
+                outs.append(done.stdout)
+            if outs[0] != outs[1]:
+                differ.append(f"{fmt} --skip {skip:g}")
+    return "yes (md, csv, json; --skip 0, 5, 7, 30)" if not differ else \
+        "**NO**: " + ", ".join(differ)
 
 
 def _verdict(m: dict[str, float]) -> str:

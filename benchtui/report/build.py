@@ -32,7 +32,8 @@ from benchtui.model import events as ev
 from benchtui.report import figures, repeats
 from benchtui.report.figures import IoFigures
 from benchtui.report.model import Report, Row
-from benchtui.report.run_reads import RunReader
+from benchtui.report.run_reads import RunRead
+from benchtui.report.step_reads import read_steps
 from benchtui.session.changes import Change, fact_changes, plan_changes, plan_description
 from benchtui.session.compare import (
     FLEET,
@@ -108,11 +109,13 @@ class _SessionRows:
         short: list[str] = []
         dropped: list[Row] = []
         self.left_out = [s for s in self.layout.steps if not self.options.wants(s)]
-        for step in self.layout.steps:
-            if not self.options.wants(step):
-                continue
+        steps = [s for s in self.layout.steps if self.options.wants(s)]
+        windows = [self.layout.runs_of(step) for step in steps]
+        reads = read_steps(self.reader, windows, self.options.skip, imported=self.imported,
+                           warnings=self.warnings)
+        for step, step_runs, step_reads in zip(steps, windows, reads, strict=True):
             by_label: dict[str, list[_RunFigures]] = defaultdict(list)
-            for part in self._host_runs(self.layout.runs_of(step), short):
+            for part in self._host_runs(step_runs, step_reads, short):
                 by_label[part.run.label].append(part)
             for label, parts in by_label.items():
                 fleet = self._fleet_row(step, label, parts)
@@ -153,13 +156,13 @@ class _SessionRows:
         # cannot be told from a choice: --select all keeps every run
         return "best" if chosen == "best" else "median"
 
-    def _host_runs(self, runs: Sequence[RunWindow], short: list[str]) -> list[_RunFigures]:
-        """The runs' figures, read together (``run_reads.py``)."""
+    def _host_runs(self, runs: Sequence[RunWindow], reads: Sequence[RunRead],
+                   short: list[str]) -> list[_RunFigures]:
+        """The runs' figures, from their reads (``run_reads.py``, ``step_reads.py``)."""
         # a run's figure is the tool's own end-of-run figure where it printed one (fio's
         # ``read: IOPS=...``), unless ``--figures window`` asks for the window's means
         prefer_summary = self.options.figures != "window"
         out = []
-        reads = RunReader(self.reader, self.options.skip, imported=self.imported).read(runs)
         for run, read in zip(runs, reads, strict=True):
             if read.short:
                 short.append(f"{run.label} on {run.host}")

@@ -22,7 +22,8 @@ import math
 from bisect import bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from operator import itemgetter
+from typing import TYPE_CHECKING, NamedTuple
 
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.store.recording.blocks import PieceInfo, Touched, piece_ok, touched_ok
@@ -31,7 +32,11 @@ from benchtui.store.recording.series_stats import Partial, SeriesStats
 from benchtui.store.recording.stats import SegmentStats
 from benchtui.store.recording.statsframe import Row, Table
 
+if TYPE_CHECKING:
+    from benchtui.store.recording.histmerge import PieceHistogram
+
 SeriesFilter = Callable[[SeriesDef], bool]
+_DEF = itemgetter(0)  # a row's series
 BlockKey = tuple[str, float]
 
 
@@ -188,6 +193,12 @@ class TableMasks:
         return pick
 
 
+def _merged(hists: list[PieceHistogram]) -> dict[int, int]:
+    from benchtui.store.recording.histmerge import merged  # (numpy: only where needed)
+
+    return merged(hists)
+
+
 def in_groups(refs: Sequence[PieceRef]) -> Iterator[tuple[int, list[PieceRef]]]:
     """Pieces by the STATS frame that holds them (each frame is read once)."""
     by_frame: dict[int, list[PieceRef]] = {}
@@ -199,61 +210,67 @@ def in_groups(refs: Sequence[PieceRef]) -> Iterator[tuple[int, list[PieceRef]]]:
 class PieceSums:
     """The pieces' figures of each series, gathered (a row a piece), then made one
     ``SeriesStats`` each with builtins over the rows in the order they came: what merging
-    them one by one gives (the same min and max), without a ``SeriesStats`` per piece."""
+    them one by one gives (the same min and max), without a ``SeriesStats`` per piece.
+    A piece's histograms are added up with its series' others' (``histmerge.merged``)."""
 
     def __init__(self, *, histograms: bool = True, only: SeriesFilter | None = None) -> None:
         self._histograms = histograms
         self._only = only
-        self._kept: dict[SeriesDef, bool] = {}
-        self._rows: dict[SeriesDef, list[Row]] = {}
-        self._hists: dict[SeriesDef, dict[int, int]] = {}
+        self._pieces: list[list[Row]] = []
 
     def add(self, rows: list[Row]) -> None:
-        found = self._rows
-        only, kept = self._only, self._kept
-        for row in rows:
-            d = row[0]
-            if only is not None:
-                keep = kept.get(d)
-                if keep is None:
-                    keep = kept[d] = only(d)
-                if not keep:
-                    continue
-            have = found.get(d)
-            if have is None:
-                found[d] = [row]
+        self._pieces.append(rows)
+
+    def _by_series(self) -> Iterable[tuple[SeriesDef, Sequence[Row]]]:
+        """Each series' rows, in the order the pieces came; the series in the order they
+        first came. Consecutive pieces of one table (most of a run's) are turned into their
+        series' rows in one ``zip``, not row by row."""
+        groups: list[tuple[list[SeriesDef], list[list[Row]]]] = []
+        for rows in self._pieces:
+            defs = list(map(_DEF, rows))
+            if groups and groups[-1][0] == defs:
+                groups[-1][1].append(rows)
             else:
-                have.append(row)
-            counts = row[8]
-            if counts is not None and self._histograms:
-                into = self._hists.get(d)
-                if into is None:
-                    self._hists[d] = dict(counts)
-                else:
-                    get = into.get
-                    for k, c in counts.items():
-                        into[k] = get(k, 0) + c
+                groups.append((defs, [rows]))
+        if len(groups) == 1:
+            defs, pieces = groups[0]
+            return zip(defs, zip(*pieces, strict=True), strict=True)
+        found: dict[SeriesDef, tuple[Row, ...]] = {}
+        for defs, pieces in groups:
+            for d, rows_of in zip(defs, zip(*pieces, strict=True), strict=True):
+                have = found.get(d)
+                found[d] = rows_of if have is None else have + rows_of
+        return found.items()
 
     def into(self, out: dict[SeriesDef, SeriesStats]) -> None:
         """Add the series' figures to ``out``."""
-        for d, rows in self._rows.items():
+        if not self._pieces:
+            return
+        only = self._only
+        for d, rows in self._by_series():
+            if only is not None and not only(d):
+                continue
             if len(rows) == 1:
-                _d, count, total, total_sq, lo, hi, first, last, _h, _p = rows[0]
+                _d, count, total, total_sq, lo, hi, first, last, hist, part = rows[0]
+                hists = None if hist is None else [hist]
+                partials = None if part is None else [part]
             else:
-                _ds, counts, totals, squares, los, his, firsts, lasts, _hs, _ps = zip(
+                _ds, counts, totals, squares, los, his, firsts, lasts, hs, ps = zip(
                     *rows, strict=True)
                 count, lo, hi, first, last = sum(counts), min(los), max(his), min(firsts), \
                     max(lasts)
                 total = sum(totals[1:], totals[0])
                 total_sq = sum(squares[1:], squares[0])
-            hist = self._hists.get(d)
+                hists = [h for h in hs if h is not None] if hs.count(None) < len(hs) else None
+                partials = [p for p in ps if p is not None] if ps.count(None) < len(ps) \
+                    else None
             partial: Partial | None = None
-            for row in rows:
-                if row[9] is not None:
-                    partial = partial or Partial()
-                    partial.merge(Partial(*row[9]))
+            for p in partials or ():
+                partial = partial or Partial()
+                partial.merge(Partial(*p))
             st = SeriesStats(count, total, total_sq, lo, hi, first, last,
-                             None if hist is None else LatencyHistogram(hist), partial)
+                             None if hists is None or not self._histograms
+                             else LatencyHistogram(_merged(hists)), partial)
             have = out.get(d)
             if have is None:
                 out[d] = st

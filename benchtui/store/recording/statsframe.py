@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from typing import Final
+from itertools import repeat
+from operator import truediv
+from typing import TYPE_CHECKING, Final
 
 from benchtui.store.recording.blocks import Piece, PieceInfo
 from benchtui.store.recording.codec import (
@@ -26,7 +28,7 @@ from benchtui.store.recording.codec import (
     SeriesDef,
     ValueColumns,
 )
-from benchtui.store.recording.histcodec import FIO_BUCKETS, decode_histogram, encode_histogram
+from benchtui.store.recording.histcodec import FIO_BUCKETS, encode_histogram
 from benchtui.store.recording.series_stats import SeriesStats
 from benchtui.store.recording.varint import (
     CodecError,
@@ -44,12 +46,15 @@ from benchtui.store.recording.varint import (
     zigzags,
 )
 
+if TYPE_CHECKING:
+    from benchtui.store.recording.histmerge import PieceHistogram
+
 Table = tuple[SeriesDef, ...]
 #: What a series' partial intervals add (``series_stats.Partial.astuple``), or None.
 PartialRow = tuple[int, float, float, float, float, float] | None
 #: A series' figures in a piece: (series, count, sum, sum of squares, min, max, first and
-#: last time, histogram counts or None, partial intervals or None).
-Row = tuple[SeriesDef, int, float, float, float, float, float, float, dict[int, int] | None,
+#: last time, histogram or None, partial intervals or None).
+Row = tuple[SeriesDef, int, float, float, float, float, float, float, "PieceHistogram | None",
             PartialRow]
 #: A piece's figures stored as values (``codec.ValueColumns``), and as times (f64, by index
 #: into the piece's table of distinct times: a host's series share a few).
@@ -59,6 +64,10 @@ _PIECE_HEAD = struct.Struct("<3d")
 #: Tables a reader keeps (a step's hosts' few each: ~440 in a 24 h, 16-host session); past
 #: this many they are all forgotten.
 _INTERNED: Final = 1024
+#: The writer's side: a host's list of series -> its table's bytes (a host's pieces share
+#: their table segment after segment; a table of a 32-job host's ~1,600 series takes ~10 ms
+#: to make). Past ``_INTERNED`` lists, all forgotten.
+_TABLE_BYTES: dict[tuple[SeriesDef, ...], bytes] = {}
 
 
 def encode(pieces: Sequence[Piece]) -> bytes:
@@ -67,8 +76,12 @@ def encode(pieces: Sequence[Piece]) -> bytes:
     table_blobs: list[bytes] = []
     piece_blobs: list[bytes] = []
     for piece in pieces:
-        series = list(piece.stats)
-        table = _table_bytes(series)
+        series = tuple(piece.stats)
+        table = _TABLE_BYTES.get(series)
+        if table is None:
+            if len(_TABLE_BYTES) >= _INTERNED:
+                _TABLE_BYTES.clear()
+            table = _TABLE_BYTES[series] = _table_bytes(series)
         tid = tables.get(table)
         if tid is None:
             tid = tables[table] = len(table_blobs)
@@ -84,7 +97,7 @@ def encode(pieces: Sequence[Piece]) -> bytes:
     return bytes(out)
 
 
-def _table_bytes(series: list[SeriesDef]) -> bytes:
+def _table_bytes(series: Sequence[SeriesDef]) -> bytes:
     strings: dict[str, int] = {}
 
     def sid(s: str) -> int:
@@ -207,15 +220,20 @@ def _read_table(raw: bytes) -> Table:
     out = []
     at = 0
     get = strings.__getitem__
+    #: a table's series share a few label lists (ids -> labels: made once each)
+    made: dict[tuple[int, ...], tuple[tuple[str, str], ...]] = {}
     for _ in range(count):
         host, tool, kind, metric, nl = ids[at:at + 5]
-        labels = ids[at + 5:at + 5 + 2 * nl]
-        if len(labels) != 2 * nl:
+        end = at + 5 + 2 * nl
+        pairs = tuple(ids[at + 5:end])
+        if len(pairs) != 2 * nl:
             raise CodecError("truncated series table")
-        at += 5 + 2 * nl
-        out.append(SeriesDef(get(host), get(tool), get(kind), get(metric),
-                             tuple(zip(map(get, labels[0::2]), map(get, labels[1::2]),
-                                       strict=True))))
+        at = end
+        labels = made.get(pairs)
+        if labels is None:
+            labels = made[pairs] = tuple(zip(map(get, pairs[0::2]), map(get, pairs[1::2]),
+                                             strict=True))
+        out.append(_new_def(SeriesDef, (get(host), get(tool), get(kind), get(metric), labels)))
     if at != len(ids):
         raise CodecError("series table length disagrees")
     return tuple(out)
@@ -242,12 +260,15 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list
     pos += 8 * m
     index, pos = get_list(raw, pos)
     with_hist, pos = get_list(raw, pos)
-    hists: dict[int, dict[int, int]] = {}
-    wanted = set(pick)
-    for i in with_hist:
-        blob, pos = get_blob(raw, pos)
-        if i in wanted:
-            hists[i] = decode_histogram(blob)[0]
+    hists: dict[int, PieceHistogram] = {}
+    if with_hist:
+        from benchtui.store.recording.histmerge import read_histogram  # (numpy: when needed)
+
+        wanted = set(pick)
+        for i in with_hist:
+            blob, pos = get_blob(raw, pos)
+            if i in wanted:
+                hists[i] = read_histogram(blob)
     partials: dict[int, PartialRow] = {}
     if pos < len(raw):  # the series' partial intervals (written when there are some)
         with_partial, pos = get_list(raw, pos)
@@ -264,29 +285,39 @@ def _read_piece(raw: bytes, pos: int, table: Table, pick: Sequence[int]) -> list
 def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
             raws: Sequence[float]) -> list[float]:
     """The values of ``tags`` from their lists (``codec.ValueColumns``): each kind's values
-    made by a comprehension, then taken in the tags' order."""
+    made in C-level passes, then taken in the tags' order (``next`` of the tag's kind's
+    iterator, for each tag)."""
     int_tags = tags.translate(_INT_TAGS_ONLY, _NOT_INT_TAGS)
-    if len(int_tags) != len(ints) or len(decs) % 2:
+    if len(int_tags) != len(ints) or len(decs) % 2 or tags.translate(None, _KNOWN_TAGS):
         raise CodecError("stats piece values disagree with their tags")
-    of_int = [float(v) if tag == INT else v for v, tag in zip(ints, int_tags, strict=True)]
-    of_dec = [(z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** k
-              for z, k in zip(decs[0::2], decs[1::2], strict=True)]
-    buckets = FIO_BUCKETS
-    of_fio = [buckets[i] / NS for i in fios]
-    next_int = iter(of_int).__next__  # INT and PYINT: one list
-    by_tag = {RAW: iter(raws).__next__, INT: next_int, PYINT: next_int,
-              DEC: iter(of_dec).__next__, FIO_NS: iter(of_fio).__next__}
-    nexts = [by_tag.get(tag, _bad_tag) for tag in range(max(by_tag) + 1)]
-    try:
-        return [nexts[tag]() for tag in tags]
-    except (StopIteration, IndexError):
-        raise CodecError("stats piece values disagree with their tags") from None
+    if PYINT in int_tags:
+        of_int: list[float] = [float(v) if tag == INT else v
+                               for v, tag in zip(ints, int_tags, strict=True)]
+    else:
+        of_int = list(map(float, ints))
+    exponents = decs[1::2]
+    if not exponents or max(exponents) < len(_POW10):
+        of_dec = list(map(truediv, unzigzags(decs[0::2]), map(_POW10.__getitem__, exponents)))
+    else:
+        of_dec = [(z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** k
+                  for z, k in zip(decs[0::2], exponents, strict=True)]
+    of_fio = list(map(truediv, map(FIO_BUCKETS.__getitem__, fios), repeat(NS)))
+    int_iter = iter(of_int)  # INT and PYINT: one list
+    by_tag = [iter(raws), int_iter, iter(of_dec), iter(of_fio), int_iter]
+    values = list(map(next, map(by_tag.__getitem__, tags)))  # (stops short when one runs out)
+    if len(values) != len(tags):
+        raise CodecError("stats piece values disagree with their tags")
+    return values
 
 
-def _bad_tag() -> float:
-    raise CodecError("unknown value tag in a stats piece")
+#: 10 ** k for the exponents of decimal values.
+_POW10: Final = [10 ** k for k in range(64)]
+#: The value tags a piece may hold.
+_KNOWN_TAGS: Final = bytes((RAW, INT, DEC, FIO_NS, PYINT))
 
 
+#: A ``SeriesDef`` made from a tuple (without ``NamedTuple.__new__``'s Python frame).
+_new_def: Final = tuple.__new__
 #: ``bytes.translate`` arguments that keep the INT and PYINT tags only.
 _INT_TAGS_ONLY: Final = bytes(range(256))
 _NOT_INT_TAGS: Final = bytes(t for t in range(256) if t not in (INT, PYINT))

@@ -42,8 +42,9 @@ from benchtui.store.recording.varint import CodecError
 __all__ = ["Query", "StatsReader"]
 
 _CACHED_STATS_FRAMES = 64
-#: Pieces' rows kept (a step's 16 hosts' hour-long runs: ~20,000), and filters.
-_CACHED_ROWS = 32768
+#: Pieces' rows kept (a step's 16 hosts' hour-long runs: ~30,000, read for their whole and
+#: then their window: kept for both), and filters.
+_CACHED_ROWS = 131072
 _KEPT_FILTERS = 4096
 #: ``SessionReader._overlapping`` and ``_decode``: the segments with records in [t0, t1),
 #: and one segment's records in [t0, t1) (with the decoder's options).
