@@ -117,8 +117,11 @@ if mode != "none":
 def live_table(envs: dict[str, dict[str, str]], docs: int) -> list[str]:
     """Millions of instructions per document of the live path, before and now."""
     def count(mode: str, code: str) -> int:
-        return instructions([sys.executable, "-c", LIVE_DRIVER, mode, str(WIDE_CAPTURE),
-                             str(ROOT / "benchmarks"), str(docs)], envs[code])
+        argv = [sys.executable, "-c", LIVE_DRIVER, mode, str(WIDE_CAPTURE),
+                str(ROOT / "benchmarks"), str(docs)]
+        subprocess.run([*argv[:-1], "1"], env={**envs[code], "PYTHONHASHSEED": "0"},
+                       check=True, cwd=envs[code]["BENCH_CWD"])  # (bytecode written first)
+        return instructions(argv, envs[code])
 
     per = {code: (count("parse", code) - count("none", code)) / docs / 1e6
            for code in ("old", "new")}

@@ -281,8 +281,8 @@ class FioJsonParser(JsonStreamParser):
 
 class SeriesLabels:
     """The labels of one job's direction's series, made once and shared by their samples
-    (a sample's labels are never changed in place: whoever adds one makes a new dict), so
-    that a dump's samples cost no dict each and a writer can recognise their series."""
+    (a sample's labels are never changed in place: whoever adds one makes a new dict, as
+    session/sinks.py does), so that a dump's samples cost no dict each."""
 
     __slots__ = ("_measures", "_quantiles", "direction")
 
@@ -305,8 +305,7 @@ class SeriesLabels:
         return found
 
     def quantile(self, measure: str, q: str) -> dict[str, str]:
-        made = self.quantiles(measure)[q] = {**self.direction, "measure": measure,
-                                             "quantile": q}
+        made = self.quantiles(measure)[q] = {**self.direction, "measure": measure, "quantile": q}
         return made
 
 
