@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from parse_live import live_table
 
 ROOT = Path(__file__).resolve().parents[1]
 OPS = ("read", "write", "trim")
@@ -92,47 +93,6 @@ for _ in range(reps):
     gc.enable()
 print(json.dumps({"runs": runs, "docs": len(docs), "samples": samples}))
 """
-
-#: The live path (``benchtui run``): the 32-job capture's dumps continued as
-#: benchmarks/replay_capture.py renders them for ingest_cost.py and fleet_wide.py (every bucket
-#: in every dump, counters advancing), fed one document per ``feed_bytes`` to a parser with
-#: histograms on, as a host's channel delivers them; mode "none" only renders them.
-LIVE_DRIVER = r"""
-import gc, lzma, sys
-sys.path.insert(0, sys.argv[3])
-from replay_capture import FioReplay, split_fio_documents
-from benchtui.parsers.fio_json import FioJsonParser
-mode, path, n = sys.argv[1], sys.argv[2], int(sys.argv[4])
-fio = FioReplay(split_fio_documents(lzma.decompress(open(path, "rb").read()).decode())[:-1])
-data = [fio.document(1_800_000_000 + k) for k in range(n)]
-gc.disable()
-if mode != "none":
-    p = FioJsonParser()
-    p.stream = True
-    for d in data:
-        p.feed_bytes(d)
-"""
-
-
-def live_table(envs: dict[str, dict[str, str]], docs: int) -> list[str]:
-    """Millions of instructions per document of the live path, before and now."""
-    def count(mode: str, code: str) -> int:
-        argv = [sys.executable, "-c", LIVE_DRIVER, mode, str(WIDE_CAPTURE),
-                str(ROOT / "benchmarks"), str(docs)]
-        subprocess.run([*argv[:-1], "1"], env={**envs[code], "PYTHONHASHSEED": "0"},
-                       check=True, cwd=envs[code]["BENCH_CWD"])  # (bytecode written first)
-        return instructions(argv, envs[code])
-
-    per = {code: (count("parse", code) - count("none", code)) / docs / 1e6
-           for code in ("old", "new")}
-    return ["### The live path, with histograms (instructions per document)", "",
-            f"{docs} documents of the 32-job capture continued as benchmarks/replay_capture.py "
-            "renders them for ingest_cost.py and fleet_wide.py (every bucket in every dump: "
-            "fio adds none), fed one document per `feed_bytes` to a parser with histograms "
-            "on, as a host's channel delivers them; the count of rendering them taken off.", "",
-            "| millions of instructions per document | before | now |", "|---|---:|---:|",
-            f"| parse, with histograms | {per['old']:.1f} | {per['new']:.1f} |", ""]
-
 
 def capture_two(workdir: Path, seconds: int) -> tuple[str, str]:
     """A real fio json+ stream from this machine: 2 jobs of 4 KiB random read/write."""
@@ -499,7 +459,7 @@ def main() -> int:
             counted = instruction_table([(f"2 jobs, {args.count_seconds} s", short),
                                          (inputs[1][0], wide)], envs)
             if args.live_docs:
-                counted += live_table(envs, args.live_docs)
+                counted += live_table(envs, args.live_docs, instructions)
     load_after = loadavg()
     info = machine()
     lines = [
