@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from parse_live import live_table
 
 ROOT = Path(__file__).resolve().parents[1]
 OPS = ("read", "write", "trim")
@@ -92,7 +93,6 @@ for _ in range(reps):
     gc.enable()
 print(json.dumps({"runs": runs, "docs": len(docs), "samples": samples}))
 """
-
 
 def capture_two(workdir: Path, seconds: int) -> tuple[str, str]:
     """A real fio json+ stream from this machine: 2 jobs of 4 KiB random read/write."""
@@ -393,6 +393,8 @@ def main() -> int:
     ap.add_argument("--count-seconds", type=int, default=60,
                     help="the 2-job stream's length for --instructions (900: the issue's "
                          "15 minutes, ~15 more minutes under valgrind)")
+    ap.add_argument("--live-docs", type=int, default=12,
+                    help="documents of the live path to count with --instructions (0: none)")
     ap.add_argument("--out", type=Path, default=OUT_MD)
     args = ap.parse_args()
     if shutil.which("jq") is None:
@@ -456,6 +458,8 @@ def main() -> int:
             extend(two_text, args.count_seconds, short)
             counted = instruction_table([(f"2 jobs, {args.count_seconds} s", short),
                                          (inputs[1][0], wide)], envs)
+            if args.live_docs:
+                counted += live_table(envs, args.live_docs, instructions)
     load_after = loadavg()
     info = machine()
     lines = [

@@ -37,8 +37,14 @@ class JsonlWriter:
         keep_histograms = self._histograms
         dumps = orjson.dumps
         # Each line decoded at once: orjson's bytes keep a 4 KiB buffer each until freed.
-        lines = [dumps(s.to_dict()).decode() for s in samples
-                 if keep_histograms or s.histogram is None]
+        # The usual sample (an interval's: elapsed, no duration, no histogram) as one dict
+        # display, made at its size, in to_dict's order (~1,000 instructions less a sample).
+        lines = [dumps({"t": s.t, "elapsed": s.elapsed, "host": s.host, "tool": s.tool,
+                        "kind": s.kind, "metric": s.metric, "value": s.value,
+                        "labels": s.labels}).decode()
+                 if s.duration is None and s.elapsed is not None and s.histogram is None
+                 else dumps(s.to_dict()).decode()
+                 for s in samples if keep_histograms or s.histogram is None]
         if lines:
             self._out.write("\n".join(lines) + "\n")
         return len(lines)

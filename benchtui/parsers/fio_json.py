@@ -62,6 +62,8 @@ class FioJsonParser(JsonStreamParser):
         super().__init__(host, source)
         self._deferred: list[Sample] | None = None
         self._jobs: dict[str, JobState] = {}
+        #: job label -> op -> the labels of its series (emptied with the jobs: a new run)
+        self._series: dict[str, dict[str, SeriesLabels]] = {}
         self._last: dict[str, Any] | None = None
         self._last_t: float | None = None
         self._anchor_ms: float | None = None
@@ -163,6 +165,7 @@ class FioJsonParser(JsonStreamParser):
             self._deferred = None  # a lone report: its whole-run figures are the summary
             self._last = None
             self._jobs.clear()
+            self._series.clear()
             self._anchor_ms = None
             self._nominal_ms = 0.0
             self._run += 1
@@ -235,22 +238,27 @@ class FioJsonParser(JsonStreamParser):
         host, tool = self.host, self.tool
         add = out.append
         qs: list[tuple[float, str]] | None = None
+        series = self._series.get(label)
+        if series is None:
+            series = self._series[label] = {}
         for op in OPS:
             c = cur.get(op)
             if c is None or op not in active:
                 continue
+            names = series.get(op)
+            if names is None:
+                names = series[op] = SeriesLabels(label, op)
             p = prev.get(op, ZERO)
-            add(Sample(t, tool, INTERVAL, "iops", (c.n - p.n) / span, {"job": label, "op": op},
-                       host, elapsed, None, dur))
+            add(Sample(t, tool, INTERVAL, "iops", (c.n - p.n) / span, names.direction, host,
+                       elapsed, None, dur))
             add(Sample(t, tool, INTERVAL, "bandwidth_bytes", (c.io - p.io) / span,
-                       {"job": label, "op": op}, host, elapsed, None, dur))
+                       names.direction, host, elapsed, None, dur))
             before = p.stats
             for measure, (n2, mean2) in c.stats.items():
                 n1, mean1 = before.get(measure, (0, 0.0))
                 if n2 > n1 and (mean := (mean2 * n2 - mean1 * n1) / (n2 - n1) / _NS) >= 0:
                     add(Sample(t, tool, INTERVAL, "latency_mean_seconds", mean,
-                               {"job": label, "op": op, "measure": measure}, host, elapsed,
-                               None, dur))
+                               names.measure(measure), host, elapsed, None, dur))
             if not c.bins:
                 continue
             if qs is None:
@@ -260,15 +268,45 @@ class FioJsonParser(JsonStreamParser):
                 delta = deltas.get((op, measure))
                 if delta is None or delta.total <= 0:
                     continue
+                of = names.quantiles(measure)
                 for q, v in delta.quantiles(qs):
                     add(Sample(t, tool, INTERVAL, "latency_seconds", v,
-                               {"job": label, "op": op, "measure": measure, "quantile": q},
-                               host, elapsed, None, dur))
+                               of.get(q) or names.quantile(measure, q), host,
+                               elapsed, None, dur))
                 if histogram and isinstance(delta, Running):  # one per job and direction:
                     histogram = False  # the first measure of the list
                     add(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(delta.total),
-                               {"job": label, "op": op, "measure": measure}, host, elapsed,
-                               delta.histogram(), dur))
+                               names.measure(measure), host, elapsed, delta.histogram(), dur))
+
+
+class SeriesLabels:
+    """The labels of one job's direction's series, made once and shared by their samples
+    (a sample's labels are never changed in place: whoever adds one makes a new dict, as
+    session/sinks.py does), so that a dump's samples cost no dict each."""
+
+    __slots__ = ("_measures", "_quantiles", "direction")
+
+    def __init__(self, job: str, op: str) -> None:
+        self.direction = {"job": job, "op": op}
+        self._measures: dict[str, dict[str, str]] = {}
+        self._quantiles: dict[str, dict[str, dict[str, str]]] = {}
+
+    def measure(self, measure: str) -> dict[str, str]:
+        found = self._measures.get(measure)
+        if found is None:
+            found = self._measures[measure] = {**self.direction, "measure": measure}
+        return found
+
+    def quantiles(self, measure: str) -> dict[str, dict[str, str]]:
+        """quantile label -> labels, of the quantiles made so far (``quantile`` adds)."""
+        found = self._quantiles.get(measure)
+        if found is None:
+            found = self._quantiles[measure] = {}
+        return found
+
+    def quantile(self, measure: str, q: str) -> dict[str, str]:
+        made = self.quantiles(measure)[q] = {**self.direction, "measure": measure, "quantile": q}
+        return made
 
 
 def _longest_elapsed(doc: dict[str, Any]) -> float | None:

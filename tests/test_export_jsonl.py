@@ -1,0 +1,58 @@
+"""The JSON Lines writer writes each sample as orjson writes ``Sample.to_dict()`` (the public
+schema of docs/SAMPLES.md), whichever of its fields are set."""
+
+from __future__ import annotations
+
+import io
+import math
+from pathlib import Path
+
+import orjson
+
+from benchtui.export.formats import JsonlWriter
+from benchtui.model.histogram import LatencyHistogram
+from benchtui.model.sample import Sample
+from benchtui.parsers.fio_json import FioJsonParser
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _expected(samples: list[Sample], histograms: bool) -> str:
+    return "".join(orjson.dumps(s.to_dict()).decode() + "\n" for s in samples
+                   if histograms or s.histogram is None)
+
+
+def _written(samples: list[Sample], histograms: bool) -> str:
+    out = io.StringIO()
+    writer = JsonlWriter(out, histograms=histograms)
+    assert writer.write(iter(samples)) == len([s for s in samples
+                                                if histograms or s.histogram is None])
+    return out.getvalue()
+
+
+def test_every_shape_of_sample_as_to_dict() -> None:
+    shared = {"job": "a\"b\n\u2028", "op": "read"}
+    samples = [
+        Sample(1.5, "fio", "interval", "iops", 10.0, shared, "h", 2.0),
+        Sample(1.5, "fio", "interval", "iops", 11.0, shared, "h", 2.0, None, 0.5),
+        Sample(None, "fio", "summary", "iops", 3, {}, "h"),
+        Sample(-0.0, "x", "summary", "m", 1e-300, {"u": "é"}, "h", None, None, math.inf),
+        Sample(2.0, "x", "interval", "m", math.nan, {}, "h", math.nan, None, 1e16),
+        Sample(3.0, "fio", "interval", "latency_histogram", 2.0, shared, "h", 4.0,
+               LatencyHistogram({1000: 1, 2000: 1})),
+    ]
+    for histograms in (False, True):
+        assert _written(samples, histograms) == _expected(samples, histograms)
+
+
+def test_fio_json_samples_as_to_dict() -> None:
+    found = sorted((FIXTURES / "fio_json").iterdir())
+    assert found
+    for histograms in (False, True):
+        samples: list[Sample] = []
+        for path in found:
+            parser = FioJsonParser()
+            parser.histograms = histograms
+            samples += parser.feed_bytes(path.read_bytes()) + parser.finish()
+        assert len(samples) > 100
+        assert _written(samples, histograms) == _expected(samples, histograms)
