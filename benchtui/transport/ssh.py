@@ -42,6 +42,7 @@ from benchtui.transport.base import (
     check_id,
     new_session_id,
 )
+from benchtui.transport.beat_clock import BeatClock
 from benchtui.transport.errors import HostCommandError, is_transient
 from benchtui.transport.heartbeats import Heartbeats, Watched
 from benchtui.transport.ssh_link import (
@@ -324,25 +325,53 @@ class SshTransport:
 
 
 async def feed_keeper(link: SshLink, line: str,
-                      beating: Callable[[], bool] = lambda: True) -> None:
+                      beating: Callable[[], bool] = lambda: True,
+                      clock: BeatClock | None = None) -> None:
     """While ``link`` is wanted and not given up: the keeper ``line`` (``watchdog.KEEPER``)
-    runs on the host, fed one line every ``BEAT_INTERVAL`` seconds while ``beating()``;
-    started again on every new connection."""
-    while link.wanted and link.given_up is None:
-        try:
-            conn, _ = await link.get()
-            proc = await conn.create_process(line, encoding=None, stdout=asyncssh.DEVNULL,
-                                             stderr=asyncssh.DEVNULL)
+    runs on the host, fed one line every ``BEAT_INTERVAL`` seconds while ``beating()``, by
+    ``clock`` (shared by the keepers of one process: one wake-up a second for all; by
+    default one of its own); started again on every new connection."""
+    own = clock is None
+    clock = BeatClock() if clock is None else clock
+    try:
+        while link.wanted and link.given_up is None:
             try:
-                while link.conn is conn and not proc.is_closing():
-                    if beating():
-                        proc.stdin.write(b"\n")
-                    await asyncio.sleep(BEAT_INTERVAL)
-            finally:
-                proc.close()
-        except (HostError, *LINK_ERRORS):
-            pass
-        await asyncio.sleep(BEAT_INTERVAL)
+                conn, _ = await link.get()
+                proc = await conn.create_process(line, encoding=None,
+                                                 stdout=asyncssh.DEVNULL,
+                                                 stderr=asyncssh.DEVNULL)
+                try:
+                    await _fed(link, conn, proc, beating, clock)
+                finally:
+                    proc.close()
+            except (HostError, *LINK_ERRORS):
+                pass
+            await asyncio.sleep(BEAT_INTERVAL)
+    finally:
+        if own:
+            await clock.close()
+
+
+async def _fed(link: SshLink, conn: Connection, proc: asyncssh.SSHClientProcess[bytes],
+               beating: Callable[[], bool], clock: BeatClock) -> None:
+    """Feed ``proc`` (a keeper) at each tick of ``clock`` while it runs on ``link``'s
+    connection ``conn``: returns within a tick of its end, or of the link's change."""
+    ended = asyncio.Event()
+
+    def beat() -> None:
+        if link.conn is not conn or proc.is_closing():
+            ended.set()
+        elif beating():
+            try:
+                proc.stdin.write(b"\n")
+            except LINK_ERRORS:
+                ended.set()
+
+    clock.add(beat)
+    try:
+        await ended.wait()
+    finally:
+        clock.discard(beat)
 
 
 def _status(exit_status: int | None, exit_signal: tuple[str, bool, str, str] | None) -> int:
