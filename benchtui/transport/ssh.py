@@ -61,10 +61,15 @@ from benchtui.transport.watchdog import (
     parse_leftovers,
 )
 
-#: Bytes read from a follow channel at most per chunk.
-READ_SIZE = 1 << 16
+#: Bytes read from a follow channel at most per chunk: a fio json+ document of 2 jobs
+#: (~80 kB) in one chunk, not three (``rest_of_line``).
+READ_SIZE = 1 << 18
 #: Bytes of a host script's error output kept at most.
 ERRORS_SIZE = 1 << 12
+#: Seconds a chunk that ends within a line waits at most for the rest of the line.
+REST_OF_LINE_WAIT = 0.005
+#: The bytes that end a line (``lines``: ``\n``, ``\r``).
+LINE_ENDS = b"\n\r"
 
 
 class SshTransport:
@@ -263,6 +268,8 @@ class SshTransport:
                                                  stdin=asyncssh.DEVNULL)
                 try:
                     while data := await proc.stdout.read(READ_SIZE):
+                        if data[-1] not in LINE_ENDS and len(data) < READ_SIZE:
+                            data = await rest_of_line(proc.stdout, data)
                         offset += len(data)
                         yield Chunk(offset, data)
                     errors = await proc.stderr.read(ERRORS_SIZE)
@@ -322,6 +329,34 @@ class SshTransport:
             raise HostCommandError(self._name, f"cannot write {remote_path}: "
                                    f"{result.stderr.strip()}")
 
+
+
+async def rest_of_line(stream: asyncssh.SSHReader[bytes], data: bytes) -> bytes:
+    """``data`` (read from ``stream``, ending within a line) and what follows it on
+    ``stream`` up to a line end, ``READ_SIZE`` bytes in all, or the end of the stream, within
+    ``REST_OF_LINE_WAIT`` seconds. sshd sends a burst of output (a fio document of 80 kB to
+    900 kB) in packets of 32 KiB that arrive a few hundred microseconds apart, each read on
+    its own: one chunk for the burst instead of one per packet spares the follower, the
+    intake and the parser a turn each. A line still unfinished after the wait is passed as
+    it is (a tool printing progress dots is heard at once, not at its next line end); what
+    is read and not yet passed on when the link drops is read again from the same offset."""
+    parts = [data]
+    size = len(data)
+    timeout = asyncio.timeout(REST_OF_LINE_WAIT)
+    try:
+        async with timeout:
+            while size < READ_SIZE:
+                more = await stream.read(READ_SIZE - size)
+                if not more:  # (the end: the follower's next read says it again)
+                    break
+                parts.append(more)
+                size += len(more)
+                if more[-1] in LINE_ENDS:
+                    break
+    except TimeoutError:
+        if not timeout.expired():
+            raise
+    return b"".join(parts)
 
 
 async def feed_keeper(link: SshLink, line: str,
