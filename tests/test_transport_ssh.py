@@ -35,7 +35,7 @@ from benchtui.transport import (
     RunHandle,
     is_transient,
 )
-from benchtui.transport.ssh import SshTransport
+from benchtui.transport.ssh import READ_SIZE, SshTransport
 from benchtui.transport.ssh_link import map_error
 from benchtui.transport.sshtarget import SshTarget
 from tests import transport_checks as checks
@@ -147,6 +147,25 @@ async def test_follow_restarts_when_the_hosts_tail_dies(db1: SshTransport) -> No
     assert bytes(data) == await checks.read_out(db1, handle)
 
 
+async def test_a_burst_comes_whole_and_an_unfinished_line_is_not_held(db1: SshTransport
+                                                                       ) -> None:
+    """A burst of packets (a 300 kB document) comes in chunks of up to READ_SIZE, byte for
+    byte; a line left unfinished for a second is passed on as it is, before its end."""
+    command = ("head -c 300000 /dev/zero | tr '\\0' x; echo; printf dots...; sleep 1; "
+               "echo done")
+    handle = await db1.start(RemoteRun(checks.run_id(), command, deadline=30))
+    chunks: list[tuple[float, bytes]] = []
+    async for chunk in db1.follow(handle):
+        chunks.append((time.monotonic(), chunk.data))
+    data = b"".join(c for _, c in chunks)
+    assert data == b"x" * 300000 + b"\ndots...done\n"
+    assert data == await checks.read_out(db1, handle)
+    assert max(len(c) for _, c in chunks) <= READ_SIZE
+    dots = next(i for i, (_, c) in enumerate(chunks) if c.endswith(b"dots..."))
+    assert chunks[-1][1].endswith(b"done\n") and dots < len(chunks) - 1
+    assert chunks[-1][0] - chunks[dots][0] > 0.5  # (passed on before the second's sleep)
+
+
 async def test_close_ends_a_follower_instead_of_reconnecting(db1: SshTransport) -> None:
     handle = await db1.start(RemoteRun(checks.run_id(), checks.counter(50, 0.1), deadline=30))
     stream = db1.follow(handle)
@@ -208,7 +227,7 @@ async def test_stop_ends_fio_and_its_setsid_workers(db1: SshTransport) -> None:
 CONTROLLER = """
 import asyncio, json, sys
 from benchtui.transport import RemoteRun
-from benchtui.transport.ssh import SshTransport
+from benchtui.transport.ssh import READ_SIZE, SshTransport
 from benchtui.transport.sshtarget import SshTarget
 async def main():
     t = SshTransport("db1", SshTarget(**json.loads(sys.argv[1])))

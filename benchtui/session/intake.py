@@ -66,15 +66,17 @@ class Intake:
         self._queue: deque[tuple[Lane, Chunk, float, float]] = deque()
         self._work: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
-        #: Set (and replaced) whenever chunks were taken: room, or a lane drained.
+        #: Set (and replaced) whenever chunks were taken while someone waits on it (room,
+        #: or a lane drained); how many wait.
         self._taken = asyncio.Event()
+        self._takers = 0
 
     async def put(self, lane: Lane, chunk: Chunk, t: float) -> None:
         """Queue ``chunk`` (arrived at ``t``, epoch seconds), once its lane has room; what
         the lane's ``feed`` raised meanwhile is raised here."""
         while lane.error is None and lane.size and (
                 lane.size >= self.lane_bytes or self.size >= self.total_bytes):
-            await self._taken.wait()
+            await self._wait_taken()
         if lane.error is not None:
             raise lane.error
         self._queue.append((lane, chunk, t, time.monotonic()))
@@ -89,9 +91,16 @@ class Intake:
     async def drained(self, lane: Lane) -> None:
         """Until every chunk of ``lane`` was fed; what its ``feed`` raised is raised here."""
         while lane.waiting and lane.error is None:
-            await self._taken.wait()
+            await self._wait_taken()
         if lane.error is not None:
             raise lane.error
+
+    async def _wait_taken(self) -> None:
+        self._takers += 1
+        try:
+            await self._taken.wait()
+        finally:
+            self._takers -= 1
 
     def oldest(self, now: float) -> float:
         """How long (seconds) the oldest chunk waiting has waited (0 when none waits);
@@ -136,6 +145,8 @@ class Intake:
                         queue = self._queue
                 if clock() >= until:
                     break
-            taken, self._taken = self._taken, asyncio.Event()
-            taken.set()
-            await asyncio.sleep(0)
+            if self._takers:
+                taken, self._taken = self._taken, asyncio.Event()
+                taken.set()
+            if self._queue:  # (else straight to waiting for more: no turn of the loop for nothing)
+                await asyncio.sleep(0)

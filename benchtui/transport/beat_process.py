@@ -4,7 +4,8 @@ Its standard input is a pipe from its controller, one JSON object a line:
 
 - ``{"op": "watch", "name": ..., "target": {SshTarget's fields}, "runs_dir": ...,
   "session_id": ..., "window": ...}``: connect to the host and feed its keeper
-  (``watchdog.KEEPER``) one line a second (``ssh.feed_keeper``), reconnecting within
+  (``watchdog.KEEPER``) one line a second (``ssh.feed_keeper``; one ``BeatClock`` beats
+  every host in the same wake-up), reconnecting within
   ``window`` seconds of a loss; a host it cannot connect to at first, or gives up, is
   said on standard output (``lost NAME REASON``): its controller beats it itself;
 - ``{"op": "unwatch", "name": ...}``: close that host's connection (its keeper writes
@@ -33,6 +34,7 @@ from collections.abc import Callable
 
 from benchtui.errors import HostError
 from benchtui.transport import hostscripts
+from benchtui.transport.beat_clock import BeatClock
 from benchtui.transport.heartbeats import STALL_LIMIT
 from benchtui.transport.ssh import feed_keeper
 from benchtui.transport.ssh_link import SshLink
@@ -44,19 +46,20 @@ class Keeper:
     """One watched host: its connection and the task that feeds its keeper."""
 
     def __init__(self, message: dict[str, object], beating: Callable[[], bool],
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], clock: BeatClock) -> None:
         target = message["target"]
         assert isinstance(target, dict)
         self.name = str(message["name"])
         self.link = SshLink(self.name, SshTarget(**target), window=float(str(message["window"])))
         self.line = hostscripts.shell_line(keeper_argv(str(message["runs_dir"]),
                                                        str(message["session_id"]), self.name))
-        self.task = asyncio.get_running_loop().create_task(self._keep(beating, say))
+        self.task = asyncio.get_running_loop().create_task(self._keep(beating, say, clock))
 
-    async def _keep(self, beating: Callable[[], bool], say: Callable[[str], None]) -> None:
+    async def _keep(self, beating: Callable[[], bool], say: Callable[[str], None],
+                    clock: BeatClock) -> None:
         try:
             await self.link.connect()
-            await feed_keeper(self.link, self.line, beating)
+            await feed_keeper(self.link, self.line, beating, clock)
         except HostError as exc:
             say(f"lost {self.name} {exc}")
             return
@@ -87,6 +90,7 @@ async def serve(stall_limit: float) -> None:
         return time.monotonic() - last_tick < stall_limit
 
     keepers: dict[str, Keeper] = {}
+    clock = BeatClock()
     try:
         while line := await reader.readline():
             try:
@@ -99,12 +103,14 @@ async def serve(stall_limit: float) -> None:
                 say(b".")
             elif op == "watch" and message.get("name") not in keepers:
                 keeper = Keeper(message, beating,
-                                lambda text: say(f"\n{' '.join(text.split())}\n".encode()))
+                                lambda text: say(f"\n{' '.join(text.split())}\n".encode()),
+                                clock)
                 keepers[keeper.name] = keeper
             elif op == "unwatch" and (gone := keepers.pop(message.get("name"), None)):
                 await gone.close()
     finally:
         await asyncio.gather(*(k.close() for k in keepers.values()), return_exceptions=True)
+        await clock.close()
 
 
 def main() -> int:

@@ -204,7 +204,8 @@ class LineCutter:
             self._line = 0
             data = data[end + (2 if data[end:end + 2] == b"\r\n" else 1):]
         if self._line + len(data) <= self._max_line:  # no line can be too long: as it came
-            last = max(data.rfind(b"\n"), data.rfind(b"\r"))
+            newline = data.rfind(b"\n")  # (then a \r only after it: no scan of the rest)
+            last = max(newline, data.rfind(b"\r", newline + 1))
             self._line = self._line + len(data) if last < 0 else len(data) - last - 1
             return data
         return self._cut(data)

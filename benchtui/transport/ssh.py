@@ -42,6 +42,7 @@ from benchtui.transport.base import (
     check_id,
     new_session_id,
 )
+from benchtui.transport.beat_clock import BeatClock
 from benchtui.transport.errors import HostCommandError, is_transient
 from benchtui.transport.heartbeats import Heartbeats, Watched
 from benchtui.transport.ssh_link import (
@@ -60,10 +61,15 @@ from benchtui.transport.watchdog import (
     parse_leftovers,
 )
 
-#: Bytes read from a follow channel at most per chunk.
-READ_SIZE = 1 << 16
+#: Bytes read from a follow channel at most per chunk: a fio json+ document of 2 jobs
+#: (~80 kB) in one chunk, not three (``rest_of_line``).
+READ_SIZE = 1 << 18
 #: Bytes of a host script's error output kept at most.
 ERRORS_SIZE = 1 << 12
+#: Seconds a chunk that ends within a line waits at most for the rest of the line.
+REST_OF_LINE_WAIT = 0.005
+#: The bytes that end a line (``lines``: ``\n``, ``\r``).
+LINE_ENDS = b"\n\r"
 
 
 class SshTransport:
@@ -262,6 +268,8 @@ class SshTransport:
                                                  stdin=asyncssh.DEVNULL)
                 try:
                     while data := await proc.stdout.read(READ_SIZE):
+                        if data[-1] not in LINE_ENDS and len(data) < READ_SIZE:
+                            data = await rest_of_line(proc.stdout, data)
                         offset += len(data)
                         yield Chunk(offset, data)
                     errors = await proc.stderr.read(ERRORS_SIZE)
@@ -323,26 +331,82 @@ class SshTransport:
 
 
 
+async def rest_of_line(stream: asyncssh.SSHReader[bytes], data: bytes) -> bytes:
+    """``data`` (read from ``stream``, ending within a line) and what follows it on
+    ``stream`` up to a line end, ``READ_SIZE`` bytes in all, or the end of the stream, within
+    ``REST_OF_LINE_WAIT`` seconds. sshd sends a burst of output (a fio document of 80 kB to
+    900 kB) in packets of 32 KiB that arrive a few hundred microseconds apart, each read on
+    its own: one chunk for the burst instead of one per packet spares the follower, the
+    intake and the parser a turn each. A line still unfinished after the wait is passed as
+    it is (a tool printing progress dots is heard at once, not at its next line end); what
+    is read and not yet passed on when the link drops is read again from the same offset."""
+    parts = [data]
+    size = len(data)
+    timeout = asyncio.timeout(REST_OF_LINE_WAIT)
+    try:
+        async with timeout:
+            while size < READ_SIZE:
+                more = await stream.read(READ_SIZE - size)
+                if not more:  # (the end: the follower's next read says it again)
+                    break
+                parts.append(more)
+                size += len(more)
+                if more[-1] in LINE_ENDS:
+                    break
+    except TimeoutError:
+        if not timeout.expired():
+            raise
+    return b"".join(parts)
+
+
 async def feed_keeper(link: SshLink, line: str,
-                      beating: Callable[[], bool] = lambda: True) -> None:
+                      beating: Callable[[], bool] = lambda: True,
+                      clock: BeatClock | None = None) -> None:
     """While ``link`` is wanted and not given up: the keeper ``line`` (``watchdog.KEEPER``)
-    runs on the host, fed one line every ``BEAT_INTERVAL`` seconds while ``beating()``;
-    started again on every new connection."""
-    while link.wanted and link.given_up is None:
-        try:
-            conn, _ = await link.get()
-            proc = await conn.create_process(line, encoding=None, stdout=asyncssh.DEVNULL,
-                                             stderr=asyncssh.DEVNULL)
+    runs on the host, fed one line every ``BEAT_INTERVAL`` seconds while ``beating()``, by
+    ``clock`` (shared by the keepers of one process: one wake-up a second for all; by
+    default one of its own); started again on every new connection."""
+    own = clock is None
+    clock = BeatClock() if clock is None else clock
+    try:
+        while link.wanted and link.given_up is None:
             try:
-                while link.conn is conn and not proc.is_closing():
-                    if beating():
-                        proc.stdin.write(b"\n")
-                    await asyncio.sleep(BEAT_INTERVAL)
-            finally:
-                proc.close()
-        except (HostError, *LINK_ERRORS):
-            pass
-        await asyncio.sleep(BEAT_INTERVAL)
+                conn, _ = await link.get()
+                proc = await conn.create_process(line, encoding=None,
+                                                 stdout=asyncssh.DEVNULL,
+                                                 stderr=asyncssh.DEVNULL)
+                try:
+                    await _fed(link, conn, proc, beating, clock)
+                finally:
+                    proc.close()
+            except (HostError, *LINK_ERRORS):
+                pass
+            await asyncio.sleep(BEAT_INTERVAL)
+    finally:
+        if own:
+            await clock.close()
+
+
+async def _fed(link: SshLink, conn: Connection, proc: asyncssh.SSHClientProcess[bytes],
+               beating: Callable[[], bool], clock: BeatClock) -> None:
+    """Feed ``proc`` (a keeper) at each tick of ``clock`` while it runs on ``link``'s
+    connection ``conn``: returns within a tick of its end, or of the link's change."""
+    ended = asyncio.Event()
+
+    def beat() -> None:
+        if link.conn is not conn or proc.is_closing():
+            ended.set()
+        elif beating():
+            try:
+                proc.stdin.write(b"\n")
+            except LINK_ERRORS:
+                ended.set()
+
+    clock.add(beat)
+    try:
+        await ended.wait()
+    finally:
+        clock.discard(beat)
 
 
 def _status(exit_status: int | None, exit_signal: tuple[str, bool, str, str] | None) -> int:
