@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from benchtui.transport.beat_clock import BeatClock
 
 
@@ -71,3 +73,26 @@ async def test_the_clock_stops_when_its_last_beat_leaves_and_starts_again() -> N
     await asyncio.sleep(0.05)
     assert count[0] >= seen + 2
     await clock.close()
+
+
+async def test_a_beat_that_raises_is_dropped_and_the_others_go_on_beating(
+        caplog: pytest.LogCaptureFixture) -> None:
+    clock = BeatClock(interval=0.02)
+    good = [0]
+    bad_calls = [0]
+
+    def fine() -> None:
+        good[0] += 1
+
+    def broken() -> None:
+        bad_calls[0] += 1
+        if bad_calls[0] > 1:  # (its first, at once, goes well; the clock's own tick breaks)
+            raise RuntimeError("channel gone")
+
+    clock.add(fine)
+    clock.add(broken)
+    await asyncio.sleep(0.15)
+    await clock.close()
+    assert bad_calls[0] == 2  # dropped at its first failure
+    assert good[0] >= 5  # and the other keeper beaten all along
+    assert "beaten no more" in caplog.text

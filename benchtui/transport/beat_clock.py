@@ -9,16 +9,20 @@ that turn: the packets are the same, the wake-ups one per interval whatever the 
 
 A keeper joins with ``add`` (its first beat at once, as before) and leaves with
 ``discard``. A beat is a callable that writes the line, or finds its keeper gone and says
-so to its feeder; it raises nothing (``ssh.feed_keeper``'s beats do not).
+so to its feeder; it raises nothing (``ssh.feed_keeper``'s beats do not). One that raises
+all the same is logged and dropped: the clock goes on beating every other keeper.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Callable
 
 from benchtui.transport.watchdog import BEAT_INTERVAL
+
+_log = logging.getLogger(__name__)
 
 #: A keeper's beat: write its line now.
 Beat = Callable[[], None]
@@ -60,4 +64,8 @@ class BeatClock:
         while self._beats:
             await asyncio.sleep(self.interval)
             for beat in list(self._beats):
-                beat()
+                try:
+                    beat()
+                except Exception:  # noqa: BLE001 - one broken beat must not stop the others
+                    _log.exception("a keeper's beat failed; it is beaten no more")
+                    self._beats.pop(beat, None)

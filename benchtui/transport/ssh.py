@@ -399,7 +399,7 @@ async def _fed(link: SshLink, conn: Connection, proc: asyncssh.SSHClientProcess[
         elif beating():
             try:
                 proc.stdin.write(b"\n")
-            except LINK_ERRORS:
+            except Exception:  # noqa: BLE001 - LINK_ERRORS, or a channel closed otherwise
                 ended.set()
 
     clock.add(beat)
