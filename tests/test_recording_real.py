@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from benchtui.cli.record_cmd import recording
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
@@ -149,15 +151,20 @@ def test_ctrl_c_stops_and_closes_the_file(tmp_path: Path) -> None:
     proc = subprocess.Popen([*BENCHTUI, "record", str(plan), "-o", str(out)],
                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
     assert proc.stderr is not None
+    said: list[str] = []
     for line in proc.stderr:
+        said.append(line)
         if "fio started" in line:
             break
+    else:  # (the session ended before fio started: say how, not an exit status alone)
+        pytest.fail(f"record ended ({proc.wait(timeout=30)}) before fio started: "
+                    + "".join(said))
     time.sleep(1.5)
     proc.send_signal(signal.SIGUSR1)  # a mark, headless
     time.sleep(1.0)
     proc.send_signal(signal.SIGINT)
     rest = proc.stderr.read()
-    assert proc.wait(timeout=30) == 130, rest
+    assert proc.wait(timeout=30) == 130, "".join(said) + rest
     assert "interrupted" in rest and "Traceback" not in rest
     with SessionReader.open(str(out)) as r:
         assert r.complete and not r.warnings and r.meta.ended is not None
