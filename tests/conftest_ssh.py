@@ -32,8 +32,10 @@ def sshd_fleet() -> Iterator[SshdFleet]:
 @pytest.fixture(scope="session")
 def sshd_hosts(sshd_fleet: SshdFleet) -> list[SshdHost]:
     """The loopback hosts of ``sshd_fleet``: name, address, port, user, identity,
-    known_hosts, host key; ``host.target()`` makes an ``SshTarget``."""
-    return list(sshd_fleet.hosts)
+    known_hosts, host key; ``host.target()`` makes an ``SshTarget``. Only the ones the
+    fleet was made with: a test may start (and kill, or freeze) hosts of its own on the same
+    fleet (test_host_loss.py), and a later test's first request must not get them."""
+    return list(sshd_fleet.hosts[:LOOPBACK_HOSTS])
 
 
 @pytest.fixture(scope="session")
