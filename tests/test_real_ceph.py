@@ -87,10 +87,12 @@ def check_rados_output(text: str, mode: str) -> list[Sample]:
     The parser gets no hint (like the session engine's): it infers the operation."""
     samples = parse(RadosBenchParser(host="ceph", source=mode), text)
     op = RADOS_OP[mode]
-    assert {s.labels.get("op") for s in samples} == {op, None}  # ops_in_flight has no op
     rows = [m.groups() for m in map(_RADOS_ROW.match, text.splitlines()) if m]
     assert rows and rows[0][0] == "0"
     rows = rows[1:]
+    # ops_in_flight (no op) comes from the per-second rows: a seq read of few objects can end
+    # within its first second (the CI's 221 objects in 0.8 s), leaving only its tail and summary.
+    assert {s.labels.get("op") for s in samples} == ({op, None} if rows else {op})
     printed = {k.strip(): v.strip() for k, _, v in
                (line.partition(":") for line in text.splitlines()
                 if line.split(":")[0].strip() in (*_RADOS_SUMMARY, *_RADOS_SUMMARY_COUNTS))}
@@ -119,7 +121,7 @@ def check_rados_output(text: str, mode: str) -> list[Sample]:
         else:
             assert when not in last
         previous_finished = int(finished)
-    assert max(bandwidth.values()) > 0
+    assert max(bandwidth.values(), default=0.0) > 0 or not rows
     # Every printed summary figure is a summary sample with that value.
     summary = pick(samples, "iops", SUMMARY, op=op)
     assert len(summary) == 1 and summary[0].elapsed == run_time
@@ -128,7 +130,7 @@ def check_rados_output(text: str, mode: str) -> list[Sample]:
     assert math.floor(summary[0].value) == int(printed["Average IOPS"])
     # The operations completed after the last row: a partial interval up to the run's end.
     tail = [s for s in samples if s.kind == INTERVAL and s.duration is not None]
-    last_sec, last_finished = float(rows[-1][0]), int(rows[-1][3])
+    last_sec, last_finished = (float(rows[-1][0]), int(rows[-1][3])) if rows else (0.0, 0)
     if made > last_finished:
         span = run_time - last_sec
         assert [(s.metric, s.elapsed) for s in tail] == [
