@@ -3,8 +3,7 @@
 ``Session.run`` connects to every host at once, gathers facts, runs the preflight checks,
 starts the monitors, runs the steps one after another (``steps.StepRunner``: each on all its
 hosts at once; iperf servers before their clients), follows every process's output into its
-parser
-(``runs.Runner``; the ingestion path: ``intake.Intake`` -> ``ingest.RunIngest`` ->
+parser (``runs.Runner``; the ingestion path: ``intake.Intake`` -> ``ingest.RunIngest`` ->
 ``sinks.Sinks``, its lag watched by ``lag.LagWatch``), labels the samples with the plan's
 host and step names and hands them to the sinks. A host that cannot be used any more fails
 (``host_states``: a lost link is given up after the reconnect window) and the steps go on

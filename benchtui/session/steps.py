@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 
 from benchtui.model import events as ev
 from benchtui.plan.commands import (
@@ -29,15 +28,12 @@ from benchtui.plan.model import Plan, StepSpec
 from benchtui.plan.preflight import fallback_hosts
 from benchtui.session.endings import Ending, step_ending
 from benchtui.session.facts import HostFacts
-from benchtui.session.host_states import DONE, RUNNING, HostStates
+from benchtui.session.host_states import DONE, RUNNING, Emit, HostStates
 from benchtui.session.runs import Run, Runner
 from benchtui.session.silence import Quiet
 
 #: How long an iperf server gets to start listening before its clients start (seconds).
 SERVER_READY_TIMEOUT = 5.0
-
-#: ``Session.emit``'s signature: kind, message, then level, host, step and the event's data.
-Emit = Callable[..., None]
 
 
 class StepRunner:
