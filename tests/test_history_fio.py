@@ -16,10 +16,17 @@ load of the tests running beside these (a real change the gate would rightly rep
 
 Each fio run lasts 3 s (docs/history.md's example: 6 s); each run's figure is fio's own
 end-of-run IOPS (as the report's), so the levels read what fio was held to: 400 and 340.
-Not always: on a machine loaded enough, a run starved of CPU for a second does fewer I/Os
+Not always: on a machine loaded enough, a run starved of CPU near its end does fewer I/Os
 than its rate (``HELD``). Each session's IOPS is checked: the tests that need exact
 levels take the sessions that held their rate (the spares stand in), and the nightly job
 says which of its nights did not (``Recorded.slowed``).
+
+The gates are given ``--min-change 3%``, as docs/history.md's nightly job is: a run held
+to its rate is within 0.15% of it, so two nights in a row that the load slowed by a
+percent are a level of their own to a gate that reports any change (a real change of what
+fio delivered, -1%, which then took the drop that followed it into its level: "-9.2%
+between run 6 and run 7" in a failed run of the suite). What these tests are about is the
+drop of 15%.
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ from pathlib import Path
 
 import pytest
 
+from benchtui.store.recording import SessionReader
 from tests.helpers import require_tool
 from tests.pg_server import postgres_server
 
@@ -78,9 +86,12 @@ FIRST_LOW = NIGHTLY.index(LOW) + 1
 AFTER = [HIGH] * 6
 ORDER = SPARE + NIGHTLY + AFTER
 #: A session whose fio did not hold its rate within this (relative) was slowed by the load
-#: of the machine (fio's rate is a ceiling: a run starved of CPU for a second does fewer
-#: I/Os), and is not what these tests assume: no noise at all.
-HELD = 0.01
+#: of the machine (fio's rate is a ceiling: a run starved of CPU near its end does fewer
+#: I/Os), and is not what these tests assume: no noise at all. A run that held its rate is
+#: within 0.15% of it (fio's run time is in whole milliseconds, give or take an I/O); one
+#: 1% off after two that were 1% off the other way is a transient to the analysis (its
+#: floor, ``transients.FLOOR``): half of that is still no noise to it.
+HELD = 0.005
 
 pytestmark = pytest.mark.slow
 
@@ -90,8 +101,10 @@ def benchtui(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[st
                           capture_output=True, text=True, timeout=timeout, check=False)
 
 
+#: The smallest change the analyses of these tests report (see the module's docstring).
+MIN_CHANGE = ("--min-change", "3%")
 #: What the gates of these tests look at (see the module's docstring).
-THROUGHPUT = ("--metric", "iops", "--metric", "bw")
+THROUGHPUT = ("--metric", "iops", "--metric", "bw", *MIN_CHANGE)
 
 
 @dataclass(frozen=True)
@@ -114,11 +127,14 @@ class Recorded:
 
 
 def _iops(path: Path) -> float:
-    done = benchtui("report", str(path), "--format", "csv")
-    rows = [r for r in csv.DictReader(io.StringIO(done.stdout))
-            if r["metric"] == "iops" and r["op"] == "read" and r["host"] == "(fleet)"]
-    assert len(rows) == 1, done.stdout + done.stderr
-    return float(rows[0]["value"])
+    """fio's own end-of-run IOPS in a session (one host, one job: the report's figure, and
+    so the catalog's), read from the file (not through a ``report`` process each)."""
+    with SessionReader.open(str(path)) as reader:
+        found = [s.value for s in reader.samples(metrics=("iops",), t0=reader.start,
+                                                 t1=reader.end + 1)
+                 if s.kind == "summary" and s.labels.get("op") == "read"]
+    assert len(found) == 1, (path, found)
+    return found[0]
 
 
 @functools.cache
@@ -212,8 +228,9 @@ def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_nigh
     A night the load of the machine slowed (fio below its rate: ``Recorded.slowed``) is
     noise these nights do not have otherwise: a slowed night either side of the drop is a
     run between the levels, which the gate counts in the drop until both steps have held
-    (the size it reports then lies between the two, and the drop is placed a run off); the
-    rest holds whatever the load."""
+    (the size it reports then lies between the two, and the drop is placed a run off), and
+    one after two nights slowed the other way is a transient, which moves the run the drop
+    is said to follow; the rest holds whatever the load."""
     require_tool("fio")
     rec = recorded()
     codes = [code for code, _out in rec.gates]
@@ -230,8 +247,8 @@ def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_nigh
     size = re.search(r"IOPS read (-\d+\.\d)%", line)
     host = re.search(r"hosts: here (-\d+\.\d)% \((\d+) -> (\d+)\)", line)
     assert size is not None and host is not None and host.group(1) == size.group(1), line
-    # the nights either side of the drop as fio was told (else a run between the levels)
-    exact = not {FIRST_LOW - 1, FIRST_LOW} & set(rec.slowed())
+    # every night as fio was told (else a run between the levels, or a transient)
+    exact = not rec.slowed()
     if exact:
         assert -16.0 <= float(size.group(1)) <= -14.0, line
         assert f"between run {FIRST_LOW - 1} " in line and f"and run {FIRST_LOW} " in line, \
@@ -246,7 +263,7 @@ def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_nigh
     # once every step has held, the drop is measured from the level that held: -15%
     # (after it, a run the load slowed by a percent may be a change of a percent)
     analysed = benchtui("history", "analyze", "nightly", "--catalog", rec.catalog,
-                        "--format", "json")
+                        "--format", "json", *MIN_CHANGE)
     doc = json.loads(analysed.stdout)
     drops = [c for g in doc[f"nightly.{STEP}.(fleet)"] for c in g["changes"]
              if c["metric"] == "iops.read" and c["status"] == "confirmed"]
@@ -264,7 +281,7 @@ def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_nigh
            for t in g.get("transients", ()) if t["metric"] == "iops.read"}
     assert -26 < odd.get(5, 0) < -24, odd
     table = benchtui("history", "analyze", "nightly", "--catalog", rec.catalog,
-                     "--metric", "iops", "--host", "(fleet)")
+                     "--metric", "iops", "--host", "(fleet)", *MIN_CHANGE)
     assert re.search(r"\| ([\d, (+\-.%)]+, )?5 \(-2[4-6]\.\d%\)[^|]*\|$", table.stdout, re.M), \
         table.stdout
 
@@ -278,7 +295,7 @@ def test_sqlite_gate_fails_on_the_sustained_drop(tmp_path: Path) -> None:
     assert twice.returncode == 0 and "already in the catalog as run 1" in twice.stderr
     _check_regression(catalog)
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
-                     "--host", "(fleet)")
+                     "--host", "(fleet)", *MIN_CHANGE)
     assert shown.returncode == 0, shown.stderr
     assert "confirmed regression" in shown.stdout and "14 runs" in shown.stdout
 
@@ -331,7 +348,7 @@ def test_a_single_bad_run_among_good_ones_is_never_confirmed(tmp_path: Path) -> 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "regression:" not in done.stdout, done.stdout
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
-                     "--host", "(fleet)")
+                     "--host", "(fleet)", *MIN_CHANGE)
     # the bad run is a transient, never a change (a run the load slowed by a percent or two
     # may make a change of a percent or two here, never a confirmed one)
     assert re.search(r"transients \(.*\): run 9 \(night-1\d\.btr, 3[34]\d, -1[45]\.\d%\)",
@@ -360,7 +377,7 @@ def test_record_and_run_add_the_session_when_it_ends(tmp_path: Path) -> None:
     (row,) = [r for r in csv.DictReader(io.StringIO(exported.stdout)) if r["scope"] == "here"]
     assert (row["commit"], row["build"]) == ("b2", "42"), row
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
-                     "--host", "(fleet)")
+                     "--host", "(fleet)", *MIN_CHANGE)
     assert "(1 runs, 1 recorded)" in shown.stdout, shown.stdout
 
 
@@ -390,7 +407,7 @@ def test_an_interrupted_run_is_kept_and_shown_never_analysed(tmp_path: Path) -> 
     done = benchtui("history", "import", str(cut), "--catalog", catalog, "--skip", "1")
     assert done.returncode == 0 and "interrupted" in done.stderr, done.stderr
     shown = benchtui("history", "show", "nightly", "--catalog", catalog, "--metric", "iops",
-                     "--host", "(fleet)")
+                     "--host", "(fleet)", *MIN_CHANGE)
     assert "(8 runs, 9 recorded)" in shown.stdout, shown.stdout
     spark = shown.stdout.splitlines()[1].strip()
     # 8 points: never "stable", a change needs 5 runs either side to be confirmed ("too

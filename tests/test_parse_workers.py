@@ -122,6 +122,30 @@ def test_the_workers_are_chosen_for_big_sessions_on_several_cores() -> None:
     assert workers_for(3, hosts=1, cores=1) == 3
 
 
+def test_the_cores_counted_are_the_ones_the_controller_may_run_on(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A controller pinned to a few CPUs of a big machine (taskset, a container's cpuset)
+    counts those: the parse workers by default, and the report's second reader, alike."""
+    import sys
+
+    from benchtui import cpus
+    from benchtui.report import step_reads
+
+    assert cpus.usable_cpus() == len(os.sched_getaffinity(0))
+    pinned = subprocess.run(
+        [sys.executable, "-c", "import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))});"
+         " from benchtui.cpus import usable_cpus; print(usable_cpus(), os.cpu_count())"],
+        capture_output=True, text=True, timeout=60, check=True)
+    assert pinned.stdout.split()[0] == "1", pinned.stdout  # whatever os.cpu_count() says
+    # 16 CPUs to run on (a 64-core machine): workers as for 16 cores
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(16)))
+    monkeypatch.setattr(os, "cpu_count", lambda: 64)
+    assert workers_for(None, hosts=32) == parse_pool.AUTO_MAX
+    assert step_reads.usable_cpus is cpus.usable_cpus and cpus.usable_cpus() == 16
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: {3})  # pinned to one
+    assert workers_for(None, hosts=32) == 0 and cpus.usable_cpus() == 1
+
+
 def test_workers_parse_as_this_process_does_and_a_killed_one_loses_one_interval() -> None:
     data = capture()
     hosts = {"h1": data, "h2": data, "h3": data}

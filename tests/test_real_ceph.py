@@ -210,6 +210,22 @@ def test_saved_ceph16_rados_bench_output(mode: str) -> None:
     assert len(by_elapsed(samples, "iops", op=RADOS_OP[mode])) >= 6
 
 
+def test_saved_ceph16_rados_seq_that_ends_within_its_first_second() -> None:
+    """A seq read of the 103 objects a 1 s write left: read in 0.6 s, its only row the one at
+    0 (printed as it starts, 16 reads in flight). Its one interval is its tail: the whole
+    run, 103 reads over 0.597765 s, 103 x 4 MiB bytes over it; no per-second row, so no
+    ops_in_flight."""
+    text = fixture_text("ceph/real-ceph16-rados-seq-short.txt")
+    samples = check_rados_output(text, "seq")
+    assert not by_elapsed(samples, "iops", op="read")
+    tail = [(s.metric, s.value, s.elapsed, s.duration) for s in samples
+            if s.kind == INTERVAL]
+    assert tail == [("iops", pytest.approx(103 / 0.597765), 0.597765, 0.597765),
+                    ("bandwidth_bytes", pytest.approx(103 * 4 * MIB / 0.597765), 0.597765,
+                     0.597765)]
+    assert one(samples, "iops", SUMMARY, op="read") == pytest.approx(103 / 0.597765)
+
+
 @pytest.mark.parametrize("io_type", RBD_IO_TYPES)
 def test_saved_ceph16_rbd_bench_output(io_type: str) -> None:
     samples = check_rbd_output(fixture_text(f"ceph/real-ceph16-rbd-{io_type}.txt"), io_type)

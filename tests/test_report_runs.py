@@ -273,14 +273,25 @@ def test_disk_figures_are_taken_over_the_tools_run_only(runs_session: Path) -> N
     # the window as the CSV says it: from the skip after fio's own start to its last report
     assert float(first["window_start"]) == pytest.approx(start + skip, abs=2e-3)
     assert float(first["window_end"]) == pytest.approx(end, abs=2e-3)
-    # held against fio's own figure: its "Disk stats" utilisation over its whole run
-    (fio_util,) = [s for s in _samples(runs_session, "disk_util_ratio", "summary")
-                   if s.labels["step"] == step]
+    # and from fio's own start (--skip 0): its first second, not the seconds before it. Not
+    # held against fio's own "Disk stats" utilisation: that is over another span (fio's run
+    # from its first I/O to its last, against iostat's whole seconds on its own clock, a
+    # second at either edge moving the mean of 6 by a sixth of its difference), and the
+    # device is the machine's, busy with whatever else runs on it (the other worker's tests:
+    # 0.78 against fio's 0.83 in a loaded run of the suite), which fio counts as busy too.
     whole = list(csv.DictReader(io.StringIO(_report(runs_session, "--skip", "0", "--steps",
                                                     step, "--format", "csv"))))
-    ours = next(float(r["value"]) for r in whole if r["metric"] == "disk_util_ratio"
-                and r["item"] == fio_util.labels["device"] and r["host"] == "alpha")
-    assert ours == pytest.approx(fio_util.value, abs=0.05), (ours, fio_util.value)
+    from_start: dict[str, list[float]] = {}
+    for t, s in util:
+        if start + INTERVAL - JITTER <= t < end + JITTER:
+            from_start.setdefault(s.labels["device"], []).append(s.value)
+    found = {r["item"]: float(r["value"]) for r in whole
+             if r["metric"] == "disk_util_ratio" and r["host"] == "alpha"}
+    assert found == pytest.approx({d: sum(v) / len(v) for d, v in from_start.items()},
+                                  rel=1e-9)
+    (fio_util,) = [s for s in _samples(runs_session, "disk_util_ratio", "summary")
+                   if s.labels["step"] == step]
+    assert fio_util.labels["device"] in found  # the device fio used is among them
 
 
 # --- one iperf3 server, two clients --------------------------------------------------------

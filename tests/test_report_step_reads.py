@@ -58,7 +58,7 @@ def test_two_processes_read_and_report_what_one_does(synthetic: Path,
     options = ReportOptions(skip=5.0)
     alone = build_report([str(synthetic)], options)
     monkeypatch.setattr(step_reads, "PARALLEL_RUNS", 1)
-    monkeypatch.setattr(step_reads, "cores", lambda: 2)
+    monkeypatch.setattr(step_reads, "usable_cpus", lambda: 2)
     together = build_report([str(synthetic)], options)
     assert repr(together.rows) == repr(alone.rows) and together.warnings == alone.warnings
 
@@ -101,7 +101,7 @@ def test_no_fork_beside_another_thread(synthetic: Path, monkeypatch: pytest.Monk
     this process alone: the same reads, and no fork."""
     want = _read(synthetic, 1, [])
     monkeypatch.setattr(step_reads, "PARALLEL_RUNS", 1)
-    monkeypatch.setattr(step_reads, "cores", lambda: 2)
+    monkeypatch.setattr(step_reads, "usable_cpus", lambda: 2)
     forks: list[int] = []
     real_fork = os.fork
 

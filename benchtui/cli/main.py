@@ -316,9 +316,9 @@ def _watchdog_options(p: argparse.ArgumentParser) -> None:
                    "the hosts (preflight refuses to start while there are some)")
     p.add_argument("--parse-workers", type=_parse_workers, metavar="N",
                    help="parse the hosts' output in N processes of their own, to use more "
-                   "than one core (0: in this process); default: one per core but two (at "
-                   "most 4) for sessions of 16 hosts or more on a machine of 4 cores or "
-                   "more, else 0")
+                   "than one core (0: in this process); default: one per core this process "
+                   "may run on (its CPU affinity) but two (at most 4) for sessions of 16 "
+                   "hosts or more on 4 such cores or more, else 0")
 
 
 def _attr_option(p: argparse.ArgumentParser) -> None:

@@ -47,7 +47,9 @@ says how many there were in all (``Total writes made``) and when the run ended (
 run``). When the run ended at most 2.5 s after the last row (rados bench prints a row every
 second while it drains; the last whole second's row is often missing), ``iops`` and
 ``bandwidth_bytes`` (ops x ``Write size``) are emitted for that tail, ``elapsed`` = the run time
-and ``duration`` = its length (e.g. last row 180, ``Total time run: 181.51``: 1.51 s).
+and ``duration`` = its length (e.g. last row 180, ``Total time run: 181.51``: 1.51 s). A run
+that ended within its first second (a seq read of few objects) has only the row at 0, printed
+as it starts: its tail is the whole run, its only interval.
 """
 
 from __future__ import annotations
@@ -369,7 +371,7 @@ class RadosBenchParser(Parser):
             return []
         sec, finished = self._prev[0], self._prev[1]
         span = run_time - sec
-        if made <= finished or not 0 < span <= _TAIL_MAX_SECONDS or sec == 0:
+        if made <= finished or not 0 < span <= _TAIL_MAX_SECONDS:
             return []  # (a longer gap: rows are missing from the text, the tail is unknown)
         size = summary.get("size_w", summary.get("size_r"))
         ops = made - finished

@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
+from benchtui.cpus import usable_cpus
 from benchtui.report.run_reads import RunRead, RunReader
 from benchtui.session.compare import RunWindow
 from benchtui.store.recording import SessionReader
@@ -44,14 +45,6 @@ Steps = Sequence[Sequence[RunWindow]]
 Reads = list[list[RunRead]]
 
 
-def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # (not Linux)
-        return os.cpu_count() or 1
-
-
 def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bool,
                warnings: list[str], processes: int | None = None) -> Reads:
     """Each step's runs read (``RunReader.read``), in order. ``processes``: 1 or 2 (None:
@@ -66,7 +59,7 @@ def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bo
             return [runs.read(step) for step in part]
 
     if processes is None:
-        processes = 2 if (sum(map(len, steps)) >= PARALLEL_RUNS and cores() > 1
+        processes = 2 if (sum(map(len, steps)) >= PARALLEL_RUNS and usable_cpus() > 1
                           and hasattr(os, "fork") and threading.active_count() == 1) else 1
     if processes < 2 or len(steps) < 2:
         return read(steps)

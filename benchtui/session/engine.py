@@ -1,9 +1,9 @@
 """The session engine: the one place that connects line sources to parsers and sinks.
 
 ``Session.run`` connects to every host at once, gathers facts, runs the preflight checks,
-starts the monitors, runs the steps one after another (each on all its hosts at once; iperf
-servers before their clients), follows every process's output into its parser
-(``runs.Runner``; the ingestion path: ``intake.Intake`` -> ``ingest.RunIngest`` ->
+starts the monitors, runs the steps one after another (``steps.StepRunner``: each on all its
+hosts at once; iperf servers before their clients), follows every process's output into its
+parser (``runs.Runner``; the ingestion path: ``intake.Intake`` -> ``ingest.RunIngest`` ->
 ``sinks.Sinks``, its lag watched by ``lag.LagWatch``), labels the samples with the plan's
 host and step names and hands them to the sinks. A host that cannot be used any more fails
 (``host_states``: a lost link is given up after the reconnect window) and the steps go on
@@ -23,21 +23,13 @@ from dataclasses import dataclass, field
 
 from benchtui.model import events as ev
 from benchtui.model.fio_buckets import check_bits
-from benchtui.plan.commands import (
-    MONITOR,
-    SERVER,
-    RemoteCommand,
-    expected_step_seconds,
-    monitor_commands,
-    step_commands,
-)
-from benchtui.plan.model import Plan, StepSpec
+from benchtui.plan.commands import MONITOR
+from benchtui.plan.model import Plan
 from benchtui.plan.preflight import ERROR as FINDING_ERROR
-from benchtui.plan.preflight import Finding, fallback_hosts, preflight
+from benchtui.plan.preflight import Finding, preflight
 from benchtui.session import silence
-from benchtui.session.endings import Ending, step_ending
 from benchtui.session.facts import HostFacts, gather_facts
-from benchtui.session.host_states import DONE, RUNNING, UP, HostStates, without_host
+from benchtui.session.host_states import UP, HostStates, without_host
 from benchtui.session.hosts import (
     SshOptions,
     close_all,
@@ -51,13 +43,11 @@ from benchtui.session.lag import LagWatch
 from benchtui.session.leftovers import check_leftovers
 from benchtui.session.parse_pool import ParsePool, workers_for
 from benchtui.session.runs import Run, Runner
-from benchtui.session.silence import Quiet
 from benchtui.session.sinks import EventSink, OutputSink, SampleSink, Sinks
+from benchtui.session.steps import StepRunner
 from benchtui.transport import LinkState, Transport, new_session_id
 from benchtui.transport.heartbeats import Heartbeats
 
-#: How long an iperf server gets to start listening before its clients start (seconds).
-SERVER_READY_TIMEOUT = 5.0
 #: Seconds an interrupted session (Ctrl-C, SIGTERM, SIGHUP, a quit) gives the hosts to stop
 #: its processes and its followers to read their end, whatever state the hosts are in;
 #: what is not done by then is said and left to the hosts' watchdogs.
@@ -133,7 +123,6 @@ class Session:
                                  heartbeats=self.heartbeats)
             for name, spec in plan.hosts.items() if name in plan.hosts_in_use()}
         self.facts: dict[str, HostFacts] = {}
-        self.current_step: str | None = None
         self.hosts = HostStates(self.transports, self.emit, lambda: self.current_step)
         #: Every run's output, taken in turn in bounded slices of the event loop.
         self.intake = Intake()
@@ -148,17 +137,19 @@ class Session:
                              interrupt=lambda: self._interrupt_reason,
                              lines_wanted=lambda: bool(self.sinks.output),
                              intake=self.intake, parse_pool=self.parse_pool)
+        #: The monitors and the steps, run in turn; the step running now.
+        self.steps = StepRunner(plan, self.hosts, self.runner, self.emit, self.facts)
         #: Why the session is being interrupted (set before its task is cancelled).
         self._interrupt_reason: str | None = None
         #: The session stopped itself (``abort``): its cancellation is its own.
         self._aborted = False
         self._task: asyncio.Task[object] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        #: How each step ended, in order (the session's outcome is the worst).
-        self._step_outcomes: list[str] = []
-        #: The running step's start (``time.monotonic``) and processes.
-        self._step_started = 0.0
-        self._step_runs: list[Run] = []
+
+    @property
+    def current_step(self) -> str | None:
+        """The step running now (its label: ``name``, ``name#2`` for a repeat), or None."""
+        return self.steps.current
 
     def _behind(self, now: float) -> float:
         """How long the oldest output not yet parsed has waited (the intake, the workers)."""
@@ -294,13 +285,14 @@ class Session:
                 self.hosts.fail(host, "preflight refused it")
             self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})",
                       reconnect_window=self.reconnect_window)
-            watchers = [asyncio.create_task(silence.watch(self._audible, self._warn_silent),
+            steps = self.steps
+            watchers = [asyncio.create_task(silence.watch(steps.audible, steps.warn_silent),
                                             name="benchtui-silence"),
                         asyncio.create_task(self.lag.watch(), name="benchtui-lag")]
-            monitors = await self._start_monitors()
+            monitors = await steps.start_monitors()
             for step in self.plan.steps:
                 for repeat in range(step.repeat):
-                    await self._run_step(step, repeat)
+                    await steps.run_step(step, repeat)
             await self.runner.stop(monitors)
             return self._ended(findings)
         except asyncio.CancelledError:
@@ -330,7 +322,7 @@ class Session:
         """Every step ran: the session's end, as good as its worst step or host."""
         failures = self.hosts.failures
         ok = not failures
-        outcome = ev.worst(self._step_outcomes)
+        outcome = ev.worst(self.steps.outcomes)
         if not ok and outcome == ev.COMPLETED:
             outcome = ev.FAILED
         reason = "" if ok else f"{len(failures)} failure(s): {failures[0]}"
@@ -344,13 +336,7 @@ class Session:
         here, so that a recording or a log says how it ended rather than stopping mid-step."""
         reason = self._interrupt_reason or _INTERRUPTED
         self.note_interrupt(reason)  # (a quit from the console gives none)
-        step = self.current_step
-        if step is not None:
-            self.emit(ev.STEP_END, f"step {step} stopped: interrupted ({reason})",
-                      level=ev.WARNING, step=step, interrupted=True, outcome=ev.INTERRUPTED,
-                      reason=reason, seconds=time.monotonic() - self._step_started,
-                      silences=self._silences(self._step_runs))
-            self.current_step = None
+        self.steps.interrupted(reason)
         self.emit(ev.SESSION_END, f"stopped: interrupted ({reason})", level=ev.WARNING,
                   interrupted=True, outcome=ev.INTERRUPTED, reason=reason)
 
@@ -361,132 +347,6 @@ class Session:
             until = None if self._interrupt_reason is None else \
                 time.monotonic() + INTERRUPT_END
             await self.runner.stop(list(self.runner.active), expected=False, until=until)
-
-    # --- tools that fall silent ------------------------------------------------------------
-
-    def _audible(self) -> list[Quiet]:
-        """The silence of each run that could be heard now (not while its host's link is
-        down: nothing can arrive then)."""
-        return [r.quiet for r in self.runner.active
-                if r.running and self.hosts.audible(r.host)]
-
-    def _warn_silent(self, quiet: Quiet, seconds: float) -> None:
-        """A run's tool fell silent (``silence.watch``): a warning, once per run."""
-        run = next((r for r in self.runner.active if r.quiet is quiet), None)
-        if run is None:  # (it ended meanwhile)
-            return
-        cmd = run.command
-        what = "a monitor" if cmd.role == MONITOR else f"step {run.step}"
-        self.emit(ev.SILENCE, f"{cmd.host}: {cmd.tool} ({what}) has printed nothing for "
-                  f"{seconds:.0f} s (silence {quiet.limit:g} s): it may be stuck, or at work "
-                  "without a word (fio laying out a file); it goes on until it ends or is "
-                  "stopped", level=ev.WARNING, host=cmd.host,
-                  step=run.step if cmd.role != MONITOR else self.current_step, tool=cmd.tool,
-                  seconds=seconds, silence=quiet.limit, role=cmd.role)
-
-    @staticmethod
-    def _silences(runs: list[Run]) -> list[dict[str, object]]:
-        """The runs whose tool fell silent past its ``silence``, counted from their start
-        (a run that never started is left out): host, tool, longest seconds."""
-        now = time.monotonic()
-        out: list[dict[str, object]] = []
-        for r in runs:
-            if not r.started:
-                continue
-            longest = r.quiet.longest_so_far(now, running=r.outcome is None)
-            if longest > 0:
-                out.append({"host": r.host, "tool": r.tool, "seconds": round(longest, 1)})
-        return out
-
-    # --- monitors and steps -----------------------------------------------------------------
-
-    async def _start_monitors(self) -> list[Run]:
-        runs: list[Run] = []
-        for monitor in self.plan.monitors:
-            fallback = fallback_hosts(self.plan, monitor, self.facts)
-            for cmd in monitor_commands(self.plan, monitor, fallback_hosts=fallback):
-                if self.hosts.usable(cmd.host):
-                    if cmd.tool != monitor.tool:
-                        self.emit(ev.RUN_START, f"{cmd.host}: {monitor.tool} is missing, "
-                                  f"using {cmd.tool} instead", level=ev.WARNING, host=cmd.host)
-                    runs.append(Run(cmd, monitor.name, quiet=Quiet(monitor.silence_limit)))
-        await asyncio.gather(*(self.runner.start(r) for r in runs))
-        return [r for r in runs if r.task is not None]
-
-    async def _run_step(self, step: StepSpec, repeat: int) -> None:
-        label = step.name if step.repeat == 1 else f"{step.name}#{repeat + 1}"
-        self.current_step = label
-        hosts = [h for h in step.hosts if self.hosts.usable(h)]
-        self.emit(ev.STEP_START, f"step {label} on {', '.join(hosts) or 'no host'}",
-                  step=label, hosts=hosts, tool=step.tool,
-                  expected_seconds=expected_step_seconds(step), index=step.index,
-                  repeat=repeat + 1, repeats=step.repeat, select=step.select,
-                  sweep=step.sweep, matrix=dict(step.matrix))
-        started = self._step_started = time.monotonic()
-        self._step_runs = []
-        failures = self.hosts.failures
-        failed_before = len(failures)
-        try:
-            commands = self._step_commands(step, repeat + 1)
-        except ValueError as exc:
-            failures.append(f"step {label}: {exc}")
-            self._step_outcomes.append(ev.FAILED)
-            self.emit(ev.STEP_END, f"step {label} failed: {exc}", level=ev.ERROR, step=label,
-                      outcome=ev.FAILED, reason=str(exc))
-            self.current_step = None
-            return
-        runs = [Run(c, label, quiet=Quiet(step.silence_limit)) for c in commands
-                if self.hosts.usable(c.host)]
-        self._step_runs = runs
-        self.hosts.set_all((r.host for r in runs), RUNNING)
-        servers = [r for r in runs if r.command.role == SERVER]
-        others = [r for r in runs if r.command.role != SERVER]
-        if servers:
-            await asyncio.gather(*(self.runner.start(r) for r in servers))
-            await self._wait_ready(servers)
-        await asyncio.gather(*(self.runner.start(r) for r in others))
-        tasks = [r.task for r in others if r.task is not None]
-        if step.duration is not None and tasks:
-            # A tool that runs until stopped (iostat as a step): stop it, as a success.
-            await asyncio.wait(tasks, timeout=step.duration)
-            await self.runner.stop([r for r in others if r.running], expected=True)
-        await asyncio.gather(*tasks, return_exceptions=True)
-        if servers:
-            await self.runner.stop(servers)
-        await self.runner.settle(runs)
-        for r in runs:
-            if r.outcome in (ev.FAILED, ev.DEADLINE) and r.command.role != SERVER:
-                failures.append(f"{r.host}: step {label} {r.reason}")
-        self.hosts.set_all((r.host for r in runs), DONE, only=RUNNING)
-        self._step_ended(label, runs, failures[failed_before:], time.monotonic() - started)
-
-    def _step_ended(self, label: str, runs: list[Run], failures: list[str],
-                    seconds: float) -> None:
-        outcome, reason, status = step_ending(
-            [Ending(r.host, r.tool, r.outcome, r.reason, r.status) for r in runs
-             if r.command.role != SERVER and r.outcome is not None], failures)
-        self._step_outcomes.append(outcome)
-        said = {ev.COMPLETED: "done", ev.FAILED: "failed", ev.WATCHDOG: "stopped by the "
-                "host's watchdog", ev.DEADLINE: "cut by its deadline"}.get(outcome, outcome)
-        self.emit(ev.STEP_END, f"step {label} {said} in {seconds:.1f} s"
-                  + (f" ({reason})" if reason else ""),
-                  level=ev.INFO if not failures and outcome == ev.COMPLETED else ev.ERROR,
-                  step=label, seconds=seconds, outcome=outcome, reason=reason,
-                  exit_status=status, silences=self._silences(runs))
-        self.current_step = None
-
-    def _step_commands(self, step: StepSpec, run: int = 1) -> list[RemoteCommand]:
-        address = step.server_address
-        if step.server is not None and not address:
-            spec = self.plan.hosts[step.server]
-            address = "127.0.0.1" if spec.local else (spec.address or spec.ssh_alias)
-        return step_commands(self.plan, step, server_address=address, run=run)
-
-    async def _wait_ready(self, servers: list[Run]) -> None:
-        """Until every server printed its first line (it is listening), or a timeout."""
-        waits = [asyncio.wait_for(r.ready.wait(), SERVER_READY_TIMEOUT) for r in servers
-                 if r.task is not None]
-        await asyncio.gather(*waits, return_exceptions=True)
 
     # --- output to the sinks -----------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import benchtui
+from benchtui.cpus import usable_cpus
 from benchtui.errors import HostError
 from benchtui.session.parse_slot import OnAnswer, Slot
 from benchtui.session.parse_worker import (
@@ -74,10 +75,11 @@ AUTO_MAX = 4
 def workers_for(asked: int | None, hosts: int, cores: int | None = None) -> int:
     """The workers a session uses: ``asked`` (0: none), or when None, one per core but two
     (at most ``AUTO_MAX``) for a session of ``AUTO_HOSTS`` hosts or more on a machine of
-    ``AUTO_CORES`` cores or more, else none."""
+    ``AUTO_CORES`` cores or more, else none. ``cores``: the CPUs this process may run on
+    (``cpus.usable_cpus``: its affinity) unless given."""
     if asked is not None:
         return max(asked, 0)
-    cores = cores or os.cpu_count() or 1
+    cores = cores or usable_cpus()
     return min(cores - 2, AUTO_MAX) if cores >= AUTO_CORES and hosts >= AUTO_HOSTS else 0
 
 
