@@ -53,24 +53,24 @@ class Bins:
 
     (This module's records are plain classes with slots, not dataclasses: each dataclass
     costs ~2.4 M instructions to create when the module is imported, which every
-    ``benchtui parse`` pays.)"""
+    ``benchtui parse`` pays. Made with positional arguments only: a class called with
+    keywords has them packed in a dict, ~1,000 instructions more a call.)"""
 
     __slots__ = ("ascending", "counts", "cuts", "ends", "keys", "ns", "raw", "slices")
 
-    def __init__(self, raw: dict[str, int], ascending: bool, ns: list[int] | None = None, *,
-                 keys: list[str] | None = None, counts: list[int] | None = None,
-                 cuts: list[int] | None = None, ends: list[int] | None = None,
-                 slices: list[slice] | None = None) -> None:
+    def __init__(self, raw: dict[str, int], ascending: bool, ns: list[int] | None = None
+                 ) -> None:
         self.raw = raw  # as decoded: fio's order (ascending buckets)
         self.ascending = ascending
         self.ns = ns  # its keys as integers, in the same order (made when needed)
-        #: (``_fio_json_probed``) its keys as decoded, its counts in that order, where each of
-        #: its blocks of buckets ends (the last: len(keys)), and the running sums at those ends
-        self.keys = keys
-        self.counts = counts
-        self.cuts = cuts
-        self.ends = ends
-        self.slices = slices  # the blocks as slices (cuts, made once)
+        #: (``_fio_json_probed``, which sets them) its keys as decoded, its counts in that
+        #: order, where each of its blocks of buckets ends (the last: len(keys)), the running
+        #: sums at those ends and the blocks as slices (made once)
+        self.keys: list[str] | None = None
+        self.counts: list[int] | None = None
+        self.cuts: list[int] | None = None
+        self.ends: list[int] | None = None
+        self.slices: list[slice] | None = None
 
     def bucket_ns(self) -> list[int]:
         if self.ns is None:

@@ -10,6 +10,7 @@ direction without new completions keeps its buckets as they were, unread.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from benchtui.parsers import _fio_json_units as units
@@ -25,24 +26,20 @@ RESET_SLACK_MS = 100
 _NUMBER = (int, float)
 
 
+@dataclass(slots=True)
 class Dir:
-    """The counters of one direction in one dump (a plain class: see ``Bins``)."""
+    """The counters of one direction in one dump."""
 
-    __slots__ = ("bins", "io", "ios", "n", "raw", "runtime", "stats")
-
-    def __init__(self, n: int | float, io: int | float, runtime: int | float,
-                 ios: int | float, stats: dict[str, tuple[int | float, int | float]], *,
-                 raw: dict[str, dict[str, int]], bins: dict[str, Bins]) -> None:
-        self.n = n  # completions: clat_ns.N, or lat_ns.N when clat is not measured
-        self.io = io  # io_bytes
-        self.runtime = runtime  # ms
-        self.ios = ios  # total_ios
-        self.stats = stats  # measure -> (N, mean)
-        self.raw = raw  # measure -> bins as decoded
-        self.bins = bins  # the same, read (by JobState.step)
+    n: int | float  # completions: clat_ns.N, or lat_ns.N when clat is not measured
+    io: int | float  # io_bytes
+    runtime: int | float  # ms
+    ios: int | float  # total_ios
+    stats: dict[str, tuple[int | float, int | float]]  # measure -> (N, mean)
+    raw: dict[str, dict[str, int]]  # measure -> bins as decoded
+    bins: dict[str, Bins]  # the same, read (by JobState.step)
 
 
-ZERO = Dir(0, 0, 0, 0, {}, raw={}, bins={})
+ZERO = Dir(0, 0, 0, 0, {}, {}, {})
 
 
 def snapshot(d: object) -> Dir | None:
@@ -77,31 +74,25 @@ def snapshot(d: object) -> Dir | None:
     # (fio before 3.17: no N, the count is total_ios, once a latency was measured)
     n = stats["clat"][0] if "clat" in stats else stats["lat"][0] if "lat" in stats else 0
     return Dir(n, io if type(io) in _NUMBER else 0, runtime if type(runtime) in _NUMBER else 0,
-               ios if type(ios) in _NUMBER else 0, stats, raw=raw, bins={})
+               ios if type(ios) in _NUMBER else 0, stats, raw, {})
 
 
+@dataclass(slots=True)
 class Step:
-    """What one job's interval is computed from (a plain class: see ``Bins``)."""
+    """What one job's interval is computed from."""
 
-    __slots__ = ("active", "cur", "deltas", "dts", "duration", "finished", "first", "prev",
-                 "reset", "span_ms", "ts")
-
-    def __init__(self, cur: dict[str, Dir], prev: dict[str, Dir],
-                 deltas: dict[tuple[str, str], Running | Probed], reset: bool, first: bool, *,
-                 dts: int | float | None, span_ms: float, finished: bool,
-                 ts: int | float | None, active: set[str]) -> None:
-        self.cur = cur
-        self.prev = prev
-        self.deltas = deltas  # (op, measure) -> interval's latencies
-        self.reset = reset  # from the job's (or its counters') start
-        self.first = first  # the job's first dump
-        self.dts = dts  # ms between this dump and the previous one
-        self.span_ms = span_ms  # how long the job did I/O in the interval
-        self.finished = finished  # no completion and the job was not running
-        self.ts = ts  # this dump's timestamp_ms
-        self.active = active  # the job's directions that ever completed I/O
-        #: the interval's seconds of work when it is not the nominal one (set by the parser)
-        self.duration: float | None = None
+    cur: dict[str, Dir]
+    prev: dict[str, Dir]
+    deltas: dict[tuple[str, str], Running | Probed]  # (op, measure) -> interval's latencies
+    reset: bool  # from the job's (or its counters') start
+    first: bool  # the job's first dump
+    dts: int | float | None  # ms between this dump and the previous one
+    span_ms: float  # how long the job did I/O in the interval
+    finished: bool  # no completion and the job was not running
+    ts: int | float | None  # this dump's timestamp_ms
+    active: set[str]  # the job's directions that ever completed I/O
+    #: the interval's seconds of work when it is not the nominal one (set by the parser)
+    duration: float | None = None
 
 
 class JobState:
@@ -159,8 +150,7 @@ class JobState:
                 c.n == prev[op].n for op, c in cur.items() if op in prev)
             span = work_ms(None if job_ms is None or prev_job_ms is None
                            else job_ms - prev_job_ms, run_ms - prev_run_ms, dts)
-        return Step(cur, prev, deltas, reset, first, dts=dts, span_ms=span, finished=finished,
-                    ts=ts, active=self.active)
+        return Step(cur, prev, deltas, reset, first, dts, span, finished, ts, self.active)
 
 
 def _deltas(cur: dict[str, Dir], prev: dict[str, Dir], histogram: bool

@@ -119,16 +119,14 @@ def probed_interval(raw: dict[str, int], prev: Bins | None
     if len(counts) == len(prev.keys):  # the usual case: no new bucket, same keys, same order
         cuts, slices = prev.cuts, prev.slices
         assert slices is not None
-        cur = Bins(raw, True, keys=prev.keys, counts=counts, cuts=cuts,
-                   ends=_sums(counts, slices), slices=slices)
+        cur = _bins(raw, prev.keys, counts, cuts, slices)
     else:
         keys = list(raw)
         carried = _carried(keys, prev)
         if carried is None:  # a bucket went away: counters restarted
             return _blocked(raw, keys, counts), None
         cuts, slices = carried, _slices(carried)
-        cur = Bins(raw, True, keys=keys, counts=counts, cuts=cuts, ends=_sums(counts, slices),
-                   slices=slices)
+        cur = _bins(raw, keys, counts, cuts, slices)
     assert cur.ends is not None
     ends = list(map(sub, cur.ends, prev.ends))
     if ends[0] < 0 or ends != sorted(ends):  # a block's count went down: restarted
@@ -146,9 +144,16 @@ def _blocked(raw: dict[str, int], keys: list[str], counts: list[int] | None = No
     n = len(counts)
     size = max(1, isqrt(n))
     cuts = [*range(size, n, size), n]
-    slices = _slices(cuts)
-    return Bins(raw, True, keys=keys, counts=counts, cuts=cuts, ends=_sums(counts, slices),
-                slices=slices)
+    return _bins(raw, keys, counts, cuts, _slices(cuts))
+
+
+def _bins(raw: dict[str, int], keys: list[str] | None, counts: list[int], cuts: list[int],
+          slices: list[slice]) -> Bins:
+    """``raw`` with its keys and counts, summed per block (blocks ending at ``cuts``)."""
+    cur = Bins(raw, True)
+    cur.keys, cur.counts, cur.cuts, cur.slices = keys, counts, cuts, slices
+    cur.ends = _sums(counts, slices)
+    return cur
 
 
 def _slices(cuts: list[int]) -> list[slice]:
