@@ -9,6 +9,7 @@ operations, and each stamped line's time against its stamp read here with ``date
 
 from __future__ import annotations
 
+import calendar
 import io
 import json
 import sys
@@ -22,7 +23,7 @@ from benchtui.model.events import OutputLines
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
 from benchtui.parsers._host_streams import HostStreams
-from benchtui.parsers._prefixes import PrefixShape, find_prefixes
+from benchtui.parsers._prefixes import PrefixShape, _utc, find_prefixes
 from benchtui.parsers.fio_json import FioJsonParser
 from benchtui.parsers.iostat import IostatParser
 from benchtui.parsers.iperf2 import Iperf2Parser
@@ -238,3 +239,19 @@ def test_stdin_stream_with_prefixes_and_garbage(monkeypatch: pytest.MonkeyPatch,
         assert len(got) == 300
     assert run(b"n1: hello\nn2: world\n") == 1
     assert capsys.readouterr().err.startswith("benchtui: nothing in - could be read")
+
+
+def test_stamp_seconds_are_calendar_timegm_s() -> None:
+    """The prefixes' own day count (no ``calendar`` import at start-up) gives the seconds
+    ``calendar.timegm`` gives, over leap years, century years, the epoch's edges, a leap
+    second, a day past the month's end (counted on, as timegm does) and years out of range."""
+    fields = [(y, m, d, h, mi, s) for y in (1, 4, 100, 1600, 1900, 1969, 1970, 2000, 2024,
+                                            2100, 9999)
+              for m in range(1, 13) for d in (1, 28, 29, 30, 31) for h, mi, s in
+              ((0, 0, 0), (23, 59, 59), (12, 30, 60))]
+    for f in [*fields, (0, 1, 1, 0, 0, 0), (10000, 1, 1, 0, 0, 0)]:
+        try:
+            expected: float | None = calendar.timegm((*f, 0, 0, 0)) + 0.5
+        except (OverflowError, ValueError):
+            expected = None
+        assert _utc(f, 0.5) == expected, f

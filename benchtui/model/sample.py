@@ -8,7 +8,6 @@ store can merge the histograms of many hosts and take exact fleet-wide percentil
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from decimal import Decimal
 from functools import lru_cache
 from typing import Final
 
@@ -65,6 +64,8 @@ class Sample:
 @lru_cache(maxsize=256)
 def quantile_label(percentile: str | float) -> str:
     """fio's ``99.900000`` (a percentile) -> ``"0.999"`` (a quantile, no trailing zeros)."""
+    from decimal import Decimal  # (here: importing it costs ~5.6 M instructions)
+
     d = Decimal(str(percentile).strip()) / 100
     text = format(d.normalize(), "f")
     if "." in text:

@@ -39,7 +39,9 @@ TIME_UNITS: Final[dict[str, float]] = {
     "h": 3600.0, "hr": 3600.0,
 }
 
-_SPLIT = re.compile(r"^\s*" + _NUMBER + r"\s*([A-Za-zµμ]*)\s*(?:/s(?:ec)?)?\s*$")
+_SPLIT_PATTERN: Final = r"^\s*" + _NUMBER + r"\s*([A-Za-zµμ]*)\s*(?:/s(?:ec)?)?\s*$"
+#: Compiled on first use (~3 M instructions: not at the start of every command).
+_SPLIT: re.Pattern[str] | None = None
 
 
 def finite(value: float) -> float | None:
@@ -57,6 +59,9 @@ def parse_float(text: str) -> float | None:
 
 
 def _split(text: str) -> tuple[float, str] | None:
+    global _SPLIT  # noqa: PLW0603 - compiled once, on first use
+    if _SPLIT is None:
+        _SPLIT = re.compile(_SPLIT_PATTERN)
     m = _SPLIT.match(text)
     if m is None:
         return None

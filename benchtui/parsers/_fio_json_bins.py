@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Collection
-from dataclasses import dataclass
 from itertools import accumulate
 from operator import sub
 
@@ -49,20 +48,29 @@ class _BinKeys(dict[str, int]):
 BIN_KEYS = _BinKeys()
 
 
-@dataclass(slots=True)
 class Bins:
-    """One cumulative ``bins`` object of one dump, ready to be subtracted from the next."""
+    """One cumulative ``bins`` object of one dump, ready to be subtracted from the next.
 
-    raw: dict[str, int]  # as decoded: fio's order (ascending buckets)
-    ascending: bool
-    ns: list[int] | None = None  # its keys as integers, in the same order (made when needed)
-    #: (``_fio_json_probed``) its keys as decoded, its counts in that order, where each of its
-    #: blocks of buckets ends (the last: len(keys)), and the running sums at those ends
-    keys: list[str] | None = None
-    counts: list[int] | None = None
-    cuts: list[int] | None = None
-    ends: list[int] | None = None
-    slices: list[slice] | None = None  # the blocks as slices (cuts, made once)
+    (This module's records are plain classes with slots, not dataclasses: each dataclass
+    costs ~2.4 M instructions to create when the module is imported, which every
+    ``benchtui parse`` pays. Made with positional arguments only: a class called with
+    keywords has them packed in a dict, ~1,000 instructions more a call.)"""
+
+    __slots__ = ("ascending", "counts", "cuts", "ends", "keys", "ns", "raw", "slices")
+
+    def __init__(self, raw: dict[str, int], ascending: bool, ns: list[int] | None = None
+                 ) -> None:
+        self.raw = raw  # as decoded: fio's order (ascending buckets)
+        self.ascending = ascending
+        self.ns = ns  # its keys as integers, in the same order (made when needed)
+        #: (``_fio_json_probed``, which sets them) its keys as decoded, its counts in that
+        #: order, where each of its blocks of buckets ends (the last: len(keys)), the running
+        #: sums at those ends and the blocks as slices (made once)
+        self.keys: list[str] | None = None
+        self.counts: list[int] | None = None
+        self.cuts: list[int] | None = None
+        self.ends: list[int] | None = None
+        self.slices: list[slice] | None = None
 
     def bucket_ns(self) -> list[int]:
         if self.ns is None:
@@ -70,14 +78,16 @@ class Bins:
         return self.ns
 
 
-@dataclass(slots=True)
 class Running:
     """An interval's buckets as the running sums of its counts (for a histogram)."""
 
-    ns: list[int]  # the buckets (ns)
-    ascending: bool
-    cum: list[int]
-    total: int
+    __slots__ = ("ascending", "cum", "ns", "total")
+
+    def __init__(self, ns: list[int], ascending: bool, cum: list[int], total: int) -> None:
+        self.ns = ns  # the buckets (ns)
+        self.ascending = ascending
+        self.cum = cum
+        self.total = total
 
     def quantiles(self, qs: list[tuple[float, str]]) -> list[tuple[str, float]]:
         """(label, seconds) for each (q, label) of ``qs`` (``total`` > 0)."""

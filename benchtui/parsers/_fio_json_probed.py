@@ -22,7 +22,6 @@ percentile, per bucket.
 from __future__ import annotations
 
 from bisect import bisect_left
-from dataclasses import dataclass
 from itertools import accumulate, repeat
 from math import isqrt
 from operator import sub
@@ -34,16 +33,20 @@ from benchtui.parsers._fio_json_bins import BIN_KEYS, Bins
 _REBLOCK = 2
 
 
-@dataclass(slots=True)
 class Probed:
     """An interval's buckets for its percentiles: the current dump's counts and blocks, the
-    previous dump's, and the interval's running sums at the end of each block."""
+    previous dump's, and the interval's running sums at the end of each block (a plain
+    class: see ``_fio_json_bins.Bins``)."""
 
-    cur: Bins
-    cuts: list[int]  # where cur's blocks end, as the previous dump's blocks carried over
-    prev: Bins | None
-    ends: list[int]
-    total: int
+    __slots__ = ("cur", "cuts", "ends", "prev", "total")
+
+    def __init__(self, cur: Bins, cuts: list[int], prev: Bins | None, ends: list[int],
+                 total: int) -> None:
+        self.cur = cur
+        self.cuts = cuts  # where cur's blocks end, as the previous dump's blocks carried over
+        self.prev = prev
+        self.ends = ends
+        self.total = total
 
     def quantiles(self, qs: list[tuple[float, str]]) -> list[tuple[str, float]]:
         """(label, seconds) for each (q, label) of ``qs`` (ascending, ``total`` > 0), as
@@ -116,14 +119,14 @@ def probed_interval(raw: dict[str, int], prev: Bins | None
     if len(counts) == len(prev.keys):  # the usual case: no new bucket, same keys, same order
         cuts, slices = prev.cuts, prev.slices
         assert slices is not None
-        cur = Bins(raw, True, None, prev.keys, counts, cuts, _sums(counts, slices), slices)
+        cur = _bins(raw, prev.keys, counts, cuts, slices)
     else:
         keys = list(raw)
         carried = _carried(keys, prev)
         if carried is None:  # a bucket went away: counters restarted
             return _blocked(raw, keys, counts), None
         cuts, slices = carried, _slices(carried)
-        cur = Bins(raw, True, None, keys, counts, cuts, _sums(counts, slices), slices)
+        cur = _bins(raw, keys, counts, cuts, slices)
     assert cur.ends is not None
     ends = list(map(sub, cur.ends, prev.ends))
     if ends[0] < 0 or ends != sorted(ends):  # a block's count went down: restarted
@@ -141,8 +144,16 @@ def _blocked(raw: dict[str, int], keys: list[str], counts: list[int] | None = No
     n = len(counts)
     size = max(1, isqrt(n))
     cuts = [*range(size, n, size), n]
-    slices = _slices(cuts)
-    return Bins(raw, True, None, keys, counts, cuts, _sums(counts, slices), slices)
+    return _bins(raw, keys, counts, cuts, _slices(cuts))
+
+
+def _bins(raw: dict[str, int], keys: list[str] | None, counts: list[int], cuts: list[int],
+          slices: list[slice]) -> Bins:
+    """``raw`` with its keys and counts, summed per block (blocks ending at ``cuts``)."""
+    cur = Bins(raw, True)
+    cur.keys, cur.counts, cur.cuts, cur.slices = keys, counts, cuts, slices
+    cur.ends = _sums(counts, slices)
+    return cur
 
 
 def _slices(cuts: list[int]) -> list[slice]:

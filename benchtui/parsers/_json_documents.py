@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Final
 
 import orjson
@@ -53,28 +52,42 @@ class _Broken:
 BROKEN: Final = _Broken()
 
 
-@dataclass(slots=True)
 class Found:
     """One document: its decoded value (``BROKEN`` when its bytes are not valid JSON: cut
     short, foreign lines inside), its bytes (first line to closing line, no final line end),
-    the indentation of its opening line and where its closing line starts in the block."""
+    the indentation of its opening line and where its closing line starts in the block.
 
-    value: object
-    raw: bytes | bytearray | memoryview
-    indent: bytes
-    last_line_at: int
+    (A plain class with slots, as ``_Open``, not a dataclass: each dataclass costs ~2.4 M
+    instructions to create at import, which every ``benchtui parse`` pays.)"""
+
+    __slots__ = ("indent", "last_line_at", "raw", "value")
+
+    def __init__(self, value: object, raw: bytes | bytearray | memoryview, indent: bytes,
+                 last_line_at: int) -> None:
+        self.value = value
+        self.raw = raw
+        self.indent = indent
+        self.last_line_at = last_line_at
+
+    def __repr__(self) -> str:
+        return (f"Found(value={self.value!r}, raw={bytes(self.raw)!r}, "
+                f"indent={self.indent!r}, last_line_at={self.last_line_at!r})")
 
 
-@dataclass(slots=True)
 class _Open:
-    start: int  # where its opening line starts in the block
-    indent: bytes
-    ends: re.Pattern[bytes]  # its closing lines
-    scan: int  # the close is not before this
-    pretty: bool  # ``{`` alone on the opening line (else: an opening line left open)
-    gscan: int = 0  # (pretty) the close is not between the guess and this
-    guess_failed: bool = False
-    tries: int = 0
+    __slots__ = ("ends", "gscan", "guess_failed", "indent", "pretty", "scan", "start",
+                 "tries")
+
+    def __init__(self, start: int, indent: bytes, ends: re.Pattern[bytes], scan: int,
+                 pretty: bool) -> None:
+        self.start = start  # where its opening line starts in the block
+        self.indent = indent
+        self.ends = ends  # its closing lines
+        self.scan = scan  # the close is not before this
+        self.pretty = pretty  # ``{`` alone on the opening line (else: a line left open)
+        self.gscan = 0  # (pretty) the close is not between the guess and this
+        self.guess_failed = False
+        self.tries = 0
 
 
 _ENDS: dict[tuple[int, bool], re.Pattern[bytes]] = {}
