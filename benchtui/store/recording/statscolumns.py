@@ -49,8 +49,13 @@ I64 = NDArray[np.int64]
 #: The lists of a frame, by kind: each kind's lists are put end to end, piece after piece.
 _COUNTS, _INTS, _DECS, _FIOS, _INDEX, _GAPS, _DIFFS = range(7)
 _KINDS: Final = 7
-#: Planes an int64 holds (9 x 7 = 63 bits): deeper value lists go to the Python path.
+#: Planes an int64 holds (9 x 7 = 63 bits): deeper value lists go to the Python path; so do
+#: histograms' deeper lists (``histmerge._read``: bucket gaps past every table, counts that
+#: int64 sums may not hold).
 _MAX_PLANES: Final = 9
+_DEPTH: Final = (*[_MAX_PLANES] * 5, GAP_PLANES - 1, BIG_PLANES - 1)
+_ALL_KINDS: Final = tuple(range(_KINDS))
+_HISTOGRAM_KINDS: Final = (_GAPS, _DIFFS)
 #: Decimal values whose m and 10**k are exact doubles: |m| <= 2**53, k <= 22.
 _EXACT_M: Final = 1 << 53
 _EXACT_K: Final = 22
@@ -80,39 +85,47 @@ class _Lists:
     """The planes of a frame's lists, kind by kind and level by level."""
 
     def __init__(self) -> None:
-        self.levels: list[list[list[bytes]]] = [[] for _ in range(_KINDS)]
+        self.levels: list[list[list[bytes]]] = [
+            [[] for _ in range(_DEPTH[kind])] for kind in range(_KINDS)]
         self.sizes = [0] * _KINDS
 
-    def planes(self, raw: bytes, pos: int, count: int, limit: int) -> tuple[list[bytes], int]:
-        """The planes of the ``count`` planed varints at ``raw[pos:]`` (at most ``limit``
-        planes: ``_Walk`` past it) and the position after them."""
-        planes: list[bytes] = []
+    def planes(self, kind: int, raw: bytes, pos: int, count: int) -> int:
+        """Add the ``count`` planed varints at ``raw[pos:]`` to the lists of ``kind``: the
+        position after them (``IndexError`` for one deeper than the kind's lists may be,
+        ``_Walk`` for one cut short)."""
+        levels = self.levels[kind]
+        self.sizes[kind] += count
+        i = 0
         while count:
             plane = raw[pos:pos + count]
-            if len(plane) != count or len(planes) == limit:
+            if len(plane) != count:
                 raise _Walk
-            planes.append(plane)
+            levels[i].append(plane)
+            i += 1
             pos += count
             count -= len(plane.translate(None, _HIGH_BYTES))
-        return planes, pos
+        return pos
 
-    def add(self, kind: int, planes: list[bytes], count: int) -> None:
-        levels = self.levels[kind]
-        for i, plane in enumerate(planes):
-            if i == len(levels):
-                levels.append([])
-            levels[i].append(plane)
-        self.sizes[kind] += count
+    def mark(self, kinds: Sequence[int] = _ALL_KINDS) -> list[tuple[int, list[int], int]]:
+        """Where the lists of ``kinds`` are: ``undo`` takes away what was added since."""
+        return [(kind, list(map(len, self.levels[kind])), self.sizes[kind]) for kind in kinds]
+
+    def undo(self, mark: list[tuple[int, list[int], int]]) -> None:
+        for kind, lengths, size in mark:
+            for level, n in zip(self.levels[kind], lengths, strict=True):
+                del level[n:]
+            self.sizes[kind] = size
 
     def decode(self) -> list[I64]:
         """Each kind's lists' values, end to end."""
-        depth = max(map(len, self.levels))
         joined = [b"".join(plane for kind in self.levels if i < len(kind) for plane in kind[i])
-                  for i in range(depth)]
-        first = np.frombuffer(joined[0], np.uint8) if joined else np.zeros(0, np.uint8)
+                  for i in range(_MAX_PLANES)]
+        first = np.frombuffer(joined[0], np.uint8)
         values = (first & 0x7F).astype(np.int64)
         at = np.flatnonzero(first >= 0x80)
         for shift, plane in enumerate(joined[1:], 1):
+            if not plane:
+                break
             data = np.frombuffer(plane, np.uint8)
             values[at] |= (data & 0x7F).astype(np.int64) << (7 * shift)
             at = at[data >= 0x80]
@@ -141,13 +154,19 @@ class _Frame:
     def walk(self, raw: bytes, pos: int, n: int) -> _Piece:
         """A piece of ``n`` series at ``raw[pos:]`` found and added (all of it, or nothing
         and ``_Walk``, ``CodecError``, ``IndexError``)."""
+        mark = self.lists.mark()
+        try:
+            return self._walk(raw, pos, n)
+        except (_Walk, CodecError, IndexError):
+            self.lists.undo(mark)
+            raise
+
+    def _walk(self, raw: bytes, pos: int, n: int) -> _Piece:
         lists = self.lists
-        found: list[tuple[int, list[bytes], int]] = []
         count, pos = get_uvarint(raw, pos)
         if count != n:
             raise _Walk
-        planes, pos = lists.planes(raw, pos, n, _MAX_PLANES)
-        found.append((_COUNTS, planes, n))
+        pos = lists.planes(_COUNTS, raw, pos, n)
         tags = raw[pos:pos + 4 * n]
         pos += 4 * n
         if len(tags) != 4 * n or tags.translate(None, _FAST_TAGS):
@@ -157,8 +176,7 @@ class _Frame:
             count, pos = get_uvarint(raw, pos)
             if count != size:
                 raise _Walk
-            planes, pos = lists.planes(raw, pos, count, _MAX_PLANES)
-            found.append((kind, planes, count))
+            pos = lists.planes(kind, raw, pos, count)
         n_raw = 8 * tags.count(RAW)
         raws = raw[pos:pos + n_raw]
         pos += n_raw
@@ -168,9 +186,7 @@ class _Frame:
         count, pos = get_uvarint(raw, pos)
         if len(raws) != n_raw or len(times) != 8 * m or count != 2 * n:
             raise _Walk
-        raws = unshuffle(raws, 8)
-        planes, pos = lists.planes(raw, pos, count, _MAX_PLANES)
-        found.append((_INDEX, planes, count))
+        pos = lists.planes(_INDEX, raw, pos, count)
         piece = _Piece(self.size, n)
         hists: list[tuple[_Piece, int, int, int]] = []
         with_hist, pos = get_list(raw, pos)
@@ -181,12 +197,12 @@ class _Frame:
                 raise _Walk
             pos += size
             piece.hists.append((i, blob))  # (replaced by its PieceHistogram once decoded)
+            mark = lists.mark(_HISTOGRAM_KINDS)
             try:
-                bits, gaps, diffs = _walk_histogram(blob, lists)
+                bits, buckets = _walk_histogram(blob, lists)
             except (_Walk, CodecError, IndexError):
+                lists.undo(mark)
                 continue  # (read_histogram reads it, if it is wanted)
-            buckets = len(gaps[0])
-            found += [(_GAPS, gaps, buckets), (_DIFFS, diffs, buckets)]
             hists.append((piece, len(piece.hists) - 1, buckets, bits))
         if pos < len(raw):  # the series' partial intervals (``_read_piece``)
             with_partial, pos = get_list(raw, pos)
@@ -197,10 +213,8 @@ class _Frame:
             for k, i in enumerate(with_partial):
                 c, *rest = figures[6 * k:6 * k + 6]
                 piece.partials[i] = (int(c), *rest)
-        for kind, planes, count in found:
-            lists.add(kind, planes, count)
         self.tags.append(tags)
-        self.raws.append(raws)
+        self.raws.append(unshuffle(raws, 8))
         self.times.append(times)
         self.time_counts.append(m)
         self.hists += hists
@@ -300,9 +314,10 @@ class FrameColumns:
                         last, hists, partials, strict=True))
 
 
-def _walk_histogram(blob: bytes, lists: _Lists) -> tuple[int, list[bytes], list[bytes]]:
-    """A histogram's bits and the planes of its two lists, found with ``histmerge._read``'s
-    checks; ``_Walk`` (or ``CodecError``) for one that ``read_histogram`` must read."""
+def _walk_histogram(blob: bytes, lists: _Lists) -> tuple[int, int]:
+    """A histogram's two lists added, found with ``histmerge._read``'s checks: (its bits,
+    its buckets); ``_Walk``, ``CodecError`` or ``IndexError`` for one that
+    ``read_histogram`` must read."""
     n, pos = get_uvarint(blob, 0)
     if n == 0 or n > MAX_BUCKETS or pos >= len(blob):
         raise _Walk
@@ -315,9 +330,9 @@ def _walk_histogram(blob: bytes, lists: _Lists) -> tuple[int, list[bytes], list[
         pos += 1
     else:
         raise _Walk
-    gaps, pos = lists.planes(blob, pos, n, GAP_PLANES - 1)
-    diffs, pos = lists.planes(blob, pos, n, BIG_PLANES - 1)
-    return bits, gaps, diffs
+    pos = lists.planes(_GAPS, blob, pos, n)
+    lists.planes(_DIFFS, blob, pos, n)
+    return bits, n
 
 
 def _decimals(m: I64, k: I64) -> NDArray[np.float64]:
