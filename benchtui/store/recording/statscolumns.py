@@ -72,10 +72,10 @@ class _Walk(Exception):
 class _Piece:
     """Where one piece's figures are in its frame's arrays."""
 
-    __slots__ = ("hists", "n", "partials", "start")
+    __slots__ = ("hists", "partials", "start")
 
-    def __init__(self, start: int, n: int) -> None:
-        self.start, self.n = start, n
+    def __init__(self, start: int) -> None:
+        self.start = start  # its first series' place in the frame's arrays
         #: (series index, the histogram or its bytes for ``read_histogram``), in order
         self.hists: list[tuple[int, PieceHistogram | bytes]] = []
         self.partials: dict[int, PartialRow] = {}
@@ -187,7 +187,7 @@ class _Frame:
         if len(raws) != n_raw or len(times) != 8 * m or count != 2 * n:
             raise _Walk
         pos = lists.planes(_INDEX, raw, pos, count)
-        piece = _Piece(self.size, n)
+        piece = _Piece(self.size)
         hists: list[tuple[_Piece, int, int, int]] = []
         with_hist, pos = get_list(raw, pos)
         for i in with_hist:
