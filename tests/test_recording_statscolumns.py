@@ -94,6 +94,7 @@ def _python(heads: Heads, tables: Sequence[Table], slot: int, pick: list[int]) -
 def _columns(heads: Heads, tables: Sequence[Table], slot: int, pick: list[int]) -> object:
     frame = StatsFrame(encode([]), {})
     frame.heads, frame.tables = heads, list(tables)
+    frame.decoded = FrameColumns(heads, tables).rows  # (as the reader does)
     try:
         return _norm(frame.rows(slot, lambda _table: pick))
     except CodecError:

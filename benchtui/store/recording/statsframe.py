@@ -48,7 +48,6 @@ from benchtui.store.recording.varint import (
 
 if TYPE_CHECKING:
     from benchtui.store.recording.histmerge import PieceHistogram
-    from benchtui.store.recording.statscolumns import FrameColumns
 
 Table = tuple[SeriesDef, ...]
 #: What a series' partial intervals add (``series_stats.Partial.astuple``), or None.
@@ -193,24 +192,23 @@ class StatsFrame:
             if isinstance(exc, CodecError):
                 raise
             raise CodecError(f"malformed stats frame: {exc}") from None
-        self._columns: FrameColumns | None = None
+        #: (piece, its table, the series wanted) -> its rows, or None for a piece to read
+        #: here (``statscolumns.FrameColumns.rows``, set by the reader: numpy is imported by
+        #: a reader of stats pieces, never by the recorder, which writes them)
+        self.decoded: Callable[[int, Table, Sequence[int]], list[Row] | None] | None = None
 
     def rows(self, i: int, wanted: Callable[[Table], Sequence[int]]) -> list[Row]:
         """Piece ``i``'s figures of the series ``wanted(table)`` lists (indexes into the
-        piece's table, ascending). The first piece asked for has every piece of the frame
-        decoded at once, in numpy (``statscolumns.py``); a piece that path leaves alone is
-        read here, in Python (``_read_piece``): the same rows either way."""
+        piece's table, ascending): from ``decoded`` (the frame's pieces decoded at once, in
+        numpy: ``statscolumns.py``, set by the reader), or read here in Python
+        (``_read_piece``) where that leaves the piece alone: the same rows either way."""
         _info, tid, raw, pos = self.heads[i]
         table = self.tables[tid]
         pick = wanted(table)
         if not pick:
             return []
-        if self._columns is None:
-            from benchtui.store.recording.statscolumns import FrameColumns  # (numpy)
-
-            self._columns = FrameColumns(self.heads, self.tables)
         try:
-            found = self._columns.rows(i, table, pick)
+            found = None if self.decoded is None else self.decoded(i, table, pick)
             return found if found is not None else _read_piece(raw, pos, table, pick)
         except (IndexError, ValueError, struct.error) as exc:
             if isinstance(exc, CodecError):
