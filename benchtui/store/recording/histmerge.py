@@ -30,15 +30,15 @@ from benchtui.store.recording.varint import CodecError, get_uvarint
 
 Array = NDArray[np.int64]
 #: Count differences of this many planes or more (>= 2**42) go through ``decode_histogram``
-#: (Python ints), and so do histograms of more than ``_MAX_BUCKETS`` entries: then no sum in
+#: (Python ints), and so do histograms of more than ``MAX_BUCKETS`` entries: then no sum in
 #: int64 can overflow (a piece's counts stay below 2**62, and ``_MAX_PIECES`` pieces'
 #: counts below 2**63 once a piece with a count of 2**48 or more is also left to Python).
-_BIG_PLANES: Final = 6
-_MAX_BUCKETS: Final = 1 << 20
-_BIG_COUNT: Final = 1 << 48
+BIG_PLANES: Final = 6
+MAX_BUCKETS: Final = 1 << 20
+BIG_COUNT: Final = 1 << 48
 _MAX_PIECES: Final = 1 << 14
 #: Index gaps of this many planes (>= 2**21) are past every bucket table.
-_GAP_PLANES: Final = 3
+GAP_PLANES: Final = 3
 
 
 class PieceHistogram:
@@ -55,7 +55,7 @@ class PieceHistogram:
         if self.exact is not None:
             return dict(self.exact)
         assert self.idx is not None and self.counts is not None
-        return dict(zip(_table(self.bits)[self.idx].tolist(), self.counts.tolist(),
+        return dict(zip(table_of(self.bits)[self.idx].tolist(), self.counts.tolist(),
                         strict=True))
 
 
@@ -74,7 +74,7 @@ def read_histogram(buf: bytes) -> PieceHistogram:
 
 def _read(buf: bytes) -> PieceHistogram:
     n, pos = get_uvarint(buf, 0)
-    if n == 0 or n > _MAX_BUCKETS:
+    if n == 0 or n > MAX_BUCKETS:
         raise _Python
     if pos >= len(buf):
         raise CodecError("truncated histogram")
@@ -91,19 +91,19 @@ def _read(buf: bytes) -> PieceHistogram:
         raise _Python  # other keys, or an unknown mode (decode_histogram says which)
     data = np.frombuffer(buf, np.uint8)
     gaps, pos, planes = _uvarints(data, pos, n)
-    table = _table(bits)
-    if planes >= _GAP_PLANES:
+    table = table_of(bits)
+    if planes >= GAP_PLANES:
         raise CodecError("histogram bucket out of range")
     if np.count_nonzero(gaps[1:]) != n - 1:
         raise _Python  # a key twice (damage): decode_histogram keeps its last count
     idx = np.cumsum(gaps)
     diffs, pos, planes = _uvarints(data, pos, n)
-    if planes >= _BIG_PLANES:
+    if planes >= BIG_PLANES:
         raise _Python
     if int(idx[-1]) >= len(table):
         raise CodecError("histogram bucket out of range")
     counts = np.cumsum((diffs >> 1) ^ -(diffs & 1))
-    if int(np.abs(counts).max()) >= _BIG_COUNT:
+    if int(np.abs(counts).max()) >= BIG_COUNT:
         raise _Python
     return PieceHistogram(bits, idx, counts)
 
@@ -121,14 +121,14 @@ def _uvarints(data: NDArray[np.uint8], pos: int, count: int) -> tuple[Array, int
     if not m:
         return values, pos, 1
     high, pos, planes = _uvarints(data, pos, m)
-    if planes >= _BIG_PLANES:  # (no deeper: the caller leaves such lists to Python)
+    if planes >= BIG_PLANES:  # (no deeper: the caller leaves such lists to Python)
         return values, pos, planes + 1
     values[more] |= high << 7
     return values, pos, planes + 1
 
 
 @cache
-def _table(bits: int) -> Array:
+def table_of(bits: int) -> Array:
     return np.array(bucket_values(bits), dtype=np.int64)
 
 
@@ -149,7 +149,7 @@ def merged(hists: Sequence[PieceHistogram]) -> dict[int, int]:
         by_bits.setdefault(h.bits, []).append(h)
     out = {}
     for bits, group in sorted(by_bits.items()):
-        table = _table(bits)
+        table = table_of(bits)
         idx = np.concatenate([h.idx for h in group if h.idx is not None])
         acc = np.zeros(len(table), np.int64)
         np.add.at(acc, idx, np.concatenate([h.counts for h in group if h.counts is not None]))

@@ -192,17 +192,24 @@ class StatsFrame:
             if isinstance(exc, CodecError):
                 raise
             raise CodecError(f"malformed stats frame: {exc}") from None
+        #: (piece, its table, the series wanted) -> its rows, or None for a piece to read
+        #: here (``statscolumns.FrameColumns.rows``, set by the reader: numpy is imported by
+        #: a reader of stats pieces, never by the recorder, which writes them)
+        self.decoded: Callable[[int, Table, Sequence[int]], list[Row] | None] | None = None
 
     def rows(self, i: int, wanted: Callable[[Table], Sequence[int]]) -> list[Row]:
         """Piece ``i``'s figures of the series ``wanted(table)`` lists (indexes into the
-        piece's table, ascending)."""
+        piece's table, ascending): from ``decoded`` (the frame's pieces decoded at once, in
+        numpy: ``statscolumns.py``, set by the reader), or read here in Python
+        (``_read_piece``) where that leaves the piece alone: the same rows either way."""
         _info, tid, raw, pos = self.heads[i]
         table = self.tables[tid]
         pick = wanted(table)
         if not pick:
             return []
         try:
-            return _read_piece(raw, pos, table, pick)
+            found = None if self.decoded is None else self.decoded(i, table, pick)
+            return found if found is not None else _read_piece(raw, pos, table, pick)
         except (IndexError, ValueError, struct.error) as exc:
             if isinstance(exc, CodecError):
                 raise
@@ -296,11 +303,9 @@ def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
     else:
         of_int = list(map(float, ints))
     exponents = decs[1::2]
-    if not exponents or max(exponents) < len(_POW10):
-        of_dec = list(map(truediv, unzigzags(decs[0::2]), map(_POW10.__getitem__, exponents)))
-    else:
-        of_dec = [(z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** k
-                  for z, k in zip(decs[0::2], exponents, strict=True)]
+    if exponents and max(exponents) >= DEC_EXPONENTS:  # (damage: 10**k would take for ever)
+        raise CodecError("stats piece decimal exponent out of range")
+    of_dec = list(map(truediv, unzigzags(decs[0::2]), map(_POW10.__getitem__, exponents)))
     of_fio = list(map(truediv, map(FIO_BUCKETS.__getitem__, fios), repeat(NS)))
     int_iter = iter(of_int)  # INT and PYINT: one list
     by_tag = [iter(raws), int_iter, iter(of_dec), iter(of_fio), int_iter]
@@ -310,8 +315,10 @@ def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
     return values
 
 
-#: 10 ** k for the exponents of decimal values.
-_POW10: Final = [10 ** k for k in range(64)]
+#: The exponents a decimal value may have (a writer's have at most ~20: ``codec.ValueColumns``
+#: stores as decimals the values whose repr has no exponent), and 10 ** k for them.
+DEC_EXPONENTS: Final = 64
+_POW10: Final = [10 ** k for k in range(DEC_EXPONENTS)]
 #: The value tags a piece may hold.
 _KNOWN_TAGS: Final = bytes((RAW, INT, DEC, FIO_NS, PYINT))
 

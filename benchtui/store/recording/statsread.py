@@ -219,6 +219,10 @@ class StatsReader:
         frame = self._stats_frame(ref.at)
         if frame is None or ref.slot >= len(frame.heads) or frame.heads[ref.slot][0] != ref.info:
             return None
+        if frame.decoded is None:  # every piece of the frame decoded at once, in numpy
+            from benchtui.store.recording.statscolumns import FrameColumns
+
+            frame.decoded = FrameColumns(frame.heads, frame.tables).rows
         try:
             found = frame.rows(ref.slot, masks)
         except CodecError:
