@@ -363,3 +363,15 @@ def test_empty_sessions(tmp_path: Path) -> None:
     with SessionReader.open(str(crashed)) as r:
         assert r.warnings == ["the recording was not closed and holds no records"]
         assert r.meta.name == "test" and list(r.samples()) == []
+
+
+def test_lines_as_text_record_the_same_bytes(tmp_path: Path) -> None:
+    """Live, a chunk's lines come as one ``TextLines`` (split when read): the recording is
+    byte for byte the one made of the same lines as tuples."""
+    records = real_records()
+    as_text = [(t, OutputLines(r.t, r.host, r.step, r.tool, r.role, TextLines("\n".join(r.lines)))
+                if isinstance(r, OutputLines) and r.lines else r) for t, r in records]
+    assert any(isinstance(r, OutputLines) and isinstance(r.lines, TextLines) for _, r in as_text)
+    write(tmp_path / "tuples.btr", records)
+    write(tmp_path / "text.btr", as_text)
+    assert (tmp_path / "text.btr").read_bytes() == (tmp_path / "tuples.btr").read_bytes()
