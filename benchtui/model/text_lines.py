@@ -5,9 +5,10 @@ console's log, a recording). A fio json+ document of 2 jobs is ~3,100 lines, of 
 ~34,000, and the sinks mostly do not read them one by one: the console keeps the newest few
 thousand of a host for its detail view and reads them when that view is shown; a recording
 drops the lines of JSON documents (their numbers are in the samples), finding them with
-``str.find`` over the text. Making a ``str`` of every line cost ~270 µs per 2-job document,
-more than the recorder's whole share of it. ``TextLines`` is a sequence of the lines of a
-text that makes them the first time one is read; its length and its ``text`` need none.
+``str.find`` over the text. Making a ``str`` of every line cost 108-291 µs per 2-job
+document of 44 samples (docs/benchmarks/fleet_scale.md). ``TextLines`` is a sequence of the
+lines of a text that makes them the first time one is read; its length and its ``text``
+need none.
 """
 
 from __future__ import annotations
