@@ -346,7 +346,13 @@ def main() -> int:
     ap.add_argument("--jsonl", action="store_true", help="add run --jsonl's sink")
     ap.add_argument("--parse-workers", type=int,
                     help="the session's parse workers (default: the code's own choice)")
+    ap.add_argument("--uvloop", action="store_true",
+                    help="experiment: uvloop's event loop (installed in the venv)")
     args = ap.parse_args()
+    if args.uvloop:
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
     if args.pin:
         os.sched_setaffinity(0, {0})
     coro = run_session(args.plan, args.known_hosts, args.session_id, args.hosts, args.seconds,

@@ -12,7 +12,7 @@ The results are printed as a Markdown table and written into docs/benchmarks/fle
 between the markers of the variant that ran (the text around them is kept):
 
     .venv/bin/python benchmarks/fleet_scale.py [--hosts 64 256] [--seconds 30]
-        [--pin] [--prerendered] [--old DIR] [--variant NAME] [--profile FILE]
+        [--pin] [--prerendered] [--old DIR] [--uvloop] [--variant NAME] [--profile FILE]
         [--json FILE] [--out FILE|-] [--recapture] [--quick]
 
 ``--pin`` runs the controller (and its heartbeat process) on CPU 0 and sshd with everything
@@ -20,9 +20,11 @@ it starts (the "hosts") on the last CPU: the controller measured alone. ``--prer
 the fio documents are rendered once beforehand (``replay_capture.py prerender``), so that a
 simulated host costs a write a second. ``--old DIR`` runs the same probe on other code (a
 worktree of the code before a change), alternately with this checkout's. ``--variant``
-names the section of docs/benchmarks/fleet_scale.md the results go to. (The "lean host
-scripts" experiment of the first runs is now what benchtui ships:
-benchtui/transport/hostscripts.py.)
+names the section of docs/benchmarks/fleet_scale.md the results go to. ``--uvloop`` (an
+experiment: uvloop is not a dependency, install it in the venv first) adds a run of this
+code with uvloop's event loop in the controller process ("this-uvloop"; its heartbeat
+process keeps asyncio's). (The "lean host scripts" experiment of the first runs is now what
+benchtui ships: benchtui/transport/hostscripts.py.)
 """
 
 from __future__ import annotations
@@ -251,7 +253,8 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
                             str(FIO_CAPTURE), "--seconds", str(args.seconds + 1), str(pre)],
                            check=True)
             pre.chmod(0o644)
-        codes = [("this", str(ROOT))] + ([("before", str(args.old))] if args.old else [])
+        codes = [("this", str(ROOT))] + ([("before", str(args.old))] if args.old else []) \
+            + ([("this-uvloop", str(ROOT))] if args.uvloop else [])
         for n in args.hosts:
             for k, (label, code) in enumerate(codes if len(results) % 2 == 0
                                               else codes[::-1]):
@@ -266,6 +269,7 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
                         "--result", str(result_file), "--code", code]
                 argv += ["--profile", f"{args.profile}.{n}.{label}"] if args.profile else []
                 argv += ["--pin"] if args.pin else []
+                argv += ["--uvloop"] if label == "this-uvloop" else []
                 busy = wait_until_quiet(args.quiet_below, args.patience)
                 load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
                 print(f"{n} hosts x {args.seconds} s, {label} code (machine busy before: "
@@ -303,6 +307,9 @@ def main() -> int:
                     help="render the fio documents once beforehand (hosts cost less)")
     ap.add_argument("--old", type=Path, help="a checkout of the code to compare with")
     ap.add_argument("--variant", help="the section of the results file to write")
+    ap.add_argument("--uvloop", action="store_true",
+                    help="experiment: also run this code with uvloop's event loop in the "
+                    "controller process (uvloop installed in the venv; not a dependency)")
     ap.add_argument("--quick", action="store_true",
                     help="64 and 256 hosts for 15 s, pinned, pre-rendered, no waiting for a "
                     "quiet machine (about 3 minutes)")

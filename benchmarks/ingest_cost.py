@@ -30,7 +30,7 @@ before a change), alternately with this checkout, ``--repeat`` times each.
 
     .venv/bin/python benchmarks/ingest_cost.py [--workload wide|fleet] [--hosts N]
         [--seconds S] [--sinks jsonl store console record] [--old DIR] [--repeat R]
-        [--profile FILE]
+        [--wall] [--profile FILE]
 """
 
 from __future__ import annotations
@@ -61,7 +61,10 @@ WIDE = HERE / "captures" / "fio-json-plus-32jobs-20s.json.xz"
 NARROW = HERE / "captures" / "fio-json-plus-2jobs.json"
 IOSTAT = HERE / "captures" / "iostat-x-t.txt"
 #: A fixed start, so that every run and code sees the same bytes.
-T0 = 1_790_000_000.0
+#: (``--wall``: the start of this second instead. The recorder ends a segment once its records
+#: span ``SEGMENT_SECONDS``; its events carry the wall clock's time, so samples dated from a
+#: fixed start long ago end a segment at every frame and make it define every series again.)
+T0 = float(int(time.time())) if "--wall" in sys.argv else 1_790_000_000.0
 
 
 def streams(workload: str, hosts: int, seconds: int) -> list[list[tuple[str, str, bytes]]]:
@@ -281,6 +284,9 @@ def main() -> int:
                     "processes (0: in process)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--profile", help="cProfile (CPU time) into FILE (one process only)")
+    ap.add_argument("--wall", action="store_true",
+                    help="date the output from now, not from a fixed start (with --sinks "
+                    "record: the recorder's segments then end by their length, as live)")
     ap.add_argument("--code", help=argparse.SUPPRESS)  # (the child's: import from here)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -298,7 +304,7 @@ def main() -> int:
                     *(["--parse-workers", str(workers)] if workers else []),
                     "--workload", args.workload, "--hosts", str(args.hosts),
                     "--seconds", str(args.seconds), "--chunk", str(args.chunk),
-                    "--sinks", *args.sinks]
+                    *(["--wall"] if args.wall else []), "--sinks", *args.sinks]
             done = subprocess.run(argv, check=True, capture_output=True, text=True)
             result = json.loads(done.stdout)
             result["code"] = label

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import random
 import struct
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
+from benchtui.model.text_lines import TextLines
 from benchtui.parsers.fio_json import FioJsonParser
 from benchtui.parsers.iostat import IostatParser
 from benchtui.store.recording import (
@@ -211,18 +213,26 @@ def test_gaps_are_silences_over_two_seconds(tmp_path: Path) -> None:
             ("a", T0 + 3, T0 + 7.5), ("b", T0 + 9, T0 + 20), ("a", T0 + 9.5, T0 + 20)]
 
 
-def test_json_tool_output_is_left_out_but_text_kept() -> None:
+@pytest.mark.parametrize("as_text", [False, True], ids=["tuples", "text"])
+def test_json_tool_output_is_left_out_but_text_kept(as_text: bool) -> None:
+    """The same whether the lines come as tuples or as ``TextLines`` (live: the chunk's
+    text, split only where kept)."""
+    def lines(*text: str) -> Sequence[str]:
+        return TextLines("\n".join(text)) if as_text else text
+
     f = JsonOutputFilter()
-    fio = [OutputLines(T0, "h", "s", "fio", "step", ("fio: warning: x", "{", '  "a" : {')),
-           OutputLines(T0, "h", "s", "fio", "step", ("  }", "}", "{")),
-           OutputLines(T0, "h", "s", "fio", "step", ("}",))]
+    fio = [OutputLines(T0, "h", "s", "fio", "step", lines("fio: warning: x", "{", '  "a" : {')),
+           OutputLines(T0, "h", "s", "fio", "step", lines("  }", "}", "{")),
+           OutputLines(T0, "h", "s", "fio", "step", lines("}",))]
     kept = [f(o) for o in fio]
     assert kept[0] is not None and kept[0].lines == ("fio: warning: x",)
     assert kept[1] is None and kept[2] is None
-    iperf = OutputLines(T0, "h", "s", "iperf3", "step", ("[  5]   0.00-1.00 sec", '{"a": 1}',
-                                                         "[SUM] x"))
+    iperf = OutputLines(T0, "h", "s", "iperf3", "step", lines("[  5]   0.00-1.00 sec",
+                                                              '{"a": 1}', "[SUM] x"))
     assert f(iperf).lines == ("[  5]   0.00-1.00 sec", "[SUM] x")  # type: ignore[union-attr]
-    first_json_only = f(OutputLines(T0, "g", "s", "fio", "step", ("{",)))
+    text = OutputLines(T0, "h", "s", "iostat", "step", lines("Device r/s", "sda 1.0"))
+    assert f(text) is text  # (nothing left out: passed as it came)
+    first_json_only = f(OutputLines(T0, "g", "s", "fio", "step", lines("{",)))
     assert first_json_only is not None and first_json_only.lines == ()  # the tool is announced
     assert f.dropped == 8
 
@@ -328,7 +338,7 @@ def _filter_by_line(lines: tuple[str, ...], in_json: bool) -> tuple[list[str], b
 
 
 def test_json_filter_agrees_with_the_rule_line_by_line() -> None:
-    from benchtui.store.recording.outputfilter import _split
+    from benchtui.store.recording.outputfilter import _split, _split_text
 
     rng = random.Random(3)
     pool = ["{", "}", "  }", '  "a" : {', "fio: warn", "", "[  5] x", '{"a": 1}', '{"a": {',
@@ -337,6 +347,8 @@ def test_json_filter_agrees_with_the_rule_line_by_line() -> None:
         lines = tuple(rng.choice(pool) for _ in range(rng.randrange(0, 12)))
         state = rng.random() < 0.5
         assert _split(lines, state) == _filter_by_line(lines, state), (lines, state)
+        if lines:  # (a text is one line at least)
+            assert _split_text("\n".join(lines), state) == _split(lines, state), (lines, state)
 
 
 def test_empty_sessions(tmp_path: Path) -> None:
@@ -351,3 +363,15 @@ def test_empty_sessions(tmp_path: Path) -> None:
     with SessionReader.open(str(crashed)) as r:
         assert r.warnings == ["the recording was not closed and holds no records"]
         assert r.meta.name == "test" and list(r.samples()) == []
+
+
+def test_lines_as_text_record_the_same_bytes(tmp_path: Path) -> None:
+    """Live, a chunk's lines come as one ``TextLines`` (split when read): the recording is
+    byte for byte the one made of the same lines as tuples."""
+    records = real_records()
+    as_text = [(t, OutputLines(r.t, r.host, r.step, r.tool, r.role, TextLines("\n".join(r.lines)))
+                if isinstance(r, OutputLines) and r.lines else r) for t, r in records]
+    assert any(isinstance(r, OutputLines) and isinstance(r.lines, TextLines) for _, r in as_text)
+    write(tmp_path / "tuples.btr", records)
+    write(tmp_path / "text.btr", as_text)
+    assert (tmp_path / "text.btr").read_bytes() == (tmp_path / "tuples.btr").read_bytes()

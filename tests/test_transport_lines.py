@@ -4,12 +4,14 @@ LineCutter: the same bytes passed on, over-long lines cut as LineSplitter cuts t
 from __future__ import annotations
 
 import itertools
+import pickle
 import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchtui.model.text_lines import TextLines
 from benchtui.transport.base import Chunk
 from benchtui.transport.lines import LineCutter, LineSplitter
 
@@ -119,6 +121,33 @@ def test_feed_text_gives_the_lines_of_feed_joined(pieces: list[bytes], cuts: lis
         assert (by_text.offset, by_text.consumed, by_text.pending) == (
             by_lines.offset, by_lines.consumed, by_lines.pending)
     assert by_text.finish() == by_lines.finish()
+
+
+@given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", "é".encode(), b" "]),
+                max_size=40),
+       st.lists(st.integers(min_value=0, max_value=200), max_size=10),
+       st.sampled_from([4, 1 << 20]))
+def test_feed_lines_gives_the_lines_of_feed(pieces: list[bytes], cuts: list[int],
+                                            max_line: int) -> None:
+    data = b"".join(pieces)
+    by_list, by_text = LineSplitter(max_line_bytes=max_line), LineSplitter(max_line_bytes=max_line)
+    for chunk in chunks_of(data, cuts):
+        lines = by_list.feed(chunk)
+        got = by_text.feed_lines(chunk)
+        assert len(got) == len(lines) and got == lines and list(got) == lines
+        assert (by_text.offset, by_text.consumed, by_text.pending) == (
+            by_list.offset, by_list.consumed, by_list.pending)
+    assert by_text.finish() == by_list.finish()
+
+
+def test_lines_of_a_text_are_made_when_read() -> None:
+    lines = TextLines("a\n\nbé")
+    assert lines._lines is None and len(lines) == 3 and lines.text == "a\n\nbé"
+    assert lines == ("a", "", "bé") and lines == ["a", "", "bé"] and lines != ("a", "")
+    assert lines[2] == "bé" and list(lines[1:]) == ["", "bé"] and lines._lines is not None
+    assert hash(lines) == hash(("a", "", "bé")) and lines == TextLines("a\n\nbé")
+    assert pickle.loads(pickle.dumps(lines)) == lines
+    assert list(TextLines("")) == [""] and len(TextLines("")) == 1
 
 
 def test_feed_text_catches_a_lost_byte_too() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -59,14 +60,15 @@ def is_said(event: Event) -> bool:
 @dataclass(frozen=True, slots=True)
 class OutputLines:
     """Raw lines a tool printed on a host, as they arrived (for logs and recordings).
-    ``t`` is Unix epoch seconds on the controller when they arrived."""
+    ``t`` is Unix epoch seconds on the controller when they arrived. ``lines``: a tuple, or
+    live a ``text_lines.TextLines`` (the chunk's text, split when read); not changed after."""
 
     t: float
     host: str
     step: str
     tool: str
     role: str
-    lines: tuple[str, ...]
+    lines: Sequence[str]
 
 
 # --- how a step, a run or a session ended (``step_end``/``run_end``/``session_end`` data) ----

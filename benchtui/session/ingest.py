@@ -23,9 +23,11 @@ The chunks arrive from a transport whose reads are bounded too (``READ_SIZE``).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchtui.model.sample import Sample
+from benchtui.model.text_lines import TextLines
 from benchtui.parsers.base import Parser, ParseWarning
 from benchtui.transport import Chunk, LineSplitter
 from benchtui.transport.lines import LineCutter
@@ -45,9 +47,10 @@ _STRUCTURE = ("{", "}", "[", "]", '"', ",")
 
 @dataclass(slots=True)
 class Ingested:
-    """What one chunk completed: its raw lines (only when ``lines_wanted``) and samples."""
+    """What one chunk completed: its raw lines (only when ``lines_wanted``; a ``TextLines``,
+    split when read, when they came as one text) and samples."""
 
-    lines: list[str] = field(default_factory=list)
+    lines: Sequence[str] = field(default_factory=list)
     samples: list[Sample] = field(default_factory=list)
     #: Some text arrived (a server that printed its first line is listening).
     text: bool = False
@@ -81,15 +84,16 @@ class RunIngest:
         out = Ingested()
         if self.cutter is not None:
             if self.lines_wanted:
-                out.lines = self.splitter.feed(chunk)
+                out.lines = self.splitter.feed_lines(chunk)
             data = self.cutter.feed(chunk)
             if data:
                 out.text = True
                 out.samples = self.parser.feed_bytes(data, t)
             return out
         if self.lines_wanted:
-            out.lines = self.splitter.feed(chunk)
-            text = "\n".join(out.lines) if out.lines else None
+            lines = out.lines = self.splitter.feed_lines(chunk)
+            text = lines.text if isinstance(lines, TextLines) \
+                else "\n".join(lines) if lines else None
         else:
             text = self.splitter.feed_text(chunk)
         if text is not None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from benchtui.model import events as ev
 from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
+from benchtui.model.text_lines import TextLines
 from benchtui.session.ingest import Ingested
 
 SampleSink = Callable[[list[Sample]], None]
@@ -43,7 +44,9 @@ class Sinks:
         """What a chunk of a run's output completed (arrived at ``t``): its lines, and its
         samples labelled with ``step``, histograms at the session's resolution."""
         if got.lines and self.output:
-            out = OutputLines(t, host, step, tool, role, tuple(got.lines))
+            lines = got.lines
+            out = OutputLines(t, host, step, tool, role,
+                              lines if isinstance(lines, TextLines) else tuple(lines))
             for output_sink in self.output:
                 output_sink(out)
         samples = got.samples

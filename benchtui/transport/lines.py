@@ -17,6 +17,9 @@ than ``MAX_LINE_BYTES`` is cut there (a line end put in its place) and the rest 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from benchtui.model.text_lines import TextLines
 from benchtui.transport.base import Chunk
 
 #: A line longer than this many bytes is cut to it, and the rest of it dropped.
@@ -63,12 +66,10 @@ class LineSplitter:
         them again (``Parser.feed_text``), output with no ``\\r`` and no long line is never
         split at all."""
         data = chunk.data
-        last = data.rfind(b"\n")
-        if (self._after_cr or self._skipping or b"\r" in data
-                or chunk.offset - len(data) != self.offset
-                or len(self._buffer) + len(data) > self._max_line):
+        if not self._plain(chunk):
             lines = self.feed(chunk)
             return "\n".join(lines) if lines else None
+        last = data.rfind(b"\n")
         text = None
         if last >= 0:
             if self._buffer:  # the end of a line begun in an earlier chunk
@@ -81,6 +82,24 @@ class LineSplitter:
         self._buffer += data[last + 1:]
         self.offset += len(data)
         return text
+
+    def feed_lines(self, chunk: Chunk) -> Sequence[str]:
+        """As ``feed``, but output with no ``\r`` and no long line comes as a ``TextLines``:
+        the completed lines as one text, split when they are first read (for sinks that
+        mostly do not read them one by one)."""
+        if not self._plain(chunk):
+            return self.feed(chunk)
+        text = self.feed_text(chunk)
+        return [] if text is None else TextLines(text)
+
+    def _plain(self, chunk: Chunk) -> bool:
+        """Whether ``chunk`` starts where the last one ended, holds no ``\r`` and makes no
+        line too long, after a chunk that did not end in a ``\r`` or a line cut: its
+        complete lines are then its text up to its last ``\n``, decoded at once."""
+        data = chunk.data
+        return not (self._after_cr or self._skipping or b"\r" in data
+                    or chunk.offset - len(data) != self.offset
+                    or len(self._buffer) + len(data) > self._max_line)
 
     def feed_bytes(self, data: bytes) -> list[str]:
         """The lines that ``data`` (the next bytes of the stream) completes."""

@@ -15,9 +15,11 @@ This runs on the live path (the session's output sink), on every line every tool
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from benchtui.model.events import OutputLines
+from benchtui.model.text_lines import TextLines
 
 
 class JsonOutputFilter:
@@ -35,7 +37,9 @@ class JsonOutputFilter:
     def __call__(self, out: OutputLines) -> OutputLines | None:
         key = (out.host, out.tool, out.role)
         first = key not in self._in_json
-        kept, self._in_json[key] = _split(out.lines, self._in_json.get(key, False))
+        lines, in_json = out.lines, self._in_json.get(key, False)
+        kept, self._in_json[key] = _split_text(lines.text, in_json) \
+            if isinstance(lines, TextLines) else _split(lines, in_json)
         if len(kept) == len(out.lines):
             return out
         if not any(line.strip() for line in kept):
@@ -46,7 +50,43 @@ class JsonOutputFilter:
         return replace(out, lines=tuple(kept))
 
 
-def _split(lines: tuple[str, ...], in_json: bool) -> tuple[list[str], bool]:
+def _split_text(text: str, in_json: bool) -> tuple[list[str], bool]:
+    """``_split`` of ``text.split("\n")``, the lines outside JSON documents split off the
+    text alone: a chunk that is one document makes no line at all."""
+    kept: list[str] = []
+    pos = 0  # the start of the first line not looked at yet
+    while True:
+        if in_json:  # skip to the line that closes the document, and past it
+            start = _next_start(text, "}", pos)
+            if start < 0:
+                return kept, True
+            in_json = False
+        else:  # keep up to the line that opens a document
+            start = _next_start(text, "{", pos)
+            if start < 0:
+                kept += text[pos:].split("\n")
+                return kept, False
+            if start > pos:
+                kept += text[pos:start - 1].split("\n")
+            end = text.find("\n", start)
+            line = text[start:] if end < 0 else text[start:end]
+            in_json = not (line.rstrip().endswith("}") and line.count("{") == line.count("}"))
+        end = text.find("\n", start)
+        if end < 0:
+            return kept, in_json
+        pos = end + 1
+
+
+def _next_start(text: str, char: str, pos: int) -> int:
+    """The start offset of the first line at or after offset ``pos`` (a line's start) that
+    starts with ``char``; -1 when there is none."""
+    if text.startswith(char, pos):
+        return pos
+    found = text.find("\n" + char, pos)
+    return found if found < 0 else found + 1
+
+
+def _split(lines: Sequence[str], in_json: bool) -> tuple[list[str], bool]:
     """(the lines outside JSON documents, whether the chunk ends inside one)."""
     text = "\n".join(lines)
     kept: list[str] = []
