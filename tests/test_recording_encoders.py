@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from itertools import accumulate
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +36,15 @@ from benchtui.store.recording.histcodec import (
 from benchtui.store.recording.lanes import LANES_32, LANES_64, LaneWidth
 from benchtui.store.recording.model import Gap
 from benchtui.store.recording.stats import GAP_SECONDS, SegmentStats
-from benchtui.store.recording.varint import get_uvarints, put_uvarints, zigzag, zigzags
+from benchtui.store.recording.varint import (
+    CodecError,
+    get_uvarints,
+    put_blob,
+    put_list,
+    put_uvarints,
+    zigzag,
+    zigzags,
+)
 
 T0 = 1_795_000_000.25
 
@@ -296,3 +305,20 @@ def test_histograms_decoded_to_running_sums_are_the_decoded_counts(data: st.Data
     made = RecordedHistogram(bytes(out)).with_running_sums()
     assert counts_from_sums(*(made.running_sums() or ([], []))) \
         == {k: v for k, v in decoded.items() if v}
+
+
+def test_a_damaged_decimal_exponent_is_damage_not_a_hang() -> None:
+    """A sample stored as m / 10**k whose k was damaged (here to 2**62) is refused as damage
+    at once: 10 ** k of such a k would not finish, and the reader would hang on the file."""
+    sample = Sample(T0, "iostat", "interval", "util", 2.73, {}, "h", 1.0)
+    body = SegmentEncoder().encode([(T0, [sample])])
+    decimal, damaged = bytearray(), bytearray()
+    for blob, exponent in ((decimal, 2), (damaged, 2**62)):  # 2.73 is zigzag 273 / 10**2
+        values = bytearray()
+        put_list(values, [546, exponent])
+        put_blob(blob, values)  # the frame's blob of decimals
+    assert body.count(bytes(decimal)) == 1
+    (_, got), = SegmentDecoder().decode(body)
+    assert got == [sample]
+    with pytest.raises(CodecError, match="exponent"):
+        SegmentDecoder().decode(body.replace(bytes(decimal), bytes(damaged)))

@@ -56,6 +56,11 @@ DEC: Final = 2       # m / 10**k: zigzag varint m, varint k
 FIO_NS: Final = 3    # FIO_BUCKETS[i] / 1e9: varint i
 PYINT: Final = 4     # a Python int (not a float): zigzag varint
 HAS_HISTOGRAM: Final = 0x80
+#: The exponents a DEC value may have (a writer's have at most ~20: ``ValueColumns`` stores as
+#: decimals the values whose repr has no exponent), and 10 ** k for them: a reader refuses a
+#: larger one as damage (10 ** k of a damaged k would take for ever).
+DEC_EXPONENTS: Final = 64
+POW10: Final = tuple(10 ** k for k in range(DEC_EXPONENTS))
 
 _HOST, _TOOL, _KIND, _METRIC, _LABELS, _T, _ELAPSED, _VALUE, _HISTOGRAM, _DURATION = map(
     attrgetter, ("host", "tool", "kind", "metric", "labels", "t", "elapsed", "value",

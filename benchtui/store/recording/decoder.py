@@ -23,12 +23,14 @@ from benchtui.model.events import Event, OutputLines
 from benchtui.model.sample import Sample
 from benchtui.store.recording.codec import (
     DEC,
+    DEC_EXPONENTS,
     EVENT,
     FIO_NS,
     HAS_HISTOGRAM,
     INT,
     NS,
     OUTPUT,
+    POW10,
     PYINT,
     RAW,
     SAMPLES,
@@ -261,8 +263,10 @@ class SegmentDecoder:
             elif kind == INT:
                 value = float(next(ints))
             elif kind == DEC:
-                z = next(decs)
-                value = (z >> 1 if not z & 1 else -((z + 1) >> 1)) / 10 ** next(decs)
+                z, k = next(decs), next(decs)
+                if k >= DEC_EXPONENTS:
+                    raise CodecError(f"decimal exponent {k} out of range")
+                value = (z >> 1 if not z & 1 else -((z + 1) >> 1)) / POW10[k]
             elif kind == FIO_NS:
                 value = buckets[next(fios)] / NS
             elif kind == PYINT:

@@ -31,7 +31,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, MIN_BITS
-from benchtui.store.recording.codec import DEC, FIO_NS, INT, NS, RAW
+from benchtui.store.recording.codec import DEC, DEC_EXPONENTS, FIO_NS, INT, NS, RAW
 from benchtui.store.recording.histcodec import FIO_BUCKETS, MODE_FIO, MODE_FIO_BITS
 from benchtui.store.recording.histmerge import (
     BIG_COUNT,
@@ -42,7 +42,7 @@ from benchtui.store.recording.histmerge import (
     read_histogram,
     table_of,
 )
-from benchtui.store.recording.statsframe import DEC_EXPONENTS, PartialRow, Row, Table
+from benchtui.store.recording.statsframe import PartialRow, Row, Table
 from benchtui.store.recording.varint import CodecError, get_list, get_uvarint, unshuffle
 
 I64 = NDArray[np.int64]

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Final
 from benchtui.store.recording.blocks import Piece, PieceInfo
 from benchtui.store.recording.codec import (
     DEC,
+    DEC_EXPONENTS,
     FIO_NS,
     INT,
     NS,
+    POW10,
     PYINT,
     RAW,
     SeriesDef,
@@ -305,7 +307,7 @@ def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
     exponents = decs[1::2]
     if exponents and max(exponents) >= DEC_EXPONENTS:  # (damage: 10**k would take for ever)
         raise CodecError("stats piece decimal exponent out of range")
-    of_dec = list(map(truediv, unzigzags(decs[0::2]), map(_POW10.__getitem__, exponents)))
+    of_dec = list(map(truediv, unzigzags(decs[0::2]), map(POW10.__getitem__, exponents)))
     of_fio = list(map(truediv, map(FIO_BUCKETS.__getitem__, fios), repeat(NS)))
     int_iter = iter(of_int)  # INT and PYINT: one list
     by_tag = [iter(raws), int_iter, iter(of_dec), iter(of_fio), int_iter]
@@ -315,10 +317,6 @@ def _values(tags: bytes, ints: list[int], decs: list[int], fios: list[int],
     return values
 
 
-#: The exponents a decimal value may have (a writer's have at most ~20: ``codec.ValueColumns``
-#: stores as decimals the values whose repr has no exponent), and 10 ** k for them.
-DEC_EXPONENTS: Final = 64
-_POW10: Final = [10 ** k for k in range(DEC_EXPONENTS)]
 #: The value tags a piece may hold.
 _KNOWN_TAGS: Final = bytes((RAW, INT, DEC, FIO_NS, PYINT))
 
