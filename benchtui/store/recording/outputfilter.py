@@ -79,11 +79,26 @@ def _split_text(text: str, in_json: bool) -> tuple[list[str], bool]:
 
 def _next_start(text: str, char: str, pos: int) -> int:
     """The start offset of the first line at or after offset ``pos`` (a line's start) that
-    starts with ``char``; -1 when there is none."""
+    starts with ``char``; -1 when there is none.
+
+    ``char`` is looked for alone first (one C-level scan of the few braces of a pretty-printed
+    document: fio json+ has ~1 in 1,000 characters, ~40 per line start), each found checked
+    for a line end before it: ``find("\\n{")`` steps on every line end and space, several
+    times slower. Past ``_HOPS`` braces that start no line (text full of them), the pair is
+    looked for instead."""
     if text.startswith(char, pos):
         return pos
+    found = text.find(char, pos + 1)
+    for _ in range(_HOPS):
+        if found < 0 or text[found - 1] == "\n":
+            return found
+        found = text.find(char, found + 1)
     found = text.find("\n" + char, pos)
     return found if found < 0 else found + 1
+
+
+#: Braces inside lines passed over one by one before ``_next_start`` looks for the pair.
+_HOPS = 64
 
 
 def _split(lines: Sequence[str], in_json: bool) -> tuple[list[str], bool]:
