@@ -30,7 +30,10 @@ before a change), alternately with this checkout, ``--repeat`` times each.
 
     .venv/bin/python benchmarks/ingest_cost.py [--workload wide|fleet] [--hosts N]
         [--seconds S] [--sinks jsonl store console record] [--old DIR] [--repeat R]
-        [--wall] [--profile FILE]
+        [--wall] [--parts] [--profile FILE]
+
+``--parts``: each sink's own CPU per sample as well (the recorder's samples and output, the
+figure track), inside ``deliver``.
 """
 
 from __future__ import annotations
@@ -129,6 +132,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         sinks.events += [recorder.on_event, figures.on_event]
         sinks.output.append(recorder.on_output)
     lines_wanted = bool(sinks.output)
+    parts: dict[str, float] = {}
+    if getattr(args, "parts", False):  # each sink's own CPU (counted in deliver too)
+        for kind, chosen in (("samples", sinks.samples), ("output", sinks.output)):
+            chosen[:] = [_timed(parts, f"{kind}: {getattr(f, '__qualname__', f)}", f)
+                         for f in chosen]
     sinks.emit(ev.STEP_START, "step", step="s", hosts=hosts, tool="fio")
     parsers = {"fio": "fio-json", "iostat": "iostat"}
     ingests = {}
@@ -179,7 +187,20 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "deliver_ms_per_doc": 1e3 * deliver / max(documents, 1),
             "us_per_sample": 1e6 * total / max(samples, 1),
             "parse_us_per_sample": 1e6 * parse / max(samples, 1),
-            "deliver_us_per_sample": 1e6 * deliver / max(samples, 1)}
+            "deliver_us_per_sample": 1e6 * deliver / max(samples, 1),
+            "parts_us_per_sample": {k: 1e6 * v / max(samples, 1) for k, v in parts.items()}}
+
+
+def _timed(parts: dict[str, float], name: str, sink: Any) -> Any:
+    """``sink``, its thread CPU added up in ``parts[name]``."""
+    clock = time.thread_time
+    parts[name] = 0.0
+
+    def timed(*args: Any) -> None:
+        c0 = clock()
+        sink(*args)
+        parts[name] += clock() - c0
+    return timed
 
 
 def _in_workers(args: argparse.Namespace, output: list[list[tuple[str, str, bytes]]],
@@ -267,6 +288,11 @@ def table(results: list[dict[str, Any]]) -> str:
             f"{r['parse_us_per_sample']:.2f} / {r['deliver_us_per_sample']:.2f} / "
             f"{r['us_per_sample']:.2f} | "
             + (f"{r['workers_ms_per_doc']:.2f} |" if "workers_ms_per_doc" in r else "- |"))
+    parted = [r for r in results if r.get("parts_us_per_sample")]
+    if parted:
+        rows += ["", "| code | sink | per sample (µs) |", "|---|---|---|"]
+        rows += [f"| {r['code']} | {name} | {us:.2f} |" for r in parted
+                 for name, us in r["parts_us_per_sample"].items()]
     return "\n".join(rows)
 
 
@@ -287,6 +313,8 @@ def main() -> int:
     ap.add_argument("--wall", action="store_true",
                     help="date the output from now, not from a fixed start (with --sinks "
                     "record: the recorder's segments then end by their length, as live)")
+    ap.add_argument("--parts", action="store_true",
+                    help="also each sink's own CPU per sample (inside deliver)")
     ap.add_argument("--code", help=argparse.SUPPRESS)  # (the child's: import from here)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -304,12 +332,13 @@ def main() -> int:
                     *(["--parse-workers", str(workers)] if workers else []),
                     "--workload", args.workload, "--hosts", str(args.hosts),
                     "--seconds", str(args.seconds), "--chunk", str(args.chunk),
-                    *(["--wall"] if args.wall else []), "--sinks", *args.sinks]
+                    *(["--wall"] if args.wall else []), *(["--parts"] if args.parts else []),
+                    "--sinks", *args.sinks]
             done = subprocess.run(argv, check=True, capture_output=True, text=True)
             result = json.loads(done.stdout)
             result["code"] = label
             results.append(result)
-            print(table([result]).splitlines()[-1], file=sys.stderr, flush=True)
+            print(table([result]).splitlines()[2], file=sys.stderr, flush=True)
     print(f"load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}")
     print(table(results))
     return 0

@@ -337,9 +337,16 @@ def _filter_by_line(lines: tuple[str, ...], in_json: bool) -> tuple[list[str], b
     return kept, in_json
 
 
-def test_json_filter_agrees_with_the_rule_line_by_line() -> None:
+@pytest.mark.parametrize("hops", [None, 1])
+def test_json_filter_agrees_with_the_rule_line_by_line(hops: int | None,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``hops``: braces inside lines passed over before the filter looks for a line end and
+    a brace together (None: as it is; 1: the pair looked for at the second)."""
+    from benchtui.store.recording import outputfilter
     from benchtui.store.recording.outputfilter import _split, _split_text
 
+    if hops is not None:
+        monkeypatch.setattr(outputfilter, "_HOPS", hops)
     rng = random.Random(3)
     pool = ["{", "}", "  }", '  "a" : {', "fio: warn", "", "[  5] x", '{"a": 1}', '{"a": {',
             "}}", "text {", "  {", "{}", " ", "}{"]

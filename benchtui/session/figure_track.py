@@ -25,11 +25,13 @@ import dataclasses
 import math
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
+from operator import attrgetter, itemgetter
 from typing import Protocol
 
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.sample import INTERVAL, Sample
+from benchtui.store.batch_shape import BatchShapes
 from benchtui.store.fleet import FleetState
 from benchtui.store.recording.figframe import Key
 
@@ -39,6 +41,7 @@ __all__ = ["SCRATCH_POINTS", "Digest", "FigureRecorder", "FigureTrack", "Keep", 
 Keep = Callable[[str | None, float, Iterable[tuple[Key, float]]], None]
 #: The scratch state's points per series: figures use the newest few points only.
 SCRATCH_POINTS = 16
+_T, _HOST = attrgetter("t"), attrgetter("host")
 
 
 class Digest(Protocol):
@@ -120,6 +123,8 @@ class FigureRecorder:
         self.error: str | None = None
         self._track: FigureTrack | None = None
         self._hosts: frozenset[str] = frozenset()
+        #: The positions fed of the last batch of each shape (``_picked``).
+        self._shapes: BatchShapes[list[int]] = BatchShapes()
         #: CPU seconds spent computing (benchmarks report them).
         self.cpu_seconds = 0.0
 
@@ -131,6 +136,7 @@ class FigureRecorder:
             self._hosts = frozenset(str(h) for h in hosts) if isinstance(hosts, list) \
                 else frozenset()
             self._track = FigureTrack(self.digest, event.t, self._keep)
+            self._shapes = BatchShapes()  # (what is fed depends on the step's hosts)
         elif event.kind == ev.STEP_END:
             self._track = None
 
@@ -156,22 +162,38 @@ class FigureRecorder:
         self.cpu_seconds += time.thread_time() - started
 
     def _add(self, track: FigureTrack, samples: list[Sample], arrived: float | None) -> None:
+        picked = self._shapes.find(samples)
+        if picked is None:
+            picked = self._picked(track, samples)
+            self._shapes.keep(samples, picked)
+        if not picked:
+            return
+        fed = samples if len(picked) == len(samples) else list(itemgetter(*picked)(samples)) \
+            if len(picked) > 1 else [samples[picked[0]]]
+        times = list(map(_T, fed))
+        if None in times:  # as the recorder keeps them: at their arrival
+            arrived = time.time() if arrived is None else arrived
+            fed = [dataclasses.replace(s, t=arrived) if s.t is None else s for s in fed]
+            times = [arrived if t is None else t for t in times]
+        hosts = list(map(_HOST, fed))
+        if hosts.count(hosts[0]) == len(hosts):  # (a batch is one host's but for tests)
+            track.add(hosts[0], fed, max(-math.inf, *times))  # (the newest: a fold from -inf)
+            return
         groups: dict[str, list[Sample]] = {}
         newest: dict[str, float] = {}
-        reads, hosts = track.reads, self._hosts
-        for s in samples:
-            if s.kind != INTERVAL or (hosts and s.host not in hosts) \
-                    or not reads(s.metric, s.labels):
-                continue
-            if s.t is None:  # as the recorder keeps it: at its arrival
-                arrived = time.time() if arrived is None else arrived
-                fed = dataclasses.replace(s, t=arrived)
-            else:
-                fed = s
-            t = fed.t
-            assert t is not None
-            groups.setdefault(fed.host, []).append(fed)
-            if t > newest.get(fed.host, -math.inf):
-                newest[fed.host] = t
+        for s, host, t in zip(fed, hosts, times, strict=True):
+            groups.setdefault(host, []).append(s)
+            if t > newest.get(host, -math.inf):
+                newest[host] = t
         for host, batch in groups.items():
-            track.add(host, batch, newest[host])
+            track.add(host, batch, newest.get(host, -math.inf))
+
+    def _picked(self, track: FigureTrack, samples: list[Sample]) -> list[int]:
+        """The positions of the samples of a batch that the track is fed: the digest's
+        interval samples of the step's hosts. They depend only on the batch's shape (each
+        sample's kind, host, metric and labels: ``store.batch_shape``), so a batch like the
+        last one of its host, tool and size is not looked at sample by sample."""
+        reads, hosts = track.reads, self._hosts
+        return [i for i, s in enumerate(samples)
+                if s.kind == INTERVAL and (not hosts or s.host in hosts)
+                and reads(s.metric, s.labels)]

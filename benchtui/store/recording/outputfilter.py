@@ -79,11 +79,31 @@ def _split_text(text: str, in_json: bool) -> tuple[list[str], bool]:
 
 def _next_start(text: str, char: str, pos: int) -> int:
     """The start offset of the first line at or after offset ``pos`` (a line's start) that
-    starts with ``char``; -1 when there is none."""
+    starts with ``char``; -1 when there is none.
+
+    ``char`` is looked for alone (a C-level scan over the few braces of a pretty-printed
+    document: a 2-job fio json+ document has 55 of each in 60 kB), each one found checked for
+    a line end before it: ``find("\\n{")`` steps on every line end and space, several times
+    slower. Where braces come closer than ``_SPAN`` characters apart on average (past
+    ``_HOPS`` of them: text full of braces), the pair is looked for instead."""
     if text.startswith(char, pos):
         return pos
-    found = text.find("\n" + char, pos)
-    return found if found < 0 else found + 1
+    found = text.find(char, pos + 1)
+    hops = 0
+    while found > 0 and text[found - 1] != "\n":
+        hops += 1
+        if hops >= _HOPS and found - pos < _SPAN * hops:
+            found = text.find("\n" + char, found)  # (no brace before it starts a line)
+            return found if found < 0 else found + 1
+        found = text.find(char, found + 1)
+    return found
+
+
+#: ``_next_start`` looks for the line end and the brace together after this many braces
+#: inside lines, if they came closer than ``_SPAN`` characters apart on average (a brace
+#: passed over costs ~0.1 µs, the pair's search ~0.8 ns a character).
+_HOPS = 16
+_SPAN = 128
 
 
 def _split(lines: Sequence[str], in_json: bool) -> tuple[list[str], bool]:
