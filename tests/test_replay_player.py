@@ -325,7 +325,9 @@ def test_the_first_frame_after_a_seek_shows_what_a_play_to_there_shows(
     seeker.seek(target)
     assert seeker.building  # what is shown is the quick state, not yet the fuller one
     quick, played = seeker.state, played_to(reader, target).state
-    assert quick.store.samples_total < played.store.samples_total / 2
+    # (each of its series holds its newest point alone: how many points the full play holds
+    # depends on how many seconds fio ran before the target, fewer under load)
+    assert quick.store.series and all(len(s.values) == 1 for s in quick.store.series.values())
     assert frame_numbers(quick, target) == frame_numbers(played, target)
     # (at 0.0 the target falls in the second step's first second, before its first interval:
     # "–", the first step's figures no longer shown; at 1.0 the session is over)
