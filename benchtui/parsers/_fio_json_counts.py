@@ -4,11 +4,12 @@ live engine (histograms on) does with every bucket of every dump.
 Subtracting two dumps' counts and summing them up in C-level passes over Python ints costs
 ~600 instructions a bucket (a pass through ``map(sub)``, ``accumulate``, a sort checking the
 sums); numpy does the same arithmetic on int64 at a few instructions a bucket once the counts
-are in an array, which costs one pass over the decoded ints (``np.array`` of their list). The
-running sums go back to Python ints (``tolist``): the histograms handed on are what they were.
+are in an array, which costs one pass over the decoded ints (``struct.pack``, read by
+``np.frombuffer``). The running sums go back to Python ints (``tolist``): the histograms
+handed on are what they were.
 
 The arithmetic is exact, as Python's: the counts are taken only when every one is an int
-(the array's type is int64, one dimension) within ``LIMIT`` and the buckets are at most
+(``struct`` packs nothing else as int64) within ``LIMIT`` and the buckets are at most
 ``MAX_BUCKETS``, so no difference nor sum can leave int64. Anything else (a float, a huge
 number, a string: not fio's) is None here, for the exact path in Python
 (``_fio_json_bins``), which gives what it always gave, errors included.
@@ -20,6 +21,8 @@ parse`` without them never imports it.
 from __future__ import annotations
 
 from collections.abc import Collection
+from struct import error as StructError
+from struct import pack
 
 import numpy as np
 from numpy.typing import NDArray
@@ -35,13 +38,15 @@ Counts = NDArray[np.int64]
 def counts(values: Collection[object]) -> Counts | None:
     """``values`` (one ``bins`` object's, as decoded) as an int64 array; None when they are
     not all ints within ``LIMIT`` (or none, or too many)."""
-    if not 0 < len(values) <= MAX_BUCKETS:
+    size = len(values)
+    if not 0 < size <= MAX_BUCKETS:
         return None
-    try:
-        found = np.array(list(values))
-    except (ValueError, OverflowError, TypeError):
+    try:  # (~180 instructions a count: np.array of their list ~400, np.fromiter ~300)
+        packed = pack(f"{size}q", *values)
+    except (StructError, TypeError, OverflowError):  # a float, a string, past int64...
         return None
-    if found.dtype != np.int64 or found.ndim != 1 or found.max() > LIMIT or found.min() < -LIMIT:
+    found = np.frombuffer(packed, np.int64)
+    if found.max() > LIMIT or found.min() < -LIMIT:
         return None
     return found
 
