@@ -28,6 +28,7 @@ from bisect import bisect_left
 from collections.abc import Collection
 from itertools import accumulate
 from operator import sub
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from benchtui.model.histogram import (
@@ -121,8 +122,7 @@ def interval(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Running | No
     keys, read once; when buckets were added, only the new ones are read. The counts are
     subtracted and summed up in numpy (``_fio_json_counts``) when they are ints as fio
     prints them, else by ``_exact``: the same sums."""
-    from benchtui.parsers import _fio_json_counts as arrays  # (numpy: with histograms only)
-
+    arrays = _ARRAYS or _arrays()
     now = arrays.counts(raw.values())
     before: Counts | None = None
     if now is None:
@@ -148,6 +148,20 @@ def interval(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Running | No
     if cum is None:  # a count went down
         return cur, None
     return cur, Running(cur.bucket_ns(), cur.ascending, cum, cum[-1])
+
+
+def _arrays() -> ModuleType:
+    """``_fio_json_counts``, imported on first use: numpy, which ``benchtui parse`` without
+    histograms never needs (not an import statement in ``interval``: importlib's
+    ``_handle_fromlist`` ran at every call)."""
+    global _ARRAYS  # noqa: PLW0603 - a module imported once
+    from benchtui.parsers import _fio_json_counts
+
+    _ARRAYS = _fio_json_counts
+    return _ARRAYS
+
+
+_ARRAYS: ModuleType | None = None
 
 
 def _exact(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Running | None]:

@@ -9,7 +9,7 @@ are in an array, which costs one pass over the decoded ints (``struct.pack``, re
 handed on are what they were.
 
 The arithmetic is exact, as Python's: the counts are taken only when every one is an int
-(``struct`` packs nothing else as int64) within ``LIMIT`` and the buckets are at most
+(``struct`` packs nothing else as int64) from 0 to ``LIMIT`` and the buckets are at most
 ``MAX_BUCKETS``, so no difference nor sum can leave int64. Anything else (a float, a huge
 number, a string: not fio's) is None here, for the exact path in Python
 (``_fio_json_bins``), which gives what it always gave, errors included.
@@ -33,11 +33,13 @@ LIMIT = 1 << 40
 MAX_BUCKETS = 1 << 20
 
 Counts = NDArray[np.int64]
+_largest = np.maximum.reduce
+_smallest = np.minimum.reduce
 
 
 def counts(values: Collection[object]) -> Counts | None:
     """``values`` (one ``bins`` object's, as decoded) as an int64 array; None when they are
-    not all ints within ``LIMIT`` (or none, or too many)."""
+    not all ints from 0 to ``LIMIT`` (or none, or too many)."""
     size = len(values)
     if not 0 < size <= MAX_BUCKETS:
         return None
@@ -46,7 +48,9 @@ def counts(values: Collection[object]) -> Counts | None:
     except (StructError, TypeError, OverflowError):  # a float, a string, past int64...
         return None
     found = np.frombuffer(packed, np.int64)
-    if found.max() > LIMIT or found.min() < -LIMIT:
+    # (ufuncs' own reduce: ndarray.max goes through a Python function; read as unsigned, a
+    # negative count is past LIMIT too: not fio's)
+    if _largest(found.view(np.uint64)) > LIMIT:
         return None
     return found
 
@@ -65,7 +69,7 @@ def running(now: Counts, before: Counts | None) -> list[int] | None:
     """The running sums of ``now`` less ``before`` (from zero when None), as Python ints;
     None when a count went down (its sums would not be sorted)."""
     delta = now if before is None else now - before
-    if delta.min() < 0:
+    if _smallest(delta) < 0:
         return None
     sums: list[int] = delta.cumsum().tolist()
     return sums
