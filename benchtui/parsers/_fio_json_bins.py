@@ -10,7 +10,7 @@ decoding them cost, so each bucket is touched as little as possible, in C-level 
 * the bucket keys are read once, and again only for the buckets fio added since (``_added``);
 * a direction without new completions is not read at all (``_fio_json_jobs``);
 * when the interval histogram is wanted, its running sums are made in numpy
-  (``_fio_json_counts``: the counts listed once, subtracted and summed up as int64, back to
+  (``_fio_json_counts``: the counts packed once, subtracted and summed up as int64, back to
   Python ints), from which the percentiles are bisected; counts that are not plain ints go
   through C-level passes over Python's ints instead (``_exact``), with the same result;
   the histogram itself (a ``LatencyHistogram``) is built only when someone reads it
