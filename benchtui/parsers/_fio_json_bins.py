@@ -5,14 +5,16 @@ since the job started, in ascending bucket order. The interval's histogram is th
 of two consecutive dumps. A one-hour capture of 2 jobs holds ~3600 dumps x ~1000 buckets per
 direction, a 32-job dump ~25,000 buckets: each per-bucket step costs a good part of what
 decoding them cost, so each bucket is touched as little as possible, in C-level passes
-(``map(sub, ...)``, ``accumulate``, ``bisect``) with no per-bucket Python code:
+(numpy, ``map(sub, ...)``, ``accumulate``, ``bisect``) with no per-bucket Python code:
 
 * the bucket keys are read once, and again only for the buckets fio added since (``_added``);
 * a direction without new completions is not read at all (``_fio_json_jobs``);
-* when the interval histogram is wanted, one pass makes its running sums (subtract, sum up),
-  from which the percentiles are bisected; the histogram itself (a ``LatencyHistogram``) is
-  built only when someone reads it (``DeltaHistogram``), e.g. the live store merging hosts'
-  histograms;
+* when the interval histogram is wanted, its running sums are made in numpy
+  (``_fio_json_counts``: the counts packed once, subtracted and summed up as int64, back to
+  Python ints), from which the percentiles are bisected; counts that are not plain ints go
+  through C-level passes over Python's ints instead (``_exact``), with the same result;
+  the histogram itself (a ``LatencyHistogram``) is built only when someone reads it
+  (``DeltaHistogram``), e.g. the live store merging hosts' histograms;
 * when only the percentiles are (``benchtui parse`` without --histograms), no bucket is
   subtracted but those of the few blocks that hold a percentile (``_fio_json_probed``).
 
@@ -26,6 +28,8 @@ from bisect import bisect_left
 from collections.abc import Collection
 from itertools import accumulate
 from operator import sub
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from benchtui.model.histogram import (
     NS_PER_SECOND,
@@ -33,6 +37,9 @@ from benchtui.model.histogram import (
     RunningSumsHistogram,
     counts_from_sums,
 )
+
+if TYPE_CHECKING:
+    from benchtui.parsers._fio_json_counts import Counts
 
 
 class _BinKeys(dict[str, int]):
@@ -56,13 +63,15 @@ class Bins:
     ``benchtui parse`` pays. Made with positional arguments only: a class called with
     keywords has them packed in a dict, ~1,000 instructions more a call.)"""
 
-    __slots__ = ("ascending", "counts", "cuts", "ends", "keys", "ns", "raw", "slices")
+    __slots__ = ("array", "ascending", "counts", "cuts", "ends", "keys", "ns", "raw", "slices")
 
     def __init__(self, raw: dict[str, int], ascending: bool, ns: list[int] | None = None
                  ) -> None:
         self.raw = raw  # as decoded: fio's order (ascending buckets)
         self.ascending = ascending
         self.ns = ns  # its keys as integers, in the same order (made when needed)
+        #: (``interval``, which sets it) its counts as an int64 array (``_fio_json_counts``)
+        self.array: Counts | None = None
         #: (``_fio_json_probed``, which sets them) its keys as decoded, its counts in that
         #: order, where each of its blocks of buckets ends (the last: len(keys)), the running
         #: sums at those ends and the blocks as slices (made once)
@@ -110,32 +119,85 @@ def interval(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Running | No
 
     Buckets are only ever added to a cumulative ``bins`` object, in their place (fio prints
     them in ascending order): while the count of buckets is the previous dump's, so are the
-    keys, read once; when buckets were added, only the new ones are read."""
+    keys, read once; when buckets were added, only the new ones are read. The counts are
+    subtracted and summed up in numpy (``_fio_json_counts``) when they are ints as fio
+    prints them, else by ``_exact``: the same sums."""
+    arrays = _ARRAYS or _arrays()
+    now = arrays.counts(raw.values())
+    before: Counts | None = None
+    if now is None:
+        return _exact(raw, prev)
+    if prev is None:
+        ns = list(map(BIN_KEYS.__getitem__, raw))
+        cur = Bins(raw, ns == sorted(ns), ns)
+    else:
+        was = prev.array if prev.array is not None else arrays.counts(prev.raw.values())
+        if was is None:
+            return _exact(raw, prev)
+        if len(prev.raw) == len(raw):  # the usual case: no new bucket, same keys, same order
+            cur = Bins(raw, prev.ascending, prev.bucket_ns())
+            before = was
+        else:
+            added = _added(raw, prev)
+            if added is None:  # a bucket went away: counters restarted
+                return interval(raw, None)[0], None
+            cur = _with_added(raw, prev, added)
+            before = arrays.aligned(was, [i for i, _ in added], len(raw))
+    cur.array = now
+    cum = arrays.running(now, before)
+    if cum is None:  # a count went down
+        return cur, None
+    return cur, Running(cur.bucket_ns(), cur.ascending, cum, cum[-1])
+
+
+def _arrays() -> ModuleType:
+    """``_fio_json_counts``, imported on first use: numpy, which ``benchtui parse`` without
+    histograms never needs (not an import statement in ``interval``: importlib's
+    ``_handle_fromlist`` ran at every call)."""
+    global _ARRAYS  # noqa: PLW0603 - a module imported once
+    from benchtui.parsers import _fio_json_counts
+
+    _ARRAYS = _fio_json_counts
+    return _ARRAYS
+
+
+_ARRAYS: ModuleType | None = None
+
+
+def _exact(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Running | None]:
+    """``interval`` in Python's C-level passes over the decoded values, whatever they are (a
+    value fio would not print fails here as it always did)."""
     before: Collection[int] | None = None
     if prev is None:
         ns = list(map(BIN_KEYS.__getitem__, raw))
         cur = Bins(raw, ns == sorted(ns), ns)
-    elif len(prev.raw) == len(raw):  # the usual case: no new bucket, same keys, same order
+    elif len(prev.raw) == len(raw):
         cur = Bins(raw, prev.ascending, prev.bucket_ns())
         before = prev.raw.values()
     else:
         added = _added(raw, prev)
-        if added is None:  # a bucket went away: counters restarted
-            return interval(raw, None)[0], None
-        ns = prev.bucket_ns()[:]
+        if added is None:
+            return _exact(raw, None)[0], None
+        cur = _with_added(raw, prev, added)
         aligned = list(prev.raw.values())
-        for i, value in added:
-            ns.insert(i, value)
+        for i, _ in added:
             aligned.insert(i, 0)
         before = aligned
-        last = len(ns) - 1
-        cur = Bins(raw, prev.ascending and all(
-            (i == 0 or ns[i - 1] < ns[i]) and (i == last or ns[i] < ns[i + 1]) for i, _ in added),
-            ns)
     cum = list(accumulate(raw.values() if before is None else map(sub, raw.values(), before)))
     if not cum or cum[0] < 0 or cum != sorted(cum):  # counts never go down, nor their sums
         return cur, None
     return cur, Running(cur.bucket_ns(), cur.ascending, cum, cum[-1])
+
+
+def _with_added(raw: dict[str, int], prev: Bins, added: list[tuple[int, int]]) -> Bins:
+    """``raw`` read: prev's bucket keys with those ``added`` (position, ns) in their place."""
+    ns = prev.bucket_ns()[:]
+    for i, value in added:
+        ns.insert(i, value)
+    last = len(ns) - 1
+    return Bins(raw, prev.ascending and all(
+        (i == 0 or ns[i - 1] < ns[i]) and (i == last or ns[i] < ns[i + 1]) for i, _ in added),
+        ns)
 
 
 def _added(raw: dict[str, int], prev: Bins) -> list[tuple[int, int]] | None:
