@@ -107,10 +107,16 @@ def test_any_chunking_gives_the_lines_of_the_whole(pieces: list[bytes], cuts: li
     assert whole == expected
 
 
-@given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", "é".encode(), b" "]),
-                max_size=40),
-       st.lists(st.integers(min_value=0, max_value=200), max_size=10),
-       st.sampled_from([4, 1 << 20]))
+#: A stream of bytes (line ends of every kind, a character of two bytes), where it is cut into
+#: chunks, and the longest line: for the properties of feed_text and feed_lines against feed.
+_STREAMS = given(
+    st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", "é".encode(), b" "]),
+             max_size=40),
+    st.lists(st.integers(min_value=0, max_value=200), max_size=10),
+    st.sampled_from([4, 1 << 20]))
+
+
+@_STREAMS
 def test_feed_text_gives_the_lines_of_feed_joined(pieces: list[bytes], cuts: list[int],
                                                   max_line: int) -> None:
     data = b"".join(pieces)
@@ -123,10 +129,7 @@ def test_feed_text_gives_the_lines_of_feed_joined(pieces: list[bytes], cuts: lis
     assert by_text.finish() == by_lines.finish()
 
 
-@given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\r\n", "é".encode(), b" "]),
-                max_size=40),
-       st.lists(st.integers(min_value=0, max_value=200), max_size=10),
-       st.sampled_from([4, 1 << 20]))
+@_STREAMS
 def test_feed_lines_gives_the_lines_of_feed(pieces: list[bytes], cuts: list[int],
                                             max_line: int) -> None:
     data = b"".join(pieces)
