@@ -8,6 +8,8 @@ give the same samples and histograms by both."""
 from __future__ import annotations
 
 import lzma
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -103,3 +105,24 @@ def test_streams_with_histograms(path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert sum(1 for s in fast if s[6] and s[6][0]) == 32 * 2 * 21
     monkeypatch.setattr(_fio_json_jobs, "interval", _exact)
     assert fast == _samples(data)
+
+
+@pytest.mark.parametrize("histograms", [True, False])
+def test_a_live_run_loads_numpy_when_it_starts_not_on_its_first_document(
+        histograms: bool) -> None:
+    # A run's ingest readies its parser: with histograms, numpy is imported then (its ~0.1-0.25
+    # s import would otherwise stall the controller's loop on the first document, with every
+    # host's waiting); without (benchtui parse), never. In a new process: this one has it.
+    code = (
+        "import sys\n"
+        "from benchtui.parsers.fio_json import FioJsonParser\n"
+        "from benchtui.session.ingest import RunIngest\n"
+        "assert 'numpy' not in sys.modules\n"
+        "parser = FioJsonParser()\n"
+        f"parser.histograms = {histograms}\n"
+        "RunIngest(parser, lines_wanted=False)\n"
+        "print('numpy' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(histograms)

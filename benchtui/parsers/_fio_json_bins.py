@@ -122,7 +122,7 @@ def interval(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Running | No
     keys, read once; when buckets were added, only the new ones are read. The counts are
     subtracted and summed up in numpy (``_fio_json_counts``) when they are ints as fio
     prints them, else by ``_exact``: the same sums."""
-    arrays = _ARRAYS or _arrays()
+    arrays = _ARRAYS or load_arrays()
     now = arrays.counts(raw.values())
     before: Counts | None = None
     if now is None:
@@ -150,10 +150,11 @@ def interval(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Running | No
     return cur, Running(cur.bucket_ns(), cur.ascending, cum, cum[-1])
 
 
-def _arrays() -> ModuleType:
+def load_arrays() -> ModuleType:
     """``_fio_json_counts``, imported on first use: numpy, which ``benchtui parse`` without
     histograms never needs (not an import statement in ``interval``: importlib's
-    ``_handle_fromlist`` ran at every call)."""
+    ``_handle_fromlist`` ran at every call). A live run's parser loads it when the run
+    starts (``FioJsonParser.ready``), not on its first document."""
     global _ARRAYS  # noqa: PLW0603 - a module imported once
     from benchtui.parsers import _fio_json_counts
 

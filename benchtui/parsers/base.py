@@ -111,6 +111,12 @@ class Parser:
 
     # --- what subclasses implement -------------------------------------------------------
 
+    def ready(self) -> None:
+        """Called once when a run starts, before its first output (``session.ingest``): work
+        a parser would otherwise do on its first document, on the live data path (loading a
+        module: numpy's import is ~0.1-0.25 s that a controller's loop would stall on while
+        32 hosts' documents wait). Nothing by default."""
+
     def parse_line(self, line: str, t: float | None) -> list[Sample] | None:
         """Consume one line (no line terminator). Return the samples it completes, if any.
         Call ``self.unknown()`` for a line this parser does not know."""

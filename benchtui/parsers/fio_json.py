@@ -24,7 +24,7 @@ from collections import Counter
 from typing import Any, ClassVar, TypeGuard
 
 from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample, quantile_label
-from benchtui.parsers._fio_json_bins import Running
+from benchtui.parsers._fio_json_bins import Running, load_arrays
 from benchtui.parsers._fio_json_jobs import OPS, RESET_SLACK_MS, ZERO, JobState, Step
 from benchtui.parsers._fio_json_summary import summary_samples
 from benchtui.parsers._json_stream import JsonStreamParser
@@ -73,6 +73,10 @@ class FioJsonParser(JsonStreamParser):
         self._errors_warned: set[tuple[str, str]] = set()
         self._qs_cache: dict[object, list[tuple[float, str]]] = {}
         self._labels_cache: tuple[tuple[object, ...], list[str]] = ((), [])
+
+    def ready(self) -> None:
+        if self.histograms:  # its interval histograms are made in numpy (_fio_json_counts)
+            load_arrays()
 
     @classmethod
     def detect(cls, head: str) -> int:

@@ -62,6 +62,7 @@ class RunIngest:
 
     def __init__(self, parser: Parser, *, lines_wanted: bool) -> None:
         self.parser = parser
+        parser.ready()
         self.lines_wanted = lines_wanted
         self.splitter = LineSplitter()
         #: The bytes for a parser that takes them (None: it takes lines).
