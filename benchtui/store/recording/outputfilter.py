@@ -51,8 +51,8 @@ class JsonOutputFilter:
 
 
 def _split_text(text: str, in_json: bool) -> tuple[list[str], bool]:
-    """``_split`` of ``text.split("\n")``, the lines outside JSON documents split off the
-    text alone: a chunk that is one document makes no line at all."""
+    """(the lines of ``text`` outside JSON documents, whether it ends inside one), the kept
+    lines split off the text alone: a chunk that is one document makes no line at all."""
     kept: list[str] = []
     pos = 0  # the start of the first line not looked at yet
     while True:
@@ -107,37 +107,6 @@ _SPAN = 128
 
 
 def _split(lines: Sequence[str], in_json: bool) -> tuple[list[str], bool]:
-    """(the lines outside JSON documents, whether the chunk ends inside one)."""
-    text = "\n".join(lines)
-    kept: list[str] = []
-    i = 0  # index of the line that starts at ``pos``
-    pos = 0
-    n = len(lines)
-    while i < n:
-        if in_json:  # skip to the line that closes the document, and past it
-            j, start = _next_line_starting(text, "}", i, pos)
-            if j < 0:
-                return kept, True
-            in_json = False
-        else:  # keep up to the line that opens a document
-            j, start = _next_line_starting(text, "{", i, pos)
-            if j < 0:
-                kept += lines[i:]
-                return kept, False
-            kept += lines[i:j]
-            line = lines[j]
-            in_json = not (line.rstrip().endswith("}") and line.count("{") == line.count("}"))
-        end = text.find("\n", start)
-        i, pos = j + 1, (len(text) if end < 0 else end + 1)
-    return kept, in_json
-
-
-def _next_line_starting(text: str, char: str, i: int, pos: int) -> tuple[int, int]:
-    """(index, start offset) of the first line at or after line ``i`` (at offset ``pos``)
-    that starts with ``char``; (-1, -1) when there is none."""
-    if text.startswith(char, pos):
-        return i, pos
-    found = text.find("\n" + char, pos)
-    if found < 0:
-        return -1, -1
-    return i + text.count("\n", pos, found + 1), found + 1
+    """(the lines outside JSON documents, whether the chunk ends inside one): ``_split_text``
+    of the lines joined (a chunk that came as lines: after a ``\\r``, a line cut)."""
+    return _split_text("\n".join(lines), in_json) if lines else ([], in_json)
