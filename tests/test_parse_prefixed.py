@@ -242,9 +242,9 @@ def test_stdin_stream_with_prefixes_and_garbage(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_stamp_seconds_are_calendar_timegm_s() -> None:
-    """The prefixes' own day count (no ``calendar`` import at start-up) gives the seconds
-    ``calendar.timegm`` gives, over leap years, century years, the epoch's edges, a leap
-    second, a day past the month's end (counted on, as timegm does) and years out of range."""
+    """A stamp's fields give the seconds ``calendar.timegm`` gives (with the fraction),
+    over leap years, century years, the epoch's edges, a leap second, a day past the
+    month's end (counted on, as timegm does) and years out of range."""
     fields = [(y, m, d, h, mi, s) for y in (1, 4, 100, 1600, 1900, 1969, 1970, 2000, 2024,
                                             2100, 9999)
               for m in range(1, 13) for d in (1, 28, 29, 30, 31) for h, mi, s in
