@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import os
+import pwd
 import signal
 import subprocess
 import sys
@@ -197,18 +199,40 @@ async def test_link_cut_for_ten_seconds_loses_no_sample(netns_lab: NetnsLab,
     netns_lab.restore(host)
     result = await asyncio.wait_for(task, 90)
     assert result.ok, result.failures
-    assert_continuous(got, minimum=20)
+    assert_continuous(got, minimum=20, host=host, marker=str(d))
 
 
-def assert_continuous(got: Collector, minimum: int) -> None:
-    """Every fio series has one sample per second: none lost, none counted twice."""
+def assert_continuous(got: Collector, minimum: int, host: SshdHost, marker: str) -> None:
+    """Every status document fio wrote on the host reached the session once: none lost, none
+    counted twice. The host's own output file (the run's ``out``, which the transport follows)
+    parsed whole gives the same interval times as the samples that came live. fio's own clock
+    decides when it writes a status (on a loaded machine a dump can come 1.9 s after the one
+    before it); a document lost on the way, and only that, leaves its time out of the live
+    samples."""
     series = got.interval_times("iops", "fio")
     assert series
     for (_h, op), times in series.items():
         assert len(times) == len(set(times)), f"duplicate samples for {op}"
-        times.sort()
-        gaps = [b - a for a, b in itertools.pairwise(times)]
-        assert len(times) >= minimum and max(gaps) < 1.6, (op, gaps)
+        assert len(times) >= minimum, (op, len(times))
+    wrote = host_output(host, marker)
+    assert {op: sorted(times) for (_h, op), times in series.items()} == wrote
+
+
+def host_output(host: SshdHost, marker: str) -> dict[str, list[float]]:
+    """The interval times per op of the one fio run whose output file on ``host`` names
+    ``marker`` (its scratch directory), parsed by ``benchtui parse``."""
+    home = Path(pwd.getpwnam(host.user).pw_dir)
+    outs = [p for p in home.glob(".cache/benchtui/runs/*/*/out")
+            if marker in p.read_text(errors="replace")]
+    assert len(outs) == 1, outs
+    done = subprocess.run([sys.executable, "-m", "benchtui", "parse", "--tool", "fio", "--quiet",
+                           str(outs[0])], capture_output=True, text=True, check=True)
+    wrote: dict[str, list[float]] = defaultdict(list)
+    for line in done.stdout.splitlines():
+        row = json.loads(line)
+        if row["metric"] == "iops" and row["kind"] == "interval" and row["t"]:
+            wrote[row["labels"].get("op", "")].append(row["t"])
+    return {op: sorted(times) for op, times in wrote.items()}
 
 
 @pytest.mark.slow
@@ -233,7 +257,7 @@ async def test_dropped_connection_reconnects_and_resumes(sshd_hosts: list[SshdHo
     assert result.ok, result.failures
     states = [e.data.get("state") for e in got.events if e.kind == "host_state"]
     assert "reconnecting" in states
-    assert_continuous(got, minimum=7)
+    assert_continuous(got, minimum=7, host=host, marker=str(d))
 
 
 def test_no_leftover_processes_after_tests() -> None:
