@@ -60,7 +60,7 @@ async def test_a_cut_shorter_than_the_grace_changes_nothing(netns_lab: NetnsLab,
     require_tool("fio")
     host = netns_lab.hosts[0]
     grace = 5.0
-    session, got, task, _ = await _start(host, tmp_path, 14, grace)
+    session, got, task, d = await _start(host, tmp_path, 14, grace)
     netns_lab.cut(host)
     try:
         await asyncio.sleep(4.0)  # no beat for 4 s: gone for 1 s of a 5 s grace
@@ -68,7 +68,7 @@ async def test_a_cut_shorter_than_the_grace_changes_nothing(netns_lab: NetnsLab,
         netns_lab.restore(host)
     result = await asyncio.wait_for(task, 90)
     assert result.ok, result.failures  # type: ignore[attr-defined]
-    assert_continuous(got, minimum=13)
+    assert_continuous(got, minimum=13, host=host, marker=str(d))
     assert session.host_state[host.name] == "done"
 
 
