@@ -1,9 +1,10 @@
 """The cyclic garbage collector's collections and pauses in a benchmark's process (issue 32).
 
-``GcPauses()`` watches every collection from then on (``gc.callbacks``): per generation how
-many, their total wall time and the longest (a pause of the event loop, in a controller).
-``figures()`` is a JSON-able dict for a benchmark's results, ``words(figures)`` its text for a
-table's cell: ``gen0 1164 / 120 ms / 2.3 ms; ...`` (collections / total / longest).
+``GcPauses()`` watches every collection from then on (``gc.callbacks``); ``figures()`` gives
+per generation how many, their total wall time and the longest (a pause of the event loop,
+in a controller), over a stretch of time or all of it: a JSON-able dict for a benchmark's
+results; ``words(figures)`` its text for a table's cell: ``gen0 1164 / 120 / 2.3; ...``
+(collections / total ms / longest ms).
 ``controller_policy()`` is what ``Session.run`` does with the collector, for a benchmark that
 drives the ingestion path without a ``Session``.
 """
@@ -19,12 +20,11 @@ from typing import Any
 
 
 class GcPauses:
-    """Each generation's collections, total and longest wall time, from creation on."""
+    """Every collection from creation on: when it ended (``time.monotonic``), its generation
+    and its wall time."""
 
     def __init__(self) -> None:
-        self.count = [0, 0, 0]
-        self.total = [0.0, 0.0, 0.0]
-        self.longest = [0.0, 0.0, 0.0]
+        self.log: list[tuple[float, int, float]] = []
         self._started = 0.0
         gc.callbacks.append(self._callback)
 
@@ -32,22 +32,25 @@ class GcPauses:
         if phase == "start":
             self._started = time.perf_counter()
             return
-        spent = time.perf_counter() - self._started
-        g = info["generation"]
-        self.count[g] += 1
-        self.total[g] += spent
-        self.longest[g] = max(self.longest[g], spent)
+        self.log.append((time.monotonic(), info["generation"],
+                         time.perf_counter() - self._started))
 
     def stop(self) -> None:
         with contextlib.suppress(ValueError):
             gc.callbacks.remove(self._callback)
 
-    def figures(self) -> dict[str, Any]:
-        """Per generation: collections, total and longest seconds; the thresholds and the
-        frozen objects at the time of asking."""
-        return {"collections": list(self.count), "total_s": list(self.total),
-                "longest_s": list(self.longest), "thresholds": list(gc.get_threshold()),
-                "frozen": gc.get_freeze_count()}
+    def figures(self, since: float = 0.0, until: float = float("inf")) -> dict[str, Any]:
+        """Per generation: collections, total and longest seconds (of those that ended
+        between ``since`` and ``until``, monotonic); the thresholds and the frozen objects at
+        the time of asking."""
+        count, total, longest = [0, 0, 0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]
+        for t, g, spent in self.log:
+            if since <= t <= until:
+                count[g] += 1
+                total[g] += spent
+                longest[g] = max(longest[g], spent)
+        return {"collections": count, "total_s": total, "longest_s": longest,
+                "thresholds": list(gc.get_threshold()), "frozen": gc.get_freeze_count()}
 
 
 def words(figures: dict[str, Any] | None) -> str:
