@@ -32,13 +32,16 @@ changed. What is measured:
 - samples/s into the store, RSS in the steady part and at peak, and how much it grew over
   the steady part (``rss_growth``: its last second's less its first's).
 - ``gc``: the cyclic garbage collector's collections, their total and longest pause per
-  generation (``gc_pauses.py``), in the steady part and over the whole run (``gc_all``).
+  generation (``gc_pauses.py``), in the steady part and over the whole run (``gc_all``);
+  ``garbage_at_end``: the objects one full collection frees once the session has ended (the
+  cyclic garbage the collector had left waiting) and the RSS before and after it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -331,8 +334,14 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
     finally:
         for task in helpers:
             task.cancel()
-    out = summarize(probe, result.ok, result.failures, hosts, seconds, started,
-                    time.monotonic(), time.process_time() - cpu0)
+    ended, cpu = time.monotonic(), time.process_time() - cpu0
+    # The cyclic garbage left waiting at the end: what one full collection finds and frees
+    # (the session has put the collector back as it found it: nothing is frozen any more)
+    rss = _rss_bytes()
+    probe.gc.stop()
+    waiting = gc.collect()
+    out = summarize(probe, result.ok, result.failures, hosts, seconds, started, ended, cpu)
+    out["garbage_at_end"] = {"objects": waiting, "rss_before": rss, "rss_after": _rss_bytes()}
     out["watchdog_stops"] = sorted({e.host or "?" for _, e in probe.events
                                     if e.data.get("outcome") == "watchdog"})
     out["behind"] = [(round(m - started, 1), e.message) for m, e in probe.events

@@ -208,7 +208,8 @@ def table(results: list[dict[str, Any]]) -> str:
             "heartbeat process | longest time between two beats (s) | "
             "hosts whose watchdog stopped fio | loop lag p99 / max (ms) | samples/s | RSS MiB "
             "(growth over the steady part) | GC in the steady part: collections / total ms / "
-            "longest ms per generation | load average before / after |", "|" + "---|" * 13]
+            "longest ms per generation | cyclic garbage waiting at the end (objects) | load "
+            "average before / after |", "|" + "---|" * 14]
     for r in results:
         s = r.get("steady") or {}
         e = s.get("e2e") or r["e2e_all"]
@@ -223,6 +224,7 @@ def table(results: list[dict[str, Any]]) -> str:
             f"{len(r.get('watchdog_stops', []))} | {_ms(g.get('p99'))} / {_ms(g.get('max'))} "
             f"| {s.get('samples_per_s', 0):.0f} | {s.get('rss', 0) / 2**20:.0f} "
             f"({s.get('rss_growth', 0) / 2**20:+.0f}) | {words(s.get('gc'))} | "
+            f"{r.get('garbage_at_end', {}).get('objects', '-')} | "
             f"{r['load_before']} / {r['load_after']} |")
     return "\n".join(rows)
 

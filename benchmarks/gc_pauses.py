@@ -6,7 +6,8 @@ in a controller), over a stretch of time or all of it: a JSON-able dict for a be
 results; ``words(figures)`` its text for a table's cell: ``gen0 1164 / 120 / 2.3; ...``
 (collections / total ms / longest ms).
 ``controller_policy()`` is what ``Session.run`` does with the collector, for a benchmark that
-drives the ingestion path without a ``Session``.
+drives the ingestion path without a ``Session``; ``variant(spec)`` another policy, to weigh
+the options against each other (``ingest_cost.py --gc``).
 """
 
 from __future__ import annotations
@@ -79,3 +80,49 @@ def controller_policy() -> Iterator[None]:
     with gc_policy.controller():
         gc_policy.freeze()
         yield
+
+
+@contextlib.contextmanager
+def variant(spec: str) -> Iterator[None]:
+    """A collector policy to weigh against the code's (``ingest_cost.py --gc SPEC``): words
+    joined by ``+``: ``code`` (the code's own, ``controller_policy``), ``t=A/B/C`` (these
+    thresholds), ``freeze`` (``gc.collect`` then ``gc.freeze`` first), ``paused`` (each
+    ``RunIngest.feed`` with the collector off, on again after). ``python``: Python's own."""
+    words_ = spec.split("+")
+    with contextlib.ExitStack() as stack:
+        if "code" in words_:
+            stack.enter_context(controller_policy())
+        before = gc.get_threshold()
+        stack.callback(gc.set_threshold, *before)
+        for word in words_:
+            if word.startswith("t="):
+                gc.set_threshold(*map(int, word[2:].split("/")))
+            elif word == "freeze":
+                gc.collect()
+                gc.freeze()
+                stack.callback(gc.unfreeze)
+            elif word == "paused":
+                stack.enter_context(_feed_paused())
+            elif word not in ("code", "python"):
+                raise SystemExit(f"--gc: unknown word {word!r}")
+        yield
+
+
+@contextlib.contextmanager
+def _feed_paused() -> Iterator[None]:
+    from benchtui.session.ingest import RunIngest
+
+    feed = RunIngest.feed
+
+    def paused(self: RunIngest, chunk: Any, t: float) -> Any:
+        gc.disable()
+        try:
+            return feed(self, chunk, t)
+        finally:
+            gc.enable()
+
+    RunIngest.feed = paused  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        RunIngest.feed = feed  # type: ignore[method-assign]

@@ -30,13 +30,14 @@ before a change), alternately with this checkout, ``--repeat`` times each.
 
     .venv/bin/python benchmarks/ingest_cost.py [--workload wide|fleet] [--hosts N]
         [--seconds S] [--sinks jsonl store console record] [--old DIR] [--repeat R]
-        [--wall] [--parts] [--profile FILE]
+        [--wall] [--parts] [--profile FILE] [--gc SPEC ...]
 
 ``--parts``: each sink's own CPU per sample as well (the recorder's samples and output, the
 figure track), inside ``deliver``.
 
 The garbage collector runs as the code's controller has it (``gc_pauses.controller_policy``:
-``benchtui.gc_policy`` where the code has it, Python's defaults before); its collections,
+``benchtui.gc_policy`` where the code has it, Python's defaults before), or as ``--gc SPEC``
+says (``gc_pauses.variant``: to weigh the options against each other); its collections,
 their total and longest pause per generation are in the results (``gc``, the table's last
 column: the main process's only).
 """
@@ -63,7 +64,7 @@ if "--code" in sys.argv:  # the code to measure, before anything imports benchtu
 else:
     sys.path.insert(0, str(ROOT))
 
-from gc_pauses import GcPauses, controller_policy, words  # noqa: E402
+from gc_pauses import GcPauses, variant, words  # noqa: E402
 from replay_capture import FioReplay, IostatReplay, split_fio_documents  # noqa: E402
 
 WIDE = HERE / "captures" / "fio-json-plus-32jobs-20s.json.xz"
@@ -149,7 +150,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         parser = all_parsers()[parsers[tool]](host=h, source=f"{h}:{tool}")
         parser.stream = True  # (live output, as the session's runner sets it)
         ingests[(h, tool)] = RunIngest(parser, lines_wanted=lines_wanted)
-    with controller_policy():  # (as Session.run has it, the code's own)
+    with variant(args.gc):  # (by default as Session.run has it: the code's own policy)
         pauses = GcPauses()
         if getattr(args, "parse_workers", 0):
             result = _in_workers(args, output, ingests, sinks, stack, parsers)
@@ -337,20 +338,29 @@ def main() -> int:
                     "record: the recorder's segments then end by their length, as live)")
     ap.add_argument("--parts", action="store_true",
                     help="also each sink's own CPU per sample (inside deliver)")
+    ap.add_argument("--gc", nargs="+", default=["code"], metavar="SPEC",
+                    help="the garbage collector's policy: the code's own (code), Python's "
+                    "(python), or words joined by +: t=A/B/C (thresholds), freeze, paused "
+                    "(each feed with the collector off); several: each in turn "
+                    "(gc_pauses.variant)")
     ap.add_argument("--code", help=argparse.SUPPRESS)  # (the child's: import from here)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child or args.profile:
         args.parse_workers = (args.parse_workers or [0])[0]
+        args.gc = args.gc[0]
         print(json.dumps(measure(args)))
         return 0
-    these = [("this", str(ROOT), 0)] if not args.parse_workers else [
-        (f"this, {n} parse workers", str(ROOT), n) for n in args.parse_workers]
-    codes = these + ([("before", str(args.old), 0)] if args.old else [])
+    these = [("this", str(ROOT), 0, gc) for gc in args.gc] if not args.parse_workers else [
+        (f"this, {n} parse workers", str(ROOT), n, gc) for n in args.parse_workers
+        for gc in args.gc]
+    if len(args.gc) > 1:
+        these = [(f"{label}, gc {gc}", *rest, gc) for label, *rest, gc in these]
+    codes = these + ([("before", str(args.old), 0, "code")] if args.old else [])
     results = []
     for repeat in range(args.repeat):
-        for label, code, workers in (codes if repeat % 2 == 0 else codes[::-1]):
-            argv = [sys.executable, __file__, "--child", "--code", code,
+        for label, code, workers, gc in (codes if repeat % 2 == 0 else codes[::-1]):
+            argv = [sys.executable, __file__, "--child", "--code", code, "--gc", gc,
                     *(["--parse-workers", str(workers)] if workers else []),
                     "--workload", args.workload, "--hosts", str(args.hosts),
                     "--seconds", str(args.seconds), "--chunk", str(args.chunk),
