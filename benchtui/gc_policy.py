@@ -4,29 +4,33 @@ workers, and the replay console.
 
 Python's default collects the youngest generation after every 700 net new containers, the
 middle one every 10 of those, the whole heap every 10 of the middle's (and only once the
-objects promoted since the last full collection are a quarter of the heap). A 32-job fio
-json+ document decodes into tens of thousands of dicts and lists that are all alive while it
-is parsed, so a controller following 32 such hosts collected its youngest generation ~110
-times a second, found the document alive each time and promoted it; the promotions then set
-off full collections of the whole heap (the stores, asyncssh, the console) every second or
-so, 40-100 ms each, on the event loop. Measured in ``docs/benchmarks/fleet_scale.md``
-("The garbage collector"), with the options weighed in ``docs/architecture.md``.
+objects promoted since the last full collection are a quarter of the long-lived ones). A
+controller's objects come in bursts that live a little while: a 32-job fio json+ document's
+parse makes ~640 samples, each with its labels, alive until the sinks have them, and 32 hosts'
+documents come together each second. At 700 the collector ran ~3 times per document, found
+the burst alive each time and promoted it; the promotions then set off full collections of
+the whole heap (the stores, asyncssh, the console) every second or so, 60-100 ms each, on
+the event loop (``benchmarks/ingest_cost.py``: 1,050 young, 96 middle and 8 full
+collections in 10 s of 32 such hosts). Measured in ``docs/benchmarks/fleet_scale.md`` ("The
+garbage collector"), the options weighed in ``docs/architecture.md``.
 
-The policy (``CONTROLLER``):
+The policy:
 
-- ``THRESHOLDS``: the youngest generation is collected after ``50,000`` net new containers:
-  a document's tree is freed, by reference counting, before its parse has made that many, so
-  the collector no longer finds it alive; the middle generation every 20 of those (a million
-  containers), the whole heap at most every 10 of those (and, as always, only once the
-  objects promoted since are a quarter of it). Cyclic garbage (asyncio's futures and
-  exceptions with their tracebacks, asyncssh's channels) is still collected: the young
-  collections are driven by the garbage itself (50,000 containers at most wait for one, a few
-  MB), and what was promoted before it became garbage waits for a full collection, which
-  the promotions still bring (``tests/test_gc_policy.py`` holds it to that).
+- ``THRESHOLDS``: the youngest generation is collected after ``20,000`` net new containers
+  (a collection then walks at most that many young objects: a few ms), by which time most of
+  a burst has been delivered and freed by reference counting; the middle generation every 50
+  of those (a million containers), the whole heap at most every 10 of those, and, as always,
+  only once the objects promoted since are a quarter of the long-lived ones. Cyclic garbage
+  (asyncio's futures and exceptions with their tracebacks, asyncssh's channels) is still
+  collected: the young collections are driven by the garbage itself (at most 20,000
+  containers wait for one), and garbage promoted while it was alive waits for the middle
+  generation's (a million containers at most) or, promoted twice, for a full collection,
+  which the promotions still bring (``tests/test_gc_policy.py`` holds the first two to it).
 - ``freeze``: what exists once the controller has started (the modules, classes and
-  functions imported, the plan, the console's widgets) is moved out of the collector's way
-  (``gc.freeze``): full collections walk only what the session made since. Still freed by
-  reference counting when dropped; only its cycles would wait for the policy's end.
+  functions imported, the plan, the links, the console's widgets) is moved out of the
+  collector's way (``gc.freeze``): a full collection walks only what the session made since.
+  Still freed by reference counting when dropped; only its cycles would wait for the
+  policy's end.
 
 ``controller()`` applies the policy for as long as a session's controller runs
 (``Session.run``, the console, a parse worker's life) and puts back what it found when the
@@ -46,7 +50,7 @@ from dataclasses import dataclass
 from typing import Final
 
 #: The controller's thresholds: youngest generation, middle, whole heap (``gc.set_threshold``).
-THRESHOLDS: Final = (50_000, 20, 10)
+THRESHOLDS: Final = (20_000, 50, 10)
 
 
 @dataclass
@@ -121,7 +125,7 @@ def paused() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def fewer_collections(young: int = THRESHOLDS[0]) -> Iterator[None]:
+def fewer_collections(young: int) -> Iterator[None]:
     """The youngest generation collected every ``young`` net new containers at most often,
     for the time of the ``with`` (the threshold put back after)."""
     before = gc.get_threshold()
