@@ -88,13 +88,13 @@ def variant(spec: str) -> Iterator[None]:
     joined by ``+``: ``code`` (the code's own, ``controller_policy``), ``t=A/B/C`` (these
     thresholds), ``freeze`` (``gc.collect`` then ``gc.freeze`` first), ``paused`` (each
     ``RunIngest.feed`` with the collector off, on again after). ``python``: Python's own."""
-    words_ = spec.split("+")
+    parts = spec.split("+")
     with contextlib.ExitStack() as stack:
-        if "code" in words_:
+        if "code" in parts:
             stack.enter_context(controller_policy())
         before = gc.get_threshold()
         stack.callback(gc.set_threshold, *before)
-        for word in words_:
+        for word in parts:
             if word.startswith("t="):
                 gc.set_threshold(*map(int, word[2:].split("/")))
             elif word == "freeze":
