@@ -29,13 +29,19 @@ changed. What is measured:
   ``runqueue_wait_pct``: the time it was runnable but had no CPU (/proc/self/schedstat), i.e.
   how much the other processes on the same cores held it back; ``machine_busy_pct``: every
   core, every process (/proc/stat).
-- samples/s into the store, RSS in the steady part and at peak.
+- samples/s into the store, RSS in the steady part and at peak, and how much it grew over
+  the steady part (``rss_growth``: its last second's less its first's).
+- ``gc``: the cyclic garbage collector's collections, their total and longest pause per
+  generation (``gc_pauses.py``), in the steady part and over the whole run (``gc_all``);
+  ``garbage_at_end``: the objects one full collection frees once the session has ended (the
+  cyclic garbage the collector had left waiting) and the RSS before and after it.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import resource
@@ -47,10 +53,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 if "--code" in sys.argv:  # the code to measure, before anything imports benchtui
     sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1])
 
 import psutil
+from gc_pauses import GcPauses
 
 from benchtui.export.formats import JsonlWriter
 from benchtui.model.events import Event
@@ -128,6 +136,7 @@ class Probe:
         self.last_fio = 0.0
         self.docs: set[tuple[str, float]] = set()
         self.ticks: list[Tick] = []
+        self.gc = GcPauses()
         self.lags: list[tuple[float, float]] = []
         self.events: list[tuple[float, Event]] = []
 
@@ -260,6 +269,7 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
             for t0, t1 in zip(probe.ticks, probe.ticks[1:], strict=False)],
         "steady": None,
         "late_docs": [(h, round(m - started, 2), round(v, 3)) for h, m, v in probe.late],
+        "gc_all": probe.gc.figures(started, ended),
     }
     session_start = next((m for m, e in probe.events if e.kind == "session_start"), None)
     if session_start is not None:
@@ -284,12 +294,14 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
                       bytes_per_chunk=(t1.chunk_bytes - t0.chunk_bytes)
                       / max(1, t1.chunks - t0.chunks),
                       rss=statistics.median(t.rss for t in ticks),
+                      rss_growth=t1.rss - t0.rss,
                       machine_busy_pct=100 * (t1.busy - t0.busy) / max(1, t1.total - t0.total)
                       * (os.cpu_count() or 1),
                       runqueue_wait_pct=100 * (t1.waited - t0.waited) / wall)
     steady["e2e"] = _spread([v for m, v in probe.e2e if a <= m <= b])
     steady["inside"] = _spread([v for m, v in probe.inside if a <= m <= b])
     steady["lag"] = _spread([v for m, v in probe.lags if a <= m <= b])
+    steady["gc"] = probe.gc.figures(a, b)
     steady["lag_spikes"] = [(round(m - started, 2), round(v, 3))
                             for m, v in probe.lags if a <= m <= b and v > 0.25][:20]
     out["steady"] = steady
@@ -322,8 +334,14 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
     finally:
         for task in helpers:
             task.cancel()
-    out = summarize(probe, result.ok, result.failures, hosts, seconds, started,
-                    time.monotonic(), time.process_time() - cpu0)
+    ended, cpu = time.monotonic(), time.process_time() - cpu0
+    # The cyclic garbage left waiting at the end: what one full collection finds and frees
+    # (the session has put the collector back as it found it: nothing is frozen any more)
+    rss = _rss_bytes()
+    probe.gc.stop()
+    waiting = gc.collect()
+    out = summarize(probe, result.ok, result.failures, hosts, seconds, started, ended, cpu)
+    out["garbage_at_end"] = {"objects": waiting, "rss_before": rss, "rss_after": _rss_bytes()}
     out["watchdog_stops"] = sorted({e.host or "?" for _, e in probe.events
                                     if e.data.get("outcome") == "watchdog"})
     out["behind"] = [(round(m - started, 1), e.message) for m, e in probe.events

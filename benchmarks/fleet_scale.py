@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from fleet_probe import FIO_STEP, IOSTAT_MONITOR, SETTLE, machine_jiffies  # noqa: E402
+from gc_pauses import words  # noqa: E402
 
 CAPTURES = HERE / "captures"
 FIO_CAPTURE = CAPTURES / "fio-json-plus-2jobs.json"
@@ -163,8 +164,9 @@ def table(results: list[dict[str, Any]]) -> str:
     rows = ["| code | hosts | fio docs in store | e2e latency p50 / p99 / max (ms) | in "
             "controller p99 (ms) | loop lag p99 / max (ms) | controller CPU (% of 1 core) | "
             "CPU per sample (µs) | controller run-queue wait (%) | samples/s | RSS MiB (peak) "
-            "| machine busy (% of 1 core) | connect+facts+preflight (s) | teardown (s) | load "
-            "average before |", "|" + "---|" * 15]
+            "| machine busy (% of 1 core) | connect+facts+preflight (s) | teardown (s) | GC "
+            "in the steady part: collections / total ms / longest ms per generation | load "
+            "average before |", "|" + "---|" * 16]
     for r in results:
         s = r.get("steady")
         docs = f"{r['fio_docs']}/{r['fio_docs_expected']}"
@@ -177,7 +179,7 @@ def table(results: list[dict[str, Any]]) -> str:
             e = r["e2e_all"]
             rows.append(f"| {code} | {r['hosts']} | {docs} | {_ms(e['p50'])} / "
                         f"{_ms(e['p99'])} / {_ms(e['max'])} (no steady part) | - | - | - | - "
-                        f"| - | - | - | - | {prep} | {tear} | {load} |")
+                        f"| - | - | - | - | {prep} | {tear} | - | {load} |")
             continue
         e, i, g = s["e2e"], s["inside"], s["lag"]
         per_sample = 1e4 * s["cpu_pct"] / s["samples_per_s"] \
@@ -189,7 +191,8 @@ def table(results: list[dict[str, Any]]) -> str:
             f"| {s.get('runqueue_wait_pct', float('nan')):.0f} "
             f"| {s.get('samples_per_s', 0):.0f} "
             f"| {s.get('rss', 0) / 2**20:.0f} ({r['peak_rss'] / 2**20:.0f}) "
-            f"| {s.get('machine_busy_pct', float('nan')):.0f} | {prep} | {tear} | {load} |")
+            f"| {s.get('machine_busy_pct', float('nan')):.0f} | {prep} | {tear} "
+            f"| {words(s.get('gc'))} | {load} |")
     return "\n".join(rows)
 
 

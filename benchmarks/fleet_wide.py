@@ -52,6 +52,7 @@ sys.path.insert(0, str(HERE))
 
 from fleet_probe import FIO_STEP  # noqa: E402
 from fleet_scale import machine, start_sshd, write_doc  # noqa: E402
+from gc_pauses import words  # noqa: E402
 from replay_capture import split_fio_documents  # noqa: E402
 
 CAPTURE = HERE / "captures" / "fio-json-plus-32jobs-20s.json.xz"
@@ -206,7 +207,9 @@ def table(results: list[dict[str, Any]]) -> str:
             "(% of 1 core, all its processes) | main process / its parse workers / its "
             "heartbeat process | longest time between two beats (s) | "
             "hosts whose watchdog stopped fio | loop lag p99 / max (ms) | samples/s | RSS MiB "
-            "| load average before / after |", "|" + "---|" * 12]
+            "(growth over the steady part) | GC in the steady part: collections / total ms / "
+            "longest ms per generation | cyclic garbage waiting at the end (objects) | load "
+            "average before / after |", "|" + "---|" * 14]
     for r in results:
         s = r.get("steady") or {}
         e = s.get("e2e") or r["e2e_all"]
@@ -219,7 +222,9 @@ def table(results: list[dict[str, Any]]) -> str:
             f"{s.get('main_cpu_pct', float('nan')):.1f} / {s.get('workers_cpu_pct', 0.0):.1f}"
             f" / {s.get('beat_cpu_pct', 0.0):.1f} | {'-' if gap is None else f'{gap:.1f}'} | "
             f"{len(r.get('watchdog_stops', []))} | {_ms(g.get('p99'))} / {_ms(g.get('max'))} "
-            f"| {s.get('samples_per_s', 0):.0f} | {s.get('rss', 0) / 2**20:.0f} | "
+            f"| {s.get('samples_per_s', 0):.0f} | {s.get('rss', 0) / 2**20:.0f} "
+            f"({s.get('rss_growth', 0) / 2**20:+.0f}) | {words(s.get('gc'))} | "
+            f"{r.get('garbage_at_end', {}).get('objects', '-')} | "
             f"{r['load_before']} / {r['load_after']} |")
     return "\n".join(rows)
 

@@ -30,10 +30,16 @@ before a change), alternately with this checkout, ``--repeat`` times each.
 
     .venv/bin/python benchmarks/ingest_cost.py [--workload wide|fleet] [--hosts N]
         [--seconds S] [--sinks jsonl store console record] [--old DIR] [--repeat R]
-        [--wall] [--parts] [--profile FILE]
+        [--wall] [--parts] [--profile FILE] [--gc SPEC ...]
 
 ``--parts``: each sink's own CPU per sample as well (the recorder's samples and output, the
 figure track), inside ``deliver``.
+
+The garbage collector runs as the code's controller has it (``gc_pauses.controller_policy``:
+``benchtui.gc_policy`` where the code has it, Python's defaults before), or as ``--gc SPEC``
+says (``gc_pauses.variant``: to weigh the options against each other); its collections,
+their total and longest pause per generation are in the results (``gc``, the table's last
+column: the main process's only).
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ if "--code" in sys.argv:  # the code to measure, before anything imports benchtu
 else:
     sys.path.insert(0, str(ROOT))
 
+from gc_pauses import GcPauses, variant, words  # noqa: E402
 from replay_capture import FioReplay, IostatReplay, split_fio_documents  # noqa: E402
 
 WIDE = HERE / "captures" / "fio-json-plus-32jobs-20s.json.xz"
@@ -93,7 +100,6 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     from benchtui.parsers.registry import all_parsers
     from benchtui.session.ingest import RunIngest
     from benchtui.session.sinks import Sinks
-    from benchtui.transport import Chunk
 
     output = streams(args.workload, args.hosts, args.seconds)
     hosts = sorted({h for second in output for h, _, _ in second})
@@ -144,9 +150,24 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         parser = all_parsers()[parsers[tool]](host=h, source=f"{h}:{tool}")
         parser.stream = True  # (live output, as the session's runner sets it)
         ingests[(h, tool)] = RunIngest(parser, lines_wanted=lines_wanted)
+    with variant(args.gc):  # (by default as Session.run has it: the code's own policy)
+        pauses = GcPauses()
+        if getattr(args, "parse_workers", 0):
+            result = _in_workers(args, output, ingests, sinks, stack, parsers)
+        else:
+            result = _in_process(args, output, ingests, sinks, stack, parts)
+        result["gc"] = pauses.figures()
+        pauses.stop()
+    return result
+
+
+def _in_process(args: argparse.Namespace, output: list[list[tuple[str, str, bytes]]],
+                ingests: dict[tuple[str, str], Any], sinks: Any,
+                stack: contextlib.ExitStack, parts: dict[str, float]) -> dict[str, Any]:
+    """As ``measure``, parsing in this process (``parts``: each sink's CPU, ``--parts``)."""
+    from benchtui.transport import Chunk
+
     offsets = dict.fromkeys(ingests, 0)
-    if getattr(args, "parse_workers", 0):
-        return _in_workers(args, output, ingests, sinks, stack, parsers)
     clock = time.thread_time
     parse = deliver = 0.0
     samples = documents = 0
@@ -279,7 +300,8 @@ def _in_workers(args: argparse.Namespace, output: list[list[tuple[str, str, byte
 def table(results: list[dict[str, Any]]) -> str:
     rows = ["| code | workload | hosts x s | sinks | samples | per document (ms): parse / "
             "deliver / all | per sample (µs): parse / deliver / all | parse workers' CPU "
-            "per document (ms) |", "|" + "---|" * 8]
+            "per document (ms) | GC: collections / total ms / longest ms per generation |",
+            "|" + "---|" * 9]
     for r in results:
         rows.append(
             f"| {r['code']} | {r['workload']} | {r['hosts']} x {r['seconds']} | "
@@ -287,7 +309,8 @@ def table(results: list[dict[str, Any]]) -> str:
             f"{r['deliver_ms_per_doc']:.2f} / {r['ms_per_doc']:.2f} | "
             f"{r['parse_us_per_sample']:.2f} / {r['deliver_us_per_sample']:.2f} / "
             f"{r['us_per_sample']:.2f} | "
-            + (f"{r['workers_ms_per_doc']:.2f} |" if "workers_ms_per_doc" in r else "- |"))
+            + (f"{r['workers_ms_per_doc']:.2f} |" if "workers_ms_per_doc" in r else "- |")
+            + f" {words(r.get('gc'))} |")
     parted = [r for r in results if r.get("parts_us_per_sample")]
     if parted:
         rows += ["", "| code | sink | per sample (µs) |", "|---|---|---|"]
@@ -315,20 +338,29 @@ def main() -> int:
                     "record: the recorder's segments then end by their length, as live)")
     ap.add_argument("--parts", action="store_true",
                     help="also each sink's own CPU per sample (inside deliver)")
+    ap.add_argument("--gc", nargs="+", default=["code"], metavar="SPEC",
+                    help="the garbage collector's policy: the code's own (code), Python's "
+                    "(python), or words joined by +: t=A/B/C (thresholds), freeze, paused "
+                    "(each feed with the collector off); several: each in turn "
+                    "(gc_pauses.variant)")
     ap.add_argument("--code", help=argparse.SUPPRESS)  # (the child's: import from here)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child or args.profile:
         args.parse_workers = (args.parse_workers or [0])[0]
+        args.gc = args.gc[0]
         print(json.dumps(measure(args)))
         return 0
-    these = [("this", str(ROOT), 0)] if not args.parse_workers else [
-        (f"this, {n} parse workers", str(ROOT), n) for n in args.parse_workers]
-    codes = these + ([("before", str(args.old), 0)] if args.old else [])
+    these = [("this", str(ROOT), 0, gc) for gc in args.gc] if not args.parse_workers else [
+        (f"this, {n} parse workers", str(ROOT), n, gc) for n in args.parse_workers
+        for gc in args.gc]
+    if len(args.gc) > 1:
+        these = [(f"{label}, gc {gc}", *rest, gc) for label, *rest, gc in these]
+    codes = these + ([("before", str(args.old), 0, "code")] if args.old else [])
     results = []
     for repeat in range(args.repeat):
-        for label, code, workers in (codes if repeat % 2 == 0 else codes[::-1]):
-            argv = [sys.executable, __file__, "--child", "--code", code,
+        for label, code, workers, gc in (codes if repeat % 2 == 0 else codes[::-1]):
+            argv = [sys.executable, __file__, "--child", "--code", code, "--gc", gc,
                     *(["--parse-workers", str(workers)] if workers else []),
                     "--workload", args.workload, "--hosts", str(args.hosts),
                     "--seconds", str(args.seconds), "--chunk", str(args.chunk),

@@ -2,12 +2,14 @@
 
 Proves what issue 3 asks: samples arrive from every host every second; Ctrl-C leaves no
 process on any host within 3 s; a refused destructive write starts nothing; a shell-injection
-plan value runs nothing; a link cut for 10 s loses no sample.
+plan value runs nothing; a link cut for 10 s loses no sample. And that a session's controller
+runs under the garbage-collector policy (issue 32, ``gc_policy``), put back when it ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import json
 import os
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from benchtui import gc_policy
 from benchtui.model.events import Event
 from benchtui.model.sample import Sample
 from benchtui.plan.loader import load_plan
@@ -83,10 +86,17 @@ async def test_samples_from_every_host_every_second(sshd_hosts: list[SshdHost],
     plan_file.write_text('[session]\nname = "e2e"\n\n' + host_tables(sshd_hosts)
                          + '[[monitor]]\ntool = "iostat"\nhosts = "all"\n\n' + fio_step(d, 5))
     got = Collector()
+    collector: set[tuple[tuple[int, int, int], bool]] = set()  # (while samples arrive)
     session = Session(load_plan(plan_file), options=options(sshd_hosts), on_samples=got.add,
                       on_event=got.event)
+    session.add_sample_sink(
+        lambda _: collector.add((gc.get_threshold(), gc.get_freeze_count() > 0)))
+    before = gc.get_threshold(), gc.get_freeze_count()
     result = await session.run()
     assert result.ok, result.failures
+    # The controller's garbage-collector policy while it ran (gc_policy), put back after
+    assert collector == {(gc_policy.THRESHOLDS, True)}
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
     check_invariants(got.samples)
     names = {h.name for h in sshd_hosts}
     assert {s.host for s in got.samples if s.tool == "fio"} == names

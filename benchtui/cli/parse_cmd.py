@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import BinaryIO
 
+from benchtui import gc_policy
 from benchtui.errors import InputError, UsageError
 from benchtui.export.formats import SampleWriter, writer_for
 from benchtui.model.format import plural
@@ -105,20 +104,6 @@ def _open(path: str) -> BinaryIO:
         raise input_error(path, exc) from None
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a saved capture's parse: a one-hour capture
-    makes about a million objects and no reference cycles, so the collector would only walk
-    the samples already made, again and again."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
-
-
 def _make(classes: list[type[Parser]], host: str, source: str,
           histograms: bool) -> list[Parser]:
     parsers = [cls(host=host, source=source) for cls in classes]
@@ -153,7 +138,7 @@ def _parse_one(path: str, among: list[type[Parser]] | None, host: str,
                                histograms=histograms, reference=_mtime(path))
     parsers = _make(classes, host, path, histograms)
     outcome = _Outcome()
-    with _collector_paused():
+    with gc_policy.paused():  # (a capture's parse makes no reference cycles)
         for p in parsers:
             if p.takes_bytes and not utf16:
                 outcome.samples += writer.write(p.feed_bytes(data))
@@ -186,7 +171,7 @@ def _parse_prefixed(text: str, classes: list[type[Parser]], shape: PrefixShape, 
     streams = HostStreams(classes, shape, host=host, source=path, histograms=histograms,
                           reference=reference)
     outcome = _Outcome()
-    with _collector_paused():
+    with gc_policy.paused():
         for block in text_blocks(text):
             outcome.samples += writer.write(streams.feed_text(block))
         outcome.samples += writer.write(streams.finish())

@@ -25,8 +25,9 @@ import select
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
+from benchtui import gc_policy
 from benchtui.cpus import usable_cpus
 from benchtui.report.run_reads import RunRead, RunReader
 from benchtui.session.compare import RunWindow
@@ -55,7 +56,10 @@ def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bo
     runs = RunReader(reader, skip, imported=imported)
 
     def read(part: Steps) -> Reads:
-        with _fewer_collections():
+        # Reading runs makes millions of small objects (pieces' rows, figures), few of them in
+        # reference cycles, and keeps many (a step's pieces' rows): at Python's default
+        # threshold the collector walks them again and again, ~25% of a big report's time
+        with gc_policy.fewer_collections(GC_THRESHOLD):
             return [runs.read(step) for step in part]
 
     if processes is None:
@@ -85,21 +89,6 @@ def read_steps(reader: SessionReader, steps: Steps, skip: float, *, imported: bo
                         f"one process after all: the helper process reading them {why}")
         theirs = read(steps[cut:])
     return mine + theirs
-
-
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Reading runs makes millions of small objects (pieces' rows, figures), few of them
-    in reference cycles, and keeps many (a step's pieces' rows): at Python's default
-    threshold (a collection every 700 allocations) the cyclic garbage collector walks them
-    again and again, ~25% of a big report's time. Collections every ``GC_THRESHOLD``
-    allocations while reading (the threshold restored after)."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], GC_THRESHOLD), *before[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
 
 
 def _halves(steps: Steps) -> int:

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from benchtui import gc_policy
 from benchtui.model import events as ev
 from benchtui.model.fio_buckets import check_bits
 from benchtui.plan.commands import MONITOR
@@ -266,7 +267,12 @@ class Session:
     async def run(self) -> SessionResult:
         """Run the whole plan. Cancelling the task (Ctrl-C) stops everything, then re-raises;
         ``abort`` stops everything too, and returns a failed result. Cancelling it again
-        while it stops (a second Ctrl-C) ends it at once."""
+        while it stops (a second Ctrl-C) ends it at once. The garbage collector runs under
+        the controller's policy meanwhile (``gc_policy``; what was before is put back)."""
+        with gc_policy.controller():
+            return await self._run()
+
+    async def _run(self) -> SessionResult:
         findings: list[Finding] = []
         failures = self.hosts.failures
         self._task = asyncio.current_task()
@@ -283,6 +289,7 @@ class Session:
                                      self.facts, findings)
             for host in {f.host for f in errors if f.host}:
                 self.hosts.fail(host, "preflight refused it")
+            gc_policy.freeze()  # (the start-up heap: imports, links, plan, facts)
             self.emit(ev.SESSION_START, f"session {self.plan.name} ({self.session_id})",
                       reconnect_window=self.reconnect_window)
             steps = self.steps

@@ -25,7 +25,8 @@ The wire: the worker reads its standard input, the main process its standard out
 An exception a parser raises (none should: ``parsers.base``) is answered, and raised in the
 run's follower as it would be in process; the worker goes on. The worker ignores SIGINT and
 SIGHUP (a Ctrl-C or a hangup of the terminal is its main process's to handle) and ends when
-its standard input does (the main process closed it, or is gone).
+its standard input does (the main process closed it, or is gone). Its garbage collector runs
+under the controller's policy (``gc_policy``), as its main process's does.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from itertools import starmap
 from operator import attrgetter
 from typing import BinaryIO, Final
 
+from benchtui import gc_policy
 from benchtui.model.sample import Sample
 from benchtui.parsers import registry
 from benchtui.parsers.base import ParseWarning
@@ -232,6 +234,7 @@ def main() -> None:
     # The answers go to the standard output as it was; anything printed goes to stderr.
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)
-    with contextlib.suppress(BrokenPipeError):  # (the main process is gone)
+    with gc_policy.controller(), contextlib.suppress(BrokenPipeError):  # (the main is gone)
+        gc_policy.freeze()  # (its start-up heap: what it imported)
         serve(0, answers)
 

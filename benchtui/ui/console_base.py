@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import signal
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -33,6 +32,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.widget import Widget
 
+from benchtui import gc_policy
 from benchtui.errors import BenchtuiError
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
 from benchtui.store.fleet import FleetState
@@ -170,10 +170,12 @@ class ConsoleBase(App[int]):
         self.call_after_refresh(self.refresh_display)
         for notice in self._notices:
             self.notify(notice, title="baseline", severity="warning", timeout=20)
-        # What exists now (imports, styles, widgets) lives as long as the console: out of the
-        # collector's way, full collections no longer walk it (benchmarks/ui_render.py);
-        # handed back on unmount (another app in the same process, tests)
-        self.call_after_refresh(gc.freeze)
+        # The controller's collector policy while the console is up (gc_policy; put back on
+        # unmount: another app in the same process, tests). What exists after the first frame
+        # (imports, styles, widgets) lives as long as the console: out of the collector's way,
+        # full collections no longer walk it (benchmarks/ui_render.py)
+        gc_policy.begin()
+        self.call_after_refresh(gc_policy.freeze, collect=False)
 
     async def on_event(self, event: events.Event) -> None:
         # a key on the host grid: answered and drawn in this turn of the loop (draw_now.py)
@@ -192,7 +194,7 @@ class ConsoleBase(App[int]):
 
     async def on_unmount(self) -> None:
         self._wakeup.stop()
-        gc.unfreeze()
+        gc_policy.end()
         for sig in self._stop_signals:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 asyncio.get_running_loop().remove_signal_handler(sig)

@@ -23,6 +23,7 @@ from textual.app import SystemCommand
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 
+from benchtui import gc_policy
 from benchtui.model import events as ev
 from benchtui.model.events import Event
 from benchtui.model.format import format_duration
@@ -117,8 +118,7 @@ def settle_memory() -> None:
     walks every point of every series (a deque's floats): ~40 ms for a 2-minute window of 16
     hosts, which otherwise fell inside a third of the seeks that followed. A frozen state
     that a seek replaces is still freed (by reference counting: states hold no cycles)."""
-    gc.collect()
-    gc.freeze()
+    gc_policy.freeze()
 
 
 class GotoScreen(PromptScreen):
