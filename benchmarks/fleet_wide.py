@@ -24,6 +24,8 @@ gone 3 s after the last one, and stops the workload ``controller_grace`` later).
     .venv/bin/python benchmarks/fleet_wide.py [--hosts 16 32] [--seconds 30] [--old DIR]
         [--pin] [--grace 5] [--out FILE|-] [--json FILE] [--quick]
 
+``--parts``: every document's lag split into its parts (``doc_path.py``): host side,
+transfer, the follower's read, the intake's queue, the parse.
 ``--pin``: the controller on CPU 0, sshd and the simulated hosts on the last CPU.
 ``--parse-workers 0 1``: this code once parsing in process and once with one parse worker
 (``session/parse_pool.py``); the CPU is the controller's with all its processes, and split
@@ -50,6 +52,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+from doc_path import PARTS  # noqa: E402
 from fleet_probe import FIO_STEP  # noqa: E402
 from fleet_scale import machine, start_sshd, write_doc  # noqa: E402
 from replay_capture import split_fio_documents  # noqa: E402
@@ -173,6 +176,7 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                             "--result", str(result_file), "--code", code, "--grace",
                             str(args.grace), "--jsonl"]
                     argv += ["--pin"] if args.pin else []
+                    argv += ["--parts"] if args.parts else []
                     argv += [] if workers is None else ["--parse-workers", str(workers)]
                     load_before = loadavg()
                     print(f"{n} hosts, {label} code (load {load_before})", file=sys.stderr,
@@ -224,6 +228,35 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def parts_table(results: list[dict[str, Any]]) -> str:
+    """Where the documents' lag went (``--parts``, benchmarks/doc_path.py): each part's p50 /
+    p99 and its mean over the worst 1% of documents; the bursts of one second's documents."""
+    names = [name for name, _, _ in PARTS]
+    rows = ["| code | docs | " + " | ".join(f"{n} p50 / p99 (worst 1%)" for n in names)
+            + " | chunks / packets a document (mean) | a second's burst, p50 (max): stamps "
+            "apart, first packet, last packet, last stored (ms from the first stamp) | "
+            "stored in the order the last packets came | while a document waited: the "
+            "controller ran / waited for a CPU / slept (%) |",
+            "|" + "---|" * (len(names) + 6)]
+    for r in results:
+        p = (r.get("steady") or {}).get("parts") or {}
+        if not p:
+            continue
+        b = p.get("bursts") or {}
+        cells = [f"{_ms(p[n]['p50'])} / {_ms(p[n]['p99'])} ({_ms(p['worst'][n])})"
+                 for n in names]
+        burst = ", ".join(f"{_ms(b[k]['p50'])} ({_ms(b[k]['max'])})" for k in (
+            "stamps", "first_net", "last_net", "last_stored")) if b else "-"
+        order = f"{b['in_order']['p50']:.2f}" if b else "-"
+        u = p.get("busy") or {}
+        busy = (f"{100 * u['ran']:.0f} / {100 * u['waited']:.0f} / {100 * u['slept']:.0f}"
+                if u else "-")
+        rows.append(f"| {r['code']} | {p['docs']} | " + " | ".join(cells)
+                    + f" | {p['chunks']['mean']:.1f} / {p['packets']['mean']:.1f} | {burst}"
+                    f" | {order} | {busy} |")
+    return "\n".join(rows)
+
+
 def report(results: list[dict[str, Any]], command: str, doc_bytes: int, args: argparse.Namespace
            ) -> str:
     facts = ", ".join(f"{k} {v}" for k, v in machine().items())
@@ -233,6 +266,8 @@ def report(results: list[dict[str, Any]], command: str, doc_bytes: int, args: ar
              f"{args.grace:g} s. " + ("Controller pinned to CPU 0, sshd and the hosts to the "
                                       "last CPU." if args.pin else "Nothing pinned."),
              "", table(results), ""]
+    if args.parts:
+        lines += [parts_table(results), ""]
     for r in results:
         notes = []
         if r.get("watchdog_stops"):
@@ -266,6 +301,8 @@ def main() -> int:
     ap.add_argument("--parse-workers", type=int, nargs="+", metavar="N",
                     help="run this code once with each of these numbers of parse workers "
                     "(0: parse in process); default: once, with the code's own choice")
+    ap.add_argument("--parts", action="store_true",
+                    help="split every document's lag into its parts (benchmarks/doc_path.py)")
     ap.add_argument("--quick", action="store_true",
                     help="32 hosts for 15 s (about 2 minutes with --old)")
     args = ap.parse_args()
@@ -278,6 +315,8 @@ def main() -> int:
         return 2
     results, doc_bytes = run_all(args)
     print(table(results))
+    if args.parts:
+        print(parts_table(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))
     if args.out != "-":
