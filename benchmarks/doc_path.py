@@ -99,6 +99,13 @@ class DocPath:
         self._open_doc: dict[str, int] = {}
         #: id(chunk) -> the (host, ts) of the documents it completes
         self._completes: dict[int, list[tuple[str, int]]] = {}
+        #: (epoch, bytes, CPU seconds in asyncssh) of every read of an SSH connection's
+        #: socket (asyncio's transport reads at most ``max_size``, 256 KiB, a turn of the
+        #: event loop): asyncssh's whole receive path (decryption, packets, channels)
+        self.socket_reads: list[tuple[float, int, float]] = []
+        #: (epoch, whether it completed a document, CPU seconds) of every chunk the intake
+        #: fed to a run's ingestion (parse and sinks)
+        self.feeds: list[tuple[float, bool, float]] = []
         #: (epoch, seconds the controller's main thread ran, seconds it waited for a CPU)
         self.sched: list[tuple[float, float, float]] = []
 
@@ -137,18 +144,44 @@ class DocPath:
             self._open_doc.pop(host, None)
 
     # -- the intake starts feeding a chunk
-    def fed(self, chunk: object) -> None:
+    def fed(self, chunk: object) -> bool:
+        """Whether ``chunk`` completes a document."""
         done = self._completes.pop(id(chunk), None)
         if done:
             now = time.time()
             for key in done:
                 self.docs[key][3] = now
+        return bool(done)
 
     # -- the sink: a document's samples stored
     def stored(self, host: str, ts: int, now: float) -> None:
         rec = self.docs.get((host, ts))
         if rec is not None and rec[4] is None:
             rec[4] = now
+
+    def cpu_summary(self, since: float, until: float) -> dict[str, float]:
+        """The controller's main thread's CPU per document stored in [since, until], in
+        seconds: all of it (``sched``), asyncssh's receive path, the intake's feeds of the
+        chunks completing a document (its parse and the sinks) and of the others; the socket
+        reads: how many a second, their mean size, the share that filled asyncio's 256 KiB
+        (the kernel held more)."""
+        docs = sum(1 for rec in self.docs.values()
+                   if rec[4] is not None and since <= rec[4] <= until)
+        span = [(t, run) for t, run, _ in self.sched if since <= t <= until]
+        reads = [(n, cpu) for t, n, cpu in self.socket_reads if since <= t <= until]
+        feeds = [(done, cpu) for t, done, cpu in self.feeds if since <= t <= until]
+        if not docs or len(span) < 2 or not reads:
+            return {}
+        wall = span[-1][0] - span[0][0]
+        ran = (span[-1][1] - span[0][1]) * (until - since) / wall  # (over the whole window)
+        return {
+            "main": ran / docs,
+            "asyncssh": sum(cpu for _, cpu in reads) / docs,
+            "parse": sum(cpu for done, cpu in feeds if done) / docs,
+            "other_chunks": sum(cpu for done, cpu in feeds if not done) / docs,
+            "reads_per_s": len(reads) / (until - since),
+            "read_mean": sum(n for n, _ in reads) / len(reads),
+            "reads_full": sum(n >= 1 << 18 for n, _ in reads) / len(reads)}
 
     def streams_of_hosts(self) -> dict[str, int]:
         """Which asyncssh stream carried each host's documents (the most documents in
@@ -277,3 +310,17 @@ def _busy(rows: list[dict[str, float]], sched: Sequence[tuple[float, float, floa
         return {}
     return {"seconds": wall, "ran": ran / wall, "waited": waited / wall,
             "slept": max(0.0, 1 - (ran + waited) / wall)}
+
+
+def one_core(rows: list[dict[str, float]], service: float) -> dict[str, float]:
+    """The lag the same documents would have on one core that gave every document
+    ``service`` seconds (the controller's measured CPU per document, all in) the moment it
+    was printed, in the order they were printed, with nothing else to do and nothing on the
+    way (no host, no transfer): the queueing that the bursts' shape and the CPU per document
+    make inherent to one process."""
+    free = 0.0
+    lags = []
+    for stamp in sorted(r["stamp"] for r in rows):
+        free = max(free, stamp) + service
+        lags.append(free - stamp)
+    return {"p50": _q(lags, 0.5), "p99": _q(lags, 0.99), "max": max(lags, default=0.0)}

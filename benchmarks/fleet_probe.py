@@ -312,6 +312,9 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
         wall0 = time.time() - time.monotonic()  # (the path's times are epoch seconds)
         rows = probe.path.rows(wall0 + a, wall0 + b)
         steady["parts"] = doc_path.summary(rows, probe.path.sched)
+        steady["parts"]["cpu"] = cpu = probe.path.cpu_summary(wall0 + a, wall0 + b)
+        if cpu:
+            steady["parts"]["one_core"] = doc_path.one_core(rows, cpu["main"])
         steady["parts"]["rows"] = [{k: (round(v, 4) if isinstance(v, float) else v)
                                     for k, v in r.items()} for r in rows]
     steady["lag_spikes"] = [(round(m - started, 2), round(v, 3))
@@ -361,6 +364,7 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
 def watch_parts() -> DocPath:
     """A ``DocPath`` told of every SSH packet of a channel's output (asyncssh's process
     session) and of every chunk the intake feeds (the runner's lanes)."""
+    import asyncssh.connection
     import asyncssh.process
 
     import benchtui.session.runs as runs
@@ -374,12 +378,23 @@ def watch_parts() -> DocPath:
         received(self, data, datatype)
 
     asyncssh.process.SSHProcess.data_received = data_received  # type: ignore[method-assign]
+    got = asyncssh.connection.SSHConnection.data_received
+    reads = path.socket_reads
+
+    def socket_read(self: Any, data: bytes, datatype: Any = None) -> None:
+        cpu = time.thread_time()
+        got(self, data, datatype)
+        reads.append((time.time(), len(data), time.thread_time() - cpu))
+
+    asyncssh.connection.SSHConnection.data_received = socket_read  # type: ignore[method-assign]
     lane = runs.Lane
 
     def fed_lane(feed: Callable[[Chunk, float], None]) -> Any:
         def fed(chunk: Chunk, t: float) -> None:
-            path.fed(chunk)
+            cpu = time.thread_time()
+            completes = path.fed(chunk)
             feed(chunk, t)
+            path.feeds.append((time.time(), completes, time.thread_time() - cpu))
         return lane(fed)
 
     runs.Lane = fed_lane  # type: ignore[assignment,misc]

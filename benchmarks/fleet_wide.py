@@ -24,6 +24,10 @@ gone 3 s after the last one, and stops the workload ``controller_grace`` later).
     .venv/bin/python benchmarks/fleet_wide.py [--hosts 16 32] [--seconds 30] [--old DIR]
         [--pin] [--grace 5] [--out FILE|-] [--json FILE] [--quick]
 
+``--lockstep``: every host prints its document on the whole second of the clock, as fio
+instances started together do: every run gets the same burst (without it, the hosts print
+as far apart as their runs' starts were, which moves from run to run: 140-1,000 ms measured,
+and the lag with it).
 ``--parts``: every document's lag split into its parts (``doc_path.py``): host side,
 transfer, the follower's read, the intake's queue, the parse.
 ``--pin``: the controller on CPU 0, sshd and the simulated hosts on the last CPU.
@@ -111,8 +115,9 @@ class BeatWatch(threading.Thread):
 
 
 def write_plan(path: Path, hosts: int, seconds: int, port: int, user: str, identity: str,
-               replay_dir: Path) -> None:
+               replay_dir: Path, lockstep: bool = False) -> None:
     replay = f"python3 -I -S {replay_dir}/replay_capture.py fio-prerendered"
+    replay += " --on-the-second" if lockstep else ""
     lines = ["[session]", 'name = "fleet-wide"', ""]
     for i in range(1, hosts + 1):
         lines += [f"[hosts.h{i:03d}]", 'address = "127.0.0.1"', f"port = {port}",
@@ -165,7 +170,7 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                 for label, code, workers in (codes if repeat % 2 == 0 else codes[::-1]):
                     plan = fleet.directory / f"plan-{n}.toml"
                     write_plan(plan, n, args.seconds, port, fleet.user.pw_name,
-                               str(fleet.identity), replay_dir)
+                               str(fleet.identity), replay_dir, args.lockstep)
                     tag = label.replace(", ", "-").replace(" ", "_")
                     session_id = f"fleet-wide-{n}-{tag}-{repeat}-{os.getpid()}"
                     result_file = fleet.directory / f"result-{n}-{tag}.json"
@@ -236,8 +241,11 @@ def parts_table(results: list[dict[str, Any]]) -> str:
             + " | chunks / packets a document (mean) | a second's burst, p50 (max): stamps "
             "apart, first packet, last packet, last stored (ms from the first stamp) | "
             "stored in the order the last packets came | while a document waited: the "
-            "controller ran / waited for a CPU / slept (%) |",
-            "|" + "---|" * (len(names) + 6)]
+            "controller ran / waited for a CPU / slept (%) | socket reads a second, mean kB "
+            "(% of them 256 KiB) | main thread's CPU a document (ms): all / asyncssh / "
+            "parse and sinks / the other chunks | lag on one ideal core at that CPU a "
+            "document, p50 / p99 (ms) |",
+            "|" + "---|" * (len(names) + 9)]
     for r in results:
         p = (r.get("steady") or {}).get("parts") or {}
         if not p:
@@ -251,9 +259,16 @@ def parts_table(results: list[dict[str, Any]]) -> str:
         u = p.get("busy") or {}
         busy = (f"{100 * u['ran']:.0f} / {100 * u['waited']:.0f} / {100 * u['slept']:.0f}"
                 if u else "-")
+        k = p.get("cpu") or {}
+        reads = (f"{k['reads_per_s']:.0f}, {k['read_mean'] / 1000:.0f} "
+                 f"({100 * k['reads_full']:.0f})" if k else "-")
+        m = p.get("one_core") or {}
+        ideal = f"{_ms(m['p50'])} / {_ms(m['p99'])}" if m else "-"
+        cpu = (" / ".join(f"{1000 * k[n]:.2f}" for n in ("main", "asyncssh", "parse",
+                                                          "other_chunks")) if k else "-")
         rows.append(f"| {r['code']} | {p['docs']} | " + " | ".join(cells)
                     + f" | {p['chunks']['mean']:.1f} / {p['packets']['mean']:.1f} | {burst}"
-                    f" | {order} | {busy} |")
+                    f" | {order} | {busy} | {reads} | {cpu} | {ideal} |")
     return "\n".join(rows)
 
 
@@ -301,6 +316,9 @@ def main() -> int:
     ap.add_argument("--parse-workers", type=int, nargs="+", metavar="N",
                     help="run this code once with each of these numbers of parse workers "
                     "(0: parse in process); default: once, with the code's own choice")
+    ap.add_argument("--lockstep", action="store_true",
+                    help="every host prints on the whole second (fio's timers in step): "
+                    "the worst burst, the same in every run")
     ap.add_argument("--parts", action="store_true",
                     help="split every document's lag into its parts (benchmarks/doc_path.py)")
     ap.add_argument("--quick", action="store_true",
