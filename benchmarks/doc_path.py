@@ -106,6 +106,9 @@ class DocPath:
         #: (epoch, whether it completed a document, CPU seconds) of every chunk the intake
         #: fed to a run's ingestion (parse and sinks)
         self.feeds: list[tuple[float, bool, float]] = []
+        #: (epoch, CPU seconds) of every batch given to fleet_probe's sink (the live store
+        #: and ``run --jsonl``'s writer), inside the feeds
+        self.sinks: list[tuple[float, float]] = []
         #: (epoch, seconds the controller's main thread ran, seconds it waited for a CPU)
         self.sched: list[tuple[float, float, float]] = []
 
@@ -162,7 +165,8 @@ class DocPath:
     def cpu_summary(self, since: float, until: float) -> dict[str, float]:
         """The controller's main thread's CPU per document stored in [since, until], in
         seconds: all of it (``sched``), asyncssh's receive path, the intake's feeds of the
-        chunks completing a document (its parse and the sinks) and of the others; the socket
+        chunks completing a document (its parse and the sinks) and of the others, and of the
+        feeds the probe's sink (the live store, ``run --jsonl``'s writer); the socket
         reads: how many a second, their mean size, the share that filled asyncio's 256 KiB
         (the kernel held more)."""
         docs = sum(1 for rec in self.docs.values()
@@ -179,6 +183,7 @@ class DocPath:
             "asyncssh": sum(cpu for _, cpu in reads) / docs,
             "parse": sum(cpu for done, cpu in feeds if done) / docs,
             "other_chunks": sum(cpu for done, cpu in feeds if not done) / docs,
+            "store_jsonl": sum(cpu for t, cpu in self.sinks if since <= t <= until) / docs,
             "reads_per_s": len(reads) / (until - since),
             "read_mean": sum(n for n, _ in reads) / len(reads),
             "reads_full": sum(n >= 1 << 18 for n, _ in reads) / len(reads)}

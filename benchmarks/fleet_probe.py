@@ -140,9 +140,13 @@ class Probe:
         self.path: DocPath | None = None
 
     def sink(self, samples: list[Sample]) -> None:
+        path = self.path
+        cpu = time.thread_time() if path is not None else 0.0
         self.store.add(samples)
         if self.jsonl is not None:
             self.jsonl.write(samples)
+        if path is not None:
+            path.sinks.append((time.time(), time.thread_time() - cpu))
         first = samples[0]
         if first.tool != "fio":
             return

@@ -243,8 +243,8 @@ def parts_table(results: list[dict[str, Any]]) -> str:
             "stored in the order the last packets came | while a document waited: the "
             "controller ran / waited for a CPU / slept (%) | socket reads a second, mean kB "
             "(% of them 256 KiB) | main thread's CPU a document (ms): all / asyncssh / "
-            "parse and sinks / the other chunks | lag on one ideal core at that CPU a "
-            "document, p50 / p99 (ms) |",
+            "parse and sinks (of which the live store and --jsonl) / the other chunks | lag "
+            "on one ideal core at that CPU a document, p50 / p99 (ms) |",
             "|" + "---|" * (len(names) + 9)]
     for r in results:
         p = (r.get("steady") or {}).get("parts") or {}
@@ -264,8 +264,9 @@ def parts_table(results: list[dict[str, Any]]) -> str:
                  f"({100 * k['reads_full']:.0f})" if k else "-")
         m = p.get("one_core") or {}
         ideal = f"{_ms(m['p50'])} / {_ms(m['p99'])}" if m else "-"
-        cpu = (" / ".join(f"{1000 * k[n]:.2f}" for n in ("main", "asyncssh", "parse",
-                                                          "other_chunks")) if k else "-")
+        cpu = (f"{1000 * k['main']:.2f} / {1000 * k['asyncssh']:.2f} / "
+               f"{1000 * k['parse']:.2f} ({1000 * k['store_jsonl']:.2f}) / "
+               f"{1000 * k['other_chunks']:.2f}" if k else "-")
         rows.append(f"| {r['code']} | {p['docs']} | " + " | ".join(cells)
                     + f" | {p['chunks']['mean']:.1f} / {p['packets']['mean']:.1f} | {burst}"
                     f" | {order} | {busy} | {reads} | {cpu} | {ideal} |")
