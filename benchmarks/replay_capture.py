@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import mmap
 import re
 import sys
@@ -238,7 +239,7 @@ def replay(source: FioReplay | FioPrerendered | IostatReplay, seconds: int,
         out.flush()
     start = time.time()
     if on_the_second:
-        start = float(int(start))
+        start = float(math.ceil(start))
     tick = 0
     while seconds <= 0 or tick < seconds:
         tick += 1
