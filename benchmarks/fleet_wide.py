@@ -30,6 +30,7 @@ as far apart as their runs' starts were, which moves from run to run: 140-1,000 
 and the lag with it).
 ``--parts``: every document's lag split into its parts (``doc_path.py``): host side,
 transfer, the follower's read, the intake's queue, the parse.
+``--profile DIR``: each controller run under cProfile (CPU time), into DIR.
 ``--pin``: the controller on CPU 0, sshd and the simulated hosts on the last CPU.
 ``--parse-workers 0 1``: this code once parsing in process and once with one parse worker
 (``session/parse_pool.py``); the CPU is the controller's with all its processes, and split
@@ -182,6 +183,8 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                             str(args.grace), "--jsonl"]
                     argv += ["--pin"] if args.pin else []
                     argv += ["--parts"] if args.parts else []
+                    argv += ["--profile", str(args.profile / f"{tag}-{repeat}.prof")] \
+                        if args.profile else []
                     argv += [] if workers is None else ["--parse-workers", str(workers)]
                     load_before = loadavg()
                     print(f"{n} hosts, {label} code (load {load_before})", file=sys.stderr,
@@ -322,6 +325,8 @@ def main() -> int:
                     "the worst burst, the same in every run")
     ap.add_argument("--parts", action="store_true",
                     help="split every document's lag into its parts (benchmarks/doc_path.py)")
+    ap.add_argument("--profile", type=Path, metavar="DIR",
+                    help="cProfile each controller (CPU time) into DIR/CODE-REPEAT.prof")
     ap.add_argument("--quick", action="store_true",
                     help="32 hosts for 15 s (about 2 minutes with --old)")
     args = ap.parse_args()
