@@ -127,7 +127,8 @@ class DocPath:
             rec = net.get((stream, ts))
             if rec is not None:
                 rec[1] = now
-            self._open_net.pop(stream, None)
+            if self._open_net.get(stream) == ts:  # (not the next one, begun in this piece)
+                del self._open_net[stream]
 
     # -- the transport's follow: every chunk handed over
     def chunk(self, host: str, chunk: object, data: bytes) -> None:
@@ -144,7 +145,8 @@ class DocPath:
             if rec is not None:
                 rec[1] = now
                 self._completes.setdefault(id(chunk), []).append((host, ts))
-            self._open_doc.pop(host, None)
+            if self._open_doc.get(host) == ts:  # (not the next one, begun in this chunk)
+                del self._open_doc[host]
 
     # -- the intake starts feeding a chunk
     def fed(self, chunk: object) -> bool:
