@@ -3,6 +3,7 @@ on 2 real sshd "hosts" for 3 s (no timing is asserted: only that it runs and rep
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import subprocess
@@ -141,7 +142,7 @@ def test_doc_path_finds_documents_however_the_bytes_are_cut() -> None:
     (its timestamp_ms) and end in the pieces SSH packets and chunks cut a stream into, a
     pattern cut in two included."""
     sys.path.insert(0, str(BENCHMARKS))
-    from doc_path import DocScanner, one_core
+    from doc_path import DocPath, DocScanner, one_core
 
     rng = random.Random(32)
     docs = [json.dumps({"fio version": "fio-3.33", "timestamp_ms": 1764245512000 + 1000 * i
@@ -158,6 +159,14 @@ def test_doc_path_finds_documents_however_the_bytes_are_cut() -> None:
             ends += got[1]
             at += size
         assert starts == want and ends == want
+    # Pieces that end one document and begin the next: each document's pieces counted.
+    path = DocPath()
+    for at in range(0, len(data), 700):
+        path.packet(1, data[at:at + 700])
+    assert [rec[2] for rec in path.net.values()] == [
+        (start + len(doc) - 1) // 700 - start // 700 + 1
+        for start, doc in zip(itertools.accumulate([0] + [len(d) for d in docs]), docs,
+                              strict=False)]
     # One core serving each document for 10 ms as printed: three printed together wait
     # 10, 20 and 30 ms; one printed later alone, 10.
     rows = [{"stamp": t} for t in (5.0, 5.0, 5.0, 6.0)]
