@@ -5,7 +5,7 @@ controller's alone):
 
     python benchmarks/fleet_probe.py --plan PLAN --known-hosts FILE --session-id ID
         --hosts N --seconds S --result OUT.json [--profile FILE] [--pin] [--code DIR]
-        [--grace S] [--jsonl]
+        [--grace S] [--jsonl] [--parts]
 
 ``--code DIR`` imports benchtui from DIR (a worktree of other code: the code before a change,
 measured by the same probe); ``--grace`` is the session's ``controller_grace``; ``--jsonl``
@@ -35,6 +35,8 @@ changed. What is measured:
   generation (``gc_pauses.py``), in the steady part and over the whole run (``gc_all``);
   ``garbage_at_end``: the objects one full collection frees once the session has ended (the
   cyclic garbage the collector had left waiting) and the RSS before and after it.
+- ``parts`` (``--parts``): the lag of every document split into where it went: the host
+  side, the transfer, the follower's read, the intake's queue, the parse (``doc_path.py``).
 """
 
 from __future__ import annotations
@@ -57,7 +59,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 if "--code" in sys.argv:  # the code to measure, before anything imports benchtui
     sys.path.insert(0, sys.argv[sys.argv.index("--code") + 1])
 
+import doc_path
 import psutil
+from doc_path import DocPath
 from gc_pauses import GcPauses
 
 from benchtui.export.formats import JsonlWriter
@@ -80,22 +84,25 @@ class ArrivalStamps:
     """Wraps a transport: notes when ``follow`` handed over each run's latest chunk."""
 
     def __init__(self, inner: Transport, stamps: dict[tuple[str, str], float],
-                 chunks: list[int]) -> None:
+                 chunks: list[int], path: DocPath | None = None) -> None:
         self._inner = inner
         self._stamps = stamps
         #: [chunks, bytes] handed over so far, every run of every host
         self._chunks = chunks
+        self._path = path
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     async def follow(self, handle: RunHandle, offset: int = 0) -> AsyncGenerator[Chunk, None]:
         key = (handle.host, "fio" if FIO_STEP in handle.run_id else "iostat")
-        stamps, chunks = self._stamps, self._chunks
+        stamps, chunks, path = self._stamps, self._chunks, self._path
         async for chunk in self._inner.follow(handle, offset):
             stamps[key] = time.time()
             chunks[0] += 1
             chunks[1] += len(chunk.data)
+            if path is not None and key[1] == "fio":
+                path.chunk(handle.host, chunk, bytes(chunk.data))
             yield chunk
 
 
@@ -139,11 +146,16 @@ class Probe:
         self.gc = GcPauses()
         self.lags: list[tuple[float, float]] = []
         self.events: list[tuple[float, Event]] = []
+        self.path: DocPath | None = None
 
     def sink(self, samples: list[Sample]) -> None:
+        path = self.path
+        cpu = time.thread_time() if path is not None else 0.0
         self.store.add(samples)
         if self.jsonl is not None:
             self.jsonl.write(samples)
+        if path is not None:
+            path.sinks.append((time.time(), time.thread_time() - cpu))
         first = samples[0]
         if first.tool != "fio":
             return
@@ -156,6 +168,8 @@ class Probe:
         for t in seen:
             if (host, t) not in self.docs:
                 self.docs.add((host, t))
+                if self.path is not None:
+                    self.path.stored(host, round(t * 1000), now)
                 if newest is not None and t != newest:
                     continue
                 self.e2e.append((mono, now - t))
@@ -215,12 +229,20 @@ class Probe:
             due = loop.time() + period
             await asyncio.sleep(period)
             self.lags.append((time.monotonic(), loop.time() - due))
+            if self.path is not None:
+                self.path.sched.append((time.time(), *_schedstat()))
 
 
 def _runqueue_wait() -> float:
     """Seconds this process's main thread has been runnable but waiting for a CPU."""
+    return _schedstat()[1]
+
+
+def _schedstat() -> tuple[float, float]:
+    """Seconds this process's main thread has run, and been runnable but waiting."""
     with open("/proc/self/schedstat") as f:
-        return int(f.read().split()[1]) / 1e9
+        run, wait = f.read().split()[:2]
+    return int(run) / 1e9, int(wait) / 1e9
 
 
 def _rss_bytes() -> int:
@@ -302,6 +324,15 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
     steady["inside"] = _spread([v for m, v in probe.inside if a <= m <= b])
     steady["lag"] = _spread([v for m, v in probe.lags if a <= m <= b])
     steady["gc"] = probe.gc.figures(a, b)
+    if probe.path is not None:
+        wall0 = time.time() - time.monotonic()  # (the path's times are epoch seconds)
+        rows = probe.path.rows(wall0 + a, wall0 + b)
+        steady["parts"] = doc_path.summary(rows, probe.path.sched)
+        steady["parts"]["cpu"] = cpu = probe.path.cpu_summary(wall0 + a, wall0 + b)
+        if cpu:
+            steady["parts"]["one_core"] = doc_path.one_core(rows, cpu["main"])
+        steady["parts"]["rows"] = [{k: (round(v, 4) if isinstance(v, float) else v)
+                                    for k, v in r.items()} for r in rows]
     steady["lag_spikes"] = [(round(m - started, 2), round(v, 3))
                             for m, v in probe.lags if a <= m <= b and v > 0.25][:20]
     out["steady"] = steady
@@ -310,9 +341,11 @@ def summarize(probe: Probe, ok: bool, failures: list[str], hosts: int, seconds: 
 
 async def run_session(plan_path: Path, known_hosts: str, session_id: str,
                       hosts: int, seconds: int, grace: float | None = None,
-                      jsonl: bool = False, parse_workers: int | None = None
-                      ) -> dict[str, Any]:
+                      jsonl: bool = False, parse_workers: int | None = None,
+                      parts: bool = False) -> dict[str, Any]:
     probe = Probe(LiveStore())
+    if parts:
+        probe.path = watch_parts()
     if jsonl:
         probe.jsonl = JsonlWriter(open(os.devnull, "w"))  # noqa: SIM115 (the process's life)
     options = SessionOptions(ssh=SshOptions(known_hosts=known_hosts, connect_timeout=60.0),
@@ -325,7 +358,8 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
     if pool is not None:
         probe.worker_pids = lambda: pool.pids
     for name, transport in list(session.transports.items()):  # (the runner shares the dict)
-        session.transports[name] = ArrivalStamps(transport, probe.arrivals, probe.chunks)
+        session.transports[name] = ArrivalStamps(transport, probe.arrivals, probe.chunks,
+                                                 probe.path)
     helpers = [asyncio.create_task(probe.sample_resources()),
                asyncio.create_task(probe.measure_lag())]
     started, cpu0 = time.monotonic(), time.process_time()
@@ -349,6 +383,46 @@ async def run_session(plan_path: Path, known_hosts: str, session_id: str,
     return out
 
 
+def watch_parts() -> DocPath:
+    """A ``DocPath`` told of every SSH packet of a channel's output (asyncssh's process
+    session) and of every chunk the intake feeds (the runner's lanes)."""
+    import asyncssh.connection
+    import asyncssh.process
+
+    import benchtui.session.runs as runs
+
+    path = DocPath()
+    received = asyncssh.process.SSHProcess.data_received
+
+    def data_received(self: Any, data: Any, datatype: Any) -> None:
+        if datatype is None and isinstance(data, bytes):
+            path.packet(id(self), data)
+        received(self, data, datatype)
+
+    asyncssh.process.SSHProcess.data_received = data_received  # type: ignore[method-assign]
+    got = asyncssh.connection.SSHConnection.data_received
+    reads = path.socket_reads
+
+    def socket_read(self: Any, data: bytes, datatype: Any = None) -> None:
+        cpu = time.thread_time()
+        got(self, data, datatype)
+        reads.append((time.time(), len(data), time.thread_time() - cpu))
+
+    asyncssh.connection.SSHConnection.data_received = socket_read  # type: ignore[method-assign]
+    lane = runs.Lane
+
+    def fed_lane(feed: Callable[[Chunk, float], None]) -> Any:
+        def fed(chunk: Chunk, t: float) -> None:
+            cpu = time.thread_time()
+            completes = path.fed(chunk)
+            feed(chunk, t)
+            path.feeds.append((time.time(), completes, time.thread_time() - cpu))
+        return lane(fed)
+
+    runs.Lane = fed_lane  # type: ignore[assignment,misc]
+    return path
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--plan", type=Path, required=True)
@@ -364,6 +438,8 @@ def main() -> int:
     ap.add_argument("--jsonl", action="store_true", help="add run --jsonl's sink")
     ap.add_argument("--parse-workers", type=int,
                     help="the session's parse workers (default: the code's own choice)")
+    ap.add_argument("--parts", action="store_true",
+                    help="split every fio document's lag into its parts (doc_path.py)")
     ap.add_argument("--uvloop", action="store_true",
                     help="experiment: uvloop's event loop (installed in the venv)")
     args = ap.parse_args()
@@ -374,7 +450,7 @@ def main() -> int:
     if args.pin:
         os.sched_setaffinity(0, {0})
     coro = run_session(args.plan, args.known_hosts, args.session_id, args.hosts, args.seconds,
-                       args.grace, args.jsonl, args.parse_workers)
+                       args.grace, args.jsonl, args.parse_workers, args.parts)
     if args.profile:
         import cProfile
         import pstats

@@ -24,6 +24,13 @@ gone 3 s after the last one, and stops the workload ``controller_grace`` later).
     .venv/bin/python benchmarks/fleet_wide.py [--hosts 16 32] [--seconds 30] [--old DIR]
         [--pin] [--grace 5] [--out FILE|-] [--json FILE] [--quick]
 
+``--lockstep``: every host prints its document on the whole second of the clock, as fio
+instances started together do: every run gets the same burst (without it, the hosts print
+as far apart as their runs' starts were, which moves from run to run: 140-1,000 ms measured,
+and the lag with it).
+``--parts``: every document's lag split into its parts (``doc_path.py``): host side,
+transfer, the follower's read, the intake's queue, the parse.
+``--profile DIR``: each controller run under cProfile (CPU time), into DIR.
 ``--pin``: the controller on CPU 0, sshd and the simulated hosts on the last CPU.
 ``--parse-workers 0 1``: this code once parsing in process and once with one parse worker
 (``session/parse_pool.py``); the CPU is the controller's with all its processes, and split
@@ -50,6 +57,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+from doc_path import PARTS  # noqa: E402
 from fleet_probe import FIO_STEP  # noqa: E402
 from fleet_scale import machine, start_sshd, write_doc  # noqa: E402
 from gc_pauses import words  # noqa: E402
@@ -109,8 +117,9 @@ class BeatWatch(threading.Thread):
 
 
 def write_plan(path: Path, hosts: int, seconds: int, port: int, user: str, identity: str,
-               replay_dir: Path) -> None:
+               replay_dir: Path, lockstep: bool = False) -> None:
     replay = f"python3 -I -S {replay_dir}/replay_capture.py fio-prerendered"
+    replay += " --on-the-second" if lockstep else ""
     lines = ["[session]", 'name = "fleet-wide"', ""]
     for i in range(1, hosts + 1):
         lines += [f"[hosts.h{i:03d}]", 'address = "127.0.0.1"', f"port = {port}",
@@ -163,7 +172,7 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                 for label, code, workers in (codes if repeat % 2 == 0 else codes[::-1]):
                     plan = fleet.directory / f"plan-{n}.toml"
                     write_plan(plan, n, args.seconds, port, fleet.user.pw_name,
-                               str(fleet.identity), replay_dir)
+                               str(fleet.identity), replay_dir, args.lockstep)
                     tag = label.replace(", ", "-").replace(" ", "_")
                     session_id = f"fleet-wide-{n}-{tag}-{repeat}-{os.getpid()}"
                     result_file = fleet.directory / f"result-{n}-{tag}.json"
@@ -174,6 +183,9 @@ def run_all(args: argparse.Namespace) -> tuple[list[dict[str, Any]], int]:
                             "--result", str(result_file), "--code", code, "--grace",
                             str(args.grace), "--jsonl"]
                     argv += ["--pin"] if args.pin else []
+                    argv += ["--parts"] if args.parts else []
+                    argv += ["--profile", str(args.profile / f"{tag}-{repeat}.prof")] \
+                        if args.profile else []
                     argv += [] if workers is None else ["--parse-workers", str(workers)]
                     load_before = loadavg()
                     print(f"{n} hosts, {label} code (load {load_before})", file=sys.stderr,
@@ -229,6 +241,46 @@ def table(results: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def parts_table(results: list[dict[str, Any]]) -> str:
+    """Where the documents' lag went (``--parts``, benchmarks/doc_path.py): each part's p50 /
+    p99 and its mean over the worst 1% of documents; the bursts of one second's documents."""
+    names = [name for name, _, _ in PARTS]
+    rows = ["| code | docs | " + " | ".join(f"{n} p50 / p99 (worst 1%)" for n in names)
+            + " | chunks / packets a document (mean) | a second's burst, p50 (max): stamps "
+            "apart, first packet, last packet, last stored (ms from the first stamp) | "
+            "stored in the order the last packets came | while a document waited: the "
+            "controller ran / waited for a CPU / slept (%) | socket reads a second, mean kB "
+            "(% of them 256 KiB) | main thread's CPU a document (ms): all / asyncssh / "
+            "parse and sinks (of which the live store and --jsonl) / the other chunks | lag "
+            "on one ideal core at that CPU a document, p50 / p99 (ms) |",
+            "|" + "---|" * (len(names) + 9)]
+    for r in results:
+        p = (r.get("steady") or {}).get("parts") or {}
+        if not p:
+            continue
+        b = p.get("bursts") or {}
+        cells = [f"{_ms(p[n]['p50'])} / {_ms(p[n]['p99'])} ({_ms(p['worst'][n])})"
+                 for n in names]
+        burst = ", ".join(f"{_ms(b[k]['p50'])} ({_ms(b[k]['max'])})" for k in (
+            "stamps", "first_net", "last_net", "last_stored")) if b else "-"
+        order = f"{b['in_order']['p50']:.2f}" if b else "-"
+        u = p.get("busy") or {}
+        busy = (f"{100 * u['ran']:.0f} / {100 * u['waited']:.0f} / {100 * u['slept']:.0f}"
+                if u else "-")
+        k = p.get("cpu") or {}
+        reads = (f"{k['reads_per_s']:.0f}, {k['read_mean'] / 1000:.0f} "
+                 f"({100 * k['reads_full']:.0f})" if k else "-")
+        m = p.get("one_core") or {}
+        ideal = f"{_ms(m['p50'])} / {_ms(m['p99'])}" if m else "-"
+        cpu = (f"{1000 * k['main']:.2f} / {1000 * k['asyncssh']:.2f} / "
+               f"{1000 * k['parse']:.2f} ({1000 * k['store_jsonl']:.2f}) / "
+               f"{1000 * k['other_chunks']:.2f}" if k else "-")
+        rows.append(f"| {r['code']} | {p['docs']} | " + " | ".join(cells)
+                    + f" | {p['chunks']['mean']:.1f} / {p['packets']['mean']:.1f} | {burst}"
+                    f" | {order} | {busy} | {reads} | {cpu} | {ideal} |")
+    return "\n".join(rows)
+
+
 def report(results: list[dict[str, Any]], command: str, doc_bytes: int, args: argparse.Namespace
            ) -> str:
     facts = ", ".join(f"{k} {v}" for k, v in machine().items())
@@ -238,6 +290,8 @@ def report(results: list[dict[str, Any]], command: str, doc_bytes: int, args: ar
              f"{args.grace:g} s. " + ("Controller pinned to CPU 0, sshd and the hosts to the "
                                       "last CPU." if args.pin else "Nothing pinned."),
              "", table(results), ""]
+    if args.parts:
+        lines += [parts_table(results), ""]
     for r in results:
         notes = []
         if r.get("watchdog_stops"):
@@ -271,6 +325,13 @@ def main() -> int:
     ap.add_argument("--parse-workers", type=int, nargs="+", metavar="N",
                     help="run this code once with each of these numbers of parse workers "
                     "(0: parse in process); default: once, with the code's own choice")
+    ap.add_argument("--lockstep", action="store_true",
+                    help="every host prints on the whole second (fio's timers in step): "
+                    "the worst burst, the same in every run")
+    ap.add_argument("--parts", action="store_true",
+                    help="split every document's lag into its parts (benchmarks/doc_path.py)")
+    ap.add_argument("--profile", type=Path, metavar="DIR",
+                    help="cProfile each controller (CPU time) into DIR/CODE-REPEAT.prof")
     ap.add_argument("--quick", action="store_true",
                     help="32 hosts for 15 s (about 2 minutes with --old)")
     args = ap.parse_args()
@@ -283,6 +344,8 @@ def main() -> int:
         return 2
     results, doc_bytes = run_all(args)
     print(table(results))
+    if args.parts:
+        print(parts_table(results))
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=1))
     if args.out != "-":

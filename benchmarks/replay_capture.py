@@ -26,6 +26,11 @@ simulated host then costs a write a second, whatever the documents' size (32 job
 each). The file is read through ``mmap``, so every host of a fleet shares its pages.
 
 Output is flushed after every document or report. ``--seconds 0`` runs until killed.
+``--on-the-second``: every document is printed on a whole second of the clock (the first
+after at least one second), so that every host of a fleet prints at the same instant, as fio
+instances started together do (their ``--status-interval`` timers in step); without it each
+replay prints a second after its own start, and a fleet's hosts are as far apart as their
+starts were.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
 import mmap
 import re
 import sys
@@ -223,13 +229,17 @@ def prerender(capture: str, seconds: int, out: str) -> None:
             f.write(source.document(now + k))
 
 
-def replay(source: FioReplay | FioPrerendered | IostatReplay, seconds: int) -> None:
-    """Print one document per second (the first after one second, as the tools do)."""
+def replay(source: FioReplay | FioPrerendered | IostatReplay, seconds: int,
+           on_the_second: bool = False) -> None:
+    """Print one document per second (the first after one second, as the tools do; on
+    whole seconds of the clock with ``on_the_second``)."""
     out = sys.stdout.buffer
     if isinstance(source, IostatReplay):
         out.write(source.banner)
         out.flush()
     start = time.time()
+    if on_the_second:
+        start = float(math.ceil(start))
     tick = 0
     while seconds <= 0 or tick < seconds:
         tick += 1
@@ -247,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
                     "file prerender wrote)")
     ap.add_argument("out", nargs="?", help="prerender: the file to write")
     ap.add_argument("--seconds", type=int, default=0, help="documents to print (0: forever)")
+    ap.add_argument("--on-the-second", action="store_true",
+                    help="print on whole seconds of the clock (a fleet's hosts in step)")
     args = ap.parse_intermixed_args(argv)
     if args.kind == "prerender":
         if not args.out:
@@ -262,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         source = FioReplay(split_fio_documents(text)) if args.kind == "fio-json" \
             else IostatReplay(text)
     try:
-        replay(source, args.seconds)
+        replay(source, args.seconds, args.on_the_second)
     except (BrokenPipeError, KeyboardInterrupt):
         return 1
     return 0

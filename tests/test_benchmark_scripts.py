@@ -3,7 +3,9 @@ on 2 real sshd "hosts" for 3 s (no timing is asserted: only that it runs and rep
 
 from __future__ import annotations
 
+import itertools
 import json
+import random
 import subprocess
 import sys
 import time
@@ -116,3 +118,57 @@ def test_export_burst_runs_and_reports() -> None:
     (one,) = report["rounds"]
     assert (one["burst"]["answered"], one["steady"]["answered"], one["idle_kept"]) == (10, 2, 10)
     assert report["server_threads"] <= 5
+
+
+def test_fio_replay_on_the_second_prints_on_whole_seconds() -> None:
+    """``--on-the-second`` (fleet_wide.py --lockstep): every document is stamped on a whole
+    second of the clock, so that a fleet's replays print together, as fio's timers in step."""
+    done = subprocess.run([sys.executable, str(BENCHMARKS / "replay_capture.py"), "fio-json",
+                           str(CAPTURES / "fio-json-plus-2jobs.json"), "--seconds", "2",
+                           "--on-the-second"],
+                          capture_output=True, text=True, timeout=30, check=True)
+    stamps = [json.loads(doc)["timestamp_ms"] for doc in split_documents(done.stdout)]
+    assert len(stamps) == 2
+    assert all(ms % 1000 < 250 for ms in stamps), stamps  # (the replay's wake-up)
+    assert stamps[1] - stamps[0] in range(750, 1250)
+
+
+def split_documents(text: str) -> list[str]:
+    return [part + "\n}" for part in text.split("\n}\n") if part.strip()]
+
+
+def test_doc_path_finds_documents_however_the_bytes_are_cut() -> None:
+    """benchmarks/doc_path.py's scanner (fleet_wide.py --parts) finds every document's start
+    (its timestamp_ms) and end in the pieces SSH packets and chunks cut a stream into, a
+    pattern cut in two included."""
+    sys.path.insert(0, str(BENCHMARKS))
+    from doc_path import DocPath, DocScanner, one_core
+
+    rng = random.Random(32)
+    docs = [json.dumps({"fio version": "fio-3.33", "timestamp_ms": 1764245512000 + 1000 * i
+                        + rng.randrange(1000), "jobs": [{"job": {"n": k}} for k in range(9)]},
+                       indent=2, separators=(",", " : ")) + "\n" for i in range(12)]
+    data = "".join(docs).encode()
+    want = [json.loads(d)["timestamp_ms"] for d in docs]
+    for _ in range(200):
+        scanner, starts, ends, at = DocScanner(), [], [], 0
+        while at < len(data):
+            size = rng.choice((1, 2, 3, 7, 18, 31, 64, 500, 4096))
+            got = scanner.feed(data[at:at + size])
+            starts += got[0]
+            ends += got[1]
+            at += size
+        assert starts == want and ends == want
+    # Pieces that end one document and begin the next: each document's pieces counted.
+    path = DocPath()
+    for at in range(0, len(data), 700):
+        path.packet(1, data[at:at + 700])
+    assert [rec[2] for rec in path.net.values()] == [
+        (start + len(doc) - 1) // 700 - start // 700 + 1
+        for start, doc in zip(itertools.accumulate([0] + [len(d) for d in docs]), docs,
+                              strict=False)]
+    # One core serving each document for 10 ms as printed: three printed together wait
+    # 10, 20 and 30 ms; one printed later alone, 10.
+    rows = [{"stamp": t} for t in (5.0, 5.0, 5.0, 6.0)]
+    lags = one_core(rows, 0.01)  # type: ignore[arg-type]
+    assert abs(lags["max"] - 0.03) < 1e-9 and abs(lags["p50"] - 0.02) < 1e-9
