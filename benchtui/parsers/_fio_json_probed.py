@@ -35,10 +35,11 @@ _REBLOCK = 2
 
 
 def _width(n: int) -> int:
-    """The size blocks of ``n`` buckets are cut to: 1.5 times the square root of n (each
-    block costs a few thousand instructions to sum and carry, each bucket of a block that
-    holds a percentile ~1,000 to subtract: counted on the 32-job capture and a 2-job stream,
-    1x and 2x cost 2-4% more)."""
+    """The size blocks of ``n`` buckets are cut to: 1.5 times the square root of n. Each
+    block costs a few thousand instructions in every dump (summed, carried, cut again), each
+    bucket of a block holding a percentile ~1,000 (subtracted): counted over the 32-job
+    capture's parse, 1x costs 4% more, 0.5x 25% more, 2x the same, 3x 3% more
+    (docs/benchmarks/parse_speed.md, round 7)."""
     return max(1, isqrt(n) * 3 // 2)
 
 
