@@ -3,8 +3,9 @@ them bucket by bucket: what ``benchtui parse`` needs when it prints no histogram
 dump (where fio added buckets and where it did not: block sums cost fewer instructions than
 one C-level pass subtracting every bucket, ~220 per bucket against ~900).
 
-A direction's buckets are cut in blocks of about the square root of their number; a dump's
-counts are summed per block (C-level passes: ``sum`` of list slices, no object per bucket).
+A direction's buckets are cut in blocks of about 1.5 times the square root of their number
+(``_width``); a dump's counts are summed per block (C-level passes: ``sum`` of list slices, no
+object per bucket).
 The blocks are carried from one dump to the next by their last bucket, so that the same block
 holds the same buckets in both dumps (and the buckets fio added since, in their place): the
 interval's running sum at the end of each block is the difference of the two dumps' running
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from itertools import accumulate, repeat
-from math import isqrt
+from math import ceil, isqrt
 from operator import sub
 
 from benchtui.model.histogram import NS_PER_SECOND, LatencyHistogram
@@ -31,6 +32,15 @@ from benchtui.parsers._fio_json_bins import BIN_KEYS, Bins
 
 #: A block that grew past this many times the size blocks are cut to is cut again.
 _REBLOCK = 2
+
+
+def _width(n: int) -> int:
+    """The size blocks of ``n`` buckets are cut to: 1.5 times the square root of n. Each
+    block costs a few thousand instructions in every dump (summed, carried, cut again), each
+    bucket of a block holding a percentile ~1,000 (subtracted): counted over the 32-job
+    capture's parse, 1x costs 4% more, 0.5x 25% more, 2x the same, 3x 3% more
+    (docs/benchmarks/parse_speed.md, round 7)."""
+    return max(1, isqrt(n) * 3 // 2)
 
 
 class Probed:
@@ -59,7 +69,9 @@ class Probed:
         run: list[int] = []
         base = start = 0
         for q, label in qs:
-            target = q * total
+            # (the first bucket whose running sum reaches q * total: the same as reaching its
+            # ceiling, an int, which ints compare with faster than with a float)
+            target = ceil(q * total)
             if k < 0 or target > ends[k]:  # (ascending: a block holds several, in turn)
                 k = bisect_left(ends, target)  # (ends[-1] == total >= q * total)
                 base = ends[k - 1] if k else 0
@@ -138,11 +150,11 @@ def probed_interval(raw: dict[str, int], prev: Bins | None
 
 
 def _blocked(raw: dict[str, int], keys: list[str], counts: list[int] | None = None) -> Bins:
-    """``raw`` cut afresh in blocks of about the square root of its number of buckets."""
+    """``raw`` cut afresh in blocks of ``_width`` buckets."""
     if counts is None:
         counts = list(raw.values())
     n = len(counts)
-    size = max(1, isqrt(n))
+    size = _width(n)
     cuts = [*range(size, n, size), n]
     return _bins(raw, keys, counts, cuts, _slices(cuts))
 
@@ -193,7 +205,7 @@ def _carried(keys: list[str], prev: Bins) -> list[int] | None:
 def _too_coarse(cuts: list[int]) -> bool:
     """Whether a block grew past ``_REBLOCK`` times the size blocks are cut to."""
     widest: int = max(map(sub, cuts, [0, *cuts[:-1]]))
-    return widest > _REBLOCK * max(1, isqrt(cuts[-1]))
+    return widest > _REBLOCK * _width(cuts[-1])
 
 
 def _by_value(raw: dict[str, int], before: dict[str, int], qs: list[tuple[float, str]]
