@@ -38,6 +38,7 @@ import io
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -198,6 +199,18 @@ def _figures_of(rec: Recorded) -> str:
                      for p, v, r in zip(rec.paths, rec.iops, ORDER, strict=True))
 
 
+def _levels_change(rec: Recorded, *, held_only: bool) -> float:
+    """The drop in percent between the nightly job's two levels as fio delivered them: the
+    mean IOPS of its nights at ``LOW`` against that of its nights at ``HIGH`` (the bad night
+    apart); of the nights that held their rate only, or of all."""
+    first = len(SPARE)
+    nights = [(v, r) for k, (v, r) in enumerate(zip(rec.iops[first:], NIGHTLY, strict=False),
+                                                 first) if rec.held(k) or not held_only]
+    before = [v for v, r in nights if r == HIGH]
+    after = [v for v, r in nights if r == LOW]
+    return (statistics.fmean(after) / statistics.fmean(before) - 1) * 100
+
+
 def _check_regression(catalog: str) -> None:
     done = benchtui("history", "gate", "nightly", "--catalog", catalog, *THROUGHPUT)
     assert done.returncode == 3, done.stdout + done.stderr
@@ -267,7 +280,15 @@ def test_the_nightly_job_catches_the_drop_by_its_fifth_run_whatever_the_bad_nigh
     doc = json.loads(analysed.stdout)
     drops = [c for g in doc[f"nightly.{STEP}.(fleet)"] for c in g["changes"]
              if c["metric"] == "iops.read" and c["status"] == "confirmed"]
-    assert len(drops) == 1 and -16.0 <= drops[0]["forward_change_percent"] <= -14.0, drops
+    assert len(drops) == 1, (drops, where)
+    change = drops[0]["forward_change_percent"]
+    if exact:
+        assert -16.0 <= change <= -14.0, (drops, where)
+    else:
+        # nights slowed by the load: the drop the nights' own figures show, within a point,
+        # with the slowed nights in their levels or (taken for transients) out of them
+        expected = [_levels_change(rec, held_only=h) for h in (False, True)]
+        assert min(abs(change - x) for x in expected) <= 1.0, (change, expected, drops, where)
     if exact:
         assert (drops[0]["prev_run_id"], drops[0]["run_id"]) == (FIRST_LOW - 1, FIRST_LOW), drops
     # show and analyze list the bad night as a transient (and any night the load slowed
