@@ -107,12 +107,15 @@ def test_streams_with_histograms(path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert fast == _samples(data)
 
 
-@pytest.mark.parametrize("histograms", [True, False])
+@pytest.mark.parametrize(("histograms", "parsed_here"), [(True, True), (False, True),
+                                                         (True, False)])
 def test_a_live_run_loads_numpy_when_it_starts_not_on_its_first_document(
-        histograms: bool) -> None:
+        histograms: bool, parsed_here: bool) -> None:
     # A run's ingest readies its parser: with histograms, numpy is imported then (its ~0.1-0.25
     # s import would otherwise stall the controller's loop on the first document, with every
-    # host's waiting); without (benchtui parse), never. In a new process: this one has it.
+    # host's waiting); without (benchtui parse), never; nor in a controller whose parser
+    # workers parse the run (parse_pool: the worker's own ingest readies its parser). In a new
+    # process: this one has it.
     code = (
         "import sys\n"
         "from benchtui.parsers.fio_json import FioJsonParser\n"
@@ -120,9 +123,9 @@ def test_a_live_run_loads_numpy_when_it_starts_not_on_its_first_document(
         "assert 'numpy' not in sys.modules\n"
         "parser = FioJsonParser()\n"
         f"parser.histograms = {histograms}\n"
-        "RunIngest(parser, lines_wanted=False)\n"
+        f"RunIngest(parser, lines_wanted=False, parsed_here={parsed_here})\n"
         "print('numpy' in sys.modules)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=False)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(histograms)
+    assert done.stdout.strip() == str(histograms and parsed_here)

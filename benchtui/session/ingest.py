@@ -58,11 +58,14 @@ class Ingested:
 
 class RunIngest:
     """One run's output, chunk by chunk, into samples of ``parser``. ``lines_wanted``: the
-    raw lines are wanted too (the console's log, recordings)."""
+    raw lines are wanted too (the console's log, recordings). ``parsed_here``: False when a
+    parser worker parses the run (``keep`` then; the parser here is not readied: with fio
+    json+ histograms, that would import numpy into a process that never parses with it)."""
 
-    def __init__(self, parser: Parser, *, lines_wanted: bool) -> None:
+    def __init__(self, parser: Parser, *, lines_wanted: bool, parsed_here: bool = True) -> None:
         self.parser = parser
-        parser.ready()
+        if parsed_here:
+            parser.ready()
         self.lines_wanted = lines_wanted
         self.splitter = LineSplitter()
         #: The bytes for a parser that takes them (None: it takes lines).

@@ -155,7 +155,8 @@ class Runner:
         self.active.append(run)
         parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
         parser.stream = True  # live output (fio runs with --status-interval=1)
-        run.ingest = RunIngest(parser, lines_wanted=self._lines_wanted())
+        run.ingest = RunIngest(parser, lines_wanted=self._lines_wanted(),
+                               parsed_here=self.pool is None)
         if self.pool is not None:
             run.slot = self.pool.open(
                 cmd.parser, cmd.host, f"{cmd.host}:{cmd.tool}", f"{cmd.host} {cmd.tool}",
