@@ -60,16 +60,18 @@ class RunIngest:
     """One run's output, chunk by chunk, into samples of ``parser``. ``lines_wanted``: the
     raw lines are wanted too (the console's log, recordings). ``parsed_here``: False when a
     parser worker parses the run (``keep`` then; the parser here is not readied: with fio
-    json+ histograms, that would import numpy into a process that never parses with it)."""
+    json+ histograms, that would import numpy into a process that never parses with it).
+    ``start``: the byte of the output file its first chunk starts at (a run resumed there)."""
 
-    def __init__(self, parser: Parser, *, lines_wanted: bool, parsed_here: bool = True) -> None:
+    def __init__(self, parser: Parser, *, lines_wanted: bool, parsed_here: bool = True,
+                 start: int = 0) -> None:
         self.parser = parser
         if parsed_here:
             parser.ready()
         self.lines_wanted = lines_wanted
-        self.splitter = LineSplitter()
+        self.splitter = LineSplitter(start)
         #: The bytes for a parser that takes them (None: it takes lines).
-        self.cutter = LineCutter() if parser.takes_bytes else None
+        self.cutter = LineCutter(start) if parser.takes_bytes else None
         #: Bytes read.
         self.bytes = 0
         #: Parse warnings given by ``new_warnings``, and those counted only.

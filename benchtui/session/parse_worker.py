@@ -179,11 +179,9 @@ class Worker:
         self.bits[run] = bits
         parser = registry.all_parsers()[name](host=host, source=source)
         parser.stream = True
-        ingest = self.runs[run] = RunIngest(parser, lines_wanted=False)
-        if start:  # (a resumed run: its bytes go on from there)
-            ingest.splitter.offset = start
-            if ingest.cutter is not None:
-                ingest.cutter.offset = start
+        # (a resumed run: its bytes go on from ``start``)
+        self.runs[run] = RunIngest(parser, lines_wanted=False, start=start)
+        if start:
             self.fresh.add(run)
 
 
