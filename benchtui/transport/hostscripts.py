@@ -5,8 +5,9 @@ command itself) only ever arrive as positional parameters, never pasted into scr
 local transport executes these argvs directly; the SSH transport sends ``shlex.join(argv)``,
 which quotes every element, so a value like ``x; touch /tmp/pwned`` stays one argument.
 
-The scripts need ``sh``, coreutils (``timeout``, ``tail``, ``sleep`` with fractions),
-``setsid -f`` (util-linux >= 2.31), ``grep -z`` and ``/proc``: any current Linux distribution.
+The scripts need ``sh``, coreutils (``timeout``, ``tail``, ``sleep`` with fractions; its
+``stdbuf`` is used where it works), ``setsid -f`` (util-linux >= 2.31), ``grep -z`` and
+``/proc``: any current Linux distribution.
 """
 
 from __future__ import annotations
