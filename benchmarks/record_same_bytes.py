@@ -68,7 +68,7 @@ def main() -> int:
     sinks.Sinks.deliver = delivered  # type: ignore[method-assign]
     ingest_cost.measure(types.SimpleNamespace(
         workload="fleet", hosts=64, seconds=30, sinks=["record"], chunk=32 << 10,
-        parse_workers=0, profile=None, wall=False))
+        parse_workers=0, profile=None, wall=False, gc="code", parts=False))
     recorder.close()
     print(OUT, os.path.getsize(OUT), "bytes, benchtui from", Path(ev.__file__).parents[2])
     return 0

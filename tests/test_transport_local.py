@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from benchtui.transport import EXIT_UNKNOWN, LinkState, LocalTransport, RemoteRun, RunHandle
+from benchtui.transport import (
+    EXIT_UNKNOWN,
+    LinkState,
+    LocalTransport,
+    RemoteRun,
+    RunHandle,
+    hostscripts,
+)
 from tests import transport_checks as checks
 from tests.helpers import require_tool
 
@@ -34,6 +41,43 @@ async def test_run_reports_exit_status_stdout_stderr_and_timeout(local: LocalTra
 
 async def test_start_and_follow_stream_lines_live(local: LocalTransport) -> None:
     await checks.check_live_follow(local)
+
+
+@pytest.mark.parametrize("stdbuf", ["works", "fails"])
+async def test_follow_and_drain_scripts_give_every_byte_live(
+        stdbuf: str, local: LocalTransport, tmp_path: Path) -> None:
+    """The host scripts an SSH follower runs (FOLLOW, then DRAIN from the offset reached),
+    run here as a host's shell runs them: their ``tail`` under ``stdbuf -o1M`` (large writes)
+    where that works, the plain ``tail`` where ``stdbuf`` cannot run (its preload library
+    missing): either way every byte, each line as it is printed, not when the run ends."""
+    env = dict(os.environ)
+    if stdbuf == "fails":
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        fake = bin_dir / "stdbuf"
+        fake.write_text("#!/bin/sh\necho \"stdbuf: failed to find 'libstdbuf.so'\" >&2\n"
+                        "exit 125\n")
+        fake.chmod(0o755)
+        env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    handle = await local.start(RemoteRun(checks.run_id(), checks.counter(8), deadline=30))
+    started = time.monotonic()
+    proc = await asyncio.create_subprocess_exec(
+        *hostscripts.follow_argv(handle, 0), stdout=asyncio.subprocess.PIPE, env=env)
+    assert proc.stdout is not None
+    followed = bytearray()
+    arrival: list[float] = []
+    while data := await proc.stdout.read(1 << 16):
+        followed += data
+        arrival.append(time.monotonic() - started)
+    assert await proc.wait() == 0
+    drain = await asyncio.create_subprocess_exec(
+        *hostscripts.drain_argv(handle, len(followed)), stdout=asyncio.subprocess.PIPE, env=env)
+    rest, _ = await drain.communicate()
+    assert drain.returncode == 0
+    whole = (Path(handle.directory) / "out").read_bytes()
+    assert bytes(followed) + rest == whole
+    assert whole.decode().splitlines() == [f"count {i}" for i in range(8)]
+    assert arrival[0] < 1.5 and arrival[-1] - arrival[0] > 0.8, arrival  # (live)
 
 
 async def test_run_files_are_in_the_session_directory(local: LocalTransport,

@@ -59,9 +59,12 @@ _UNSAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
 Deliver = Callable[["Run", Ingested, float], None]
 
 
-@dataclass
+@dataclass(eq=False)
 class Run:
-    """One process of a step or monitor on one host, while benchtui follows it."""
+    """One process of a step or monitor on one host, while benchtui follows it. Compared by
+    identity: the runner looks a step's runs up in its active list at the step's end, and
+    compared field by field (the command's too) that held the event loop ~1 s at 1,000
+    hosts (``benchmarks/settle_cost.py``)."""
 
     command: RemoteCommand
     step: str

@@ -5,8 +5,9 @@ command itself) only ever arrive as positional parameters, never pasted into scr
 local transport executes these argvs directly; the SSH transport sends ``shlex.join(argv)``,
 which quotes every element, so a value like ``x; touch /tmp/pwned`` stays one argument.
 
-The scripts need ``sh``, coreutils (``timeout``, ``tail``, ``sleep`` with fractions),
-``setsid -f`` (util-linux >= 2.31), ``grep -z`` and ``/proc``: any current Linux distribution.
+The scripts need ``sh``, coreutils (``timeout``, ``tail``, ``sleep`` with fractions; its
+``stdbuf`` is used where it works), ``setsid -f`` (util-linux >= 2.31), ``grep -z`` and
+``/proc``: any current Linux distribution.
 """
 
 from __future__ import annotations
@@ -131,6 +132,11 @@ fi
 if [ -r "$d/watchdog" ]; then printf 'watchdog %s\n' "$(cat "$d/watchdog")"; fi
 """
 
+#: Sets ``big`` to ``stdbuf -o1M`` where that works on the host (coreutils' stdbuf and its
+#: preload library; a host without them follows as before, 8 KiB writes).
+BIG_WRITES = """big=
+if stdbuf -o1M true 2>/dev/null; then big="stdbuf -o1M"; fi"""
+
 #: Exit status of FOLLOW when its ``tail`` ended while the run still lives: follow again.
 FOLLOW_AGAIN = 75
 
@@ -139,23 +145,30 @@ FOLLOW_AGAIN = 75
 #: ``tail --pid`` ends by itself within 0.2 s of the wrapper; the 1 s guard loop is the safety
 #: net (measured: 128 followers cost 18% of a core this way, 129% with a 0.2 s loop that forked
 #: ``cat`` and ``sleep``; docs/benchmarks/fleet_scale.md).
+#: ``tail`` writes what it reads 8 KiB at a time, and sshd, woken by each write, sends each as
+#: a packet of its own (an 80 kB fio document in 4-12 packets); under ``stdbuf -o1M``
+#: (``BIG_WRITES``) it writes what one look at the file found at once (tail flushes after
+#: each), and sshd sends it in packets of 32 KiB: fewer packets for the controller to decrypt
+#: and parse, the same bytes as soon (docs/benchmarks/fleet_scale.md, round 8).
 FOLLOW = ALIVE + r"""
 d=$1 offset=$2 wpid=$3
 [ -r "$d/out" ] || { echo "no output file $d/out" >&2; exit 2; }
-tail -c "+$((offset + 1))" -s 0.2 -F --pid="$wpid" "$d/out" 2>/dev/null &
+$BIG_WRITES
+$big tail -c "+$((offset + 1))" -s 0.2 -F --pid="$wpid" "$d/out" 2>/dev/null &
 t=$!
 while [ ! -e "$d/rc" ] && alive "$wpid" && kill -0 "$t" 2>/dev/null; do sleep 1; done
 kill "$t" 2>/dev/null
 wait "$t" 2>/dev/null
 if [ -e "$d/rc" ] || ! alive "$wpid"; then exit 0; fi
 exit $AGAIN
-""".replace("$AGAIN", str(FOLLOW_AGAIN))
+""".replace("$AGAIN", str(FOLLOW_AGAIN)).replace("$BIG_WRITES", BIG_WRITES)
 
-#: Prints ``out`` from byte OFFSET (0-based) to its current end.
+#: Prints ``out`` from byte OFFSET (0-based) to its current end (in large writes, as FOLLOW).
 DRAIN = r"""
 [ -r "$1/out" ] || { echo "no output file $1/out" >&2; exit 2; }
-exec tail -c "+$(($2 + 1))" "$1/out"
-"""
+$BIG_WRITES
+exec $big tail -c "+$(($2 + 1))" "$1/out"
+""".replace("$BIG_WRITES", BIG_WRITES)
 
 #: Writes standard input to PATH atomically (through PATH.TOKEN.benchtui-tmp: two plan hosts
 #: on one machine or one shared file system may copy the same file at once), parents created.
