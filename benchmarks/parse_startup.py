@@ -4,9 +4,12 @@ command on an empty file, reading the file, and writing the samples as JSON Line
 
 Counts are valgrind's callgrind (load does not change them), each a fresh process less
 another: an import is the count of importing every module up to it less the count of those
-before it (so a module's share includes what it imports first); reading is the count of
-``open(FILE, "rb").read()`` and splitting it less the same without; writing is the parse with
-its samples written by ``JsonlWriter`` to /dev/null less the parse with them only listed.
+before it, in the order their imports end (so that each one's count is mostly its own);
+reading is the count of ``open(FILE, "rb").read()`` less the same without; writing is the
+parse with its samples written by ``JsonlWriter`` to /dev/null less the parse with them only
+listed; the parse (its documents found, decoded, read) is the count with the samples listed
+less the count with the file read; the rest is the CLI's count less its count on an empty
+file and less the driver's read, parse and write.
 This code and the code before (``--old CHECKOUT``, e.g. ``git worktree add --detach
 /tmp/cliparse-old e37372e``) side by side; bytecode is compiled beforehand, as an installed
 tool has it.
@@ -14,7 +17,7 @@ tool has it.
     .venv/bin/python benchmarks/parse_startup.py [--old CHECKOUT] [--imports] [FILE...]
 
 FILE: fio json+ streams (default: the real 32-job capture, benchmarks/captures/).
-``--imports``: also the module-by-module table (~100 more valgrind runs per checkout: ~10 minutes).
+``--imports``: also the module-by-module table (~100 more valgrind runs a checkout, ~10 min).
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 WIDE_CAPTURE = ROOT / "benchmarks" / "captures" / "fio-json-plus-32jobs-20s.json.xz"
 COMMAND = ["parse", "--tool", "fio-json"]
 
-#: The parse's samples listed (``list``) or written (``write``); ``read``: the file read and
-#: its documents found, no parse; ``none``: nothing after the imports.
+#: The parse's samples listed (``list``) or written (``write``); ``read``: the file read, no
+#: parse; ``none``: nothing after the imports.
 DRIVER = r"""
 import gc, os, sys
 import orjson
@@ -43,12 +46,6 @@ mode, path = sys.argv[1], sys.argv[2]
 gc.disable()
 if mode != "none":
     data = open(path, "rb").read()
-if mode == "read":
-    docs, pos = 0, data.find(b"{\n")
-    while pos >= 0:
-        end = data.find(b"\n}\n", pos)
-        docs += 1
-        pos = data.find(b"{\n", end + 3)
 if mode in ("list", "write"):
     p = FioJsonParser(host="-", source=path)
     p.histograms = False
@@ -114,9 +111,11 @@ def measure(root: Path, paths: list[Path], tmp: str, with_imports: bool) -> dict
         written = instructions([*py, "-c", DRIVER, "write", str(path)], env, tmp)
         cli = instructions([*py, "-m", "benchtui", *COMMAND, str(path)], env, tmp)
         out[f"{path.name}: benchtui parse"] = cli
-        out[f"{path.name}: reading and finding the documents"] = read - none
+        out[f"{path.name}: reading the file"] = read - none
         out[f"{path.name}: writing the samples (JsonlWriter)"] = written - listed
         out[f"{path.name}: the parse (samples listed), imports left out"] = listed - read
+        out[f"{path.name}: the rest (detection on the head, output, exit)"] = (
+            cli - out["benchtui parse of an empty file"] - (written - none))
     return out
 
 
@@ -127,7 +126,7 @@ def main() -> int:
     ap.add_argument("--imports", action="store_true", help="also the module-by-module counts")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        paths = args.files
+        paths = [p.resolve() for p in args.files]
         if not paths:
             wide = Path(tmp) / "fio-json-plus-32jobs-20s.json"
             wide.write_bytes(lzma.decompress(WIDE_CAPTURE.read_bytes()))
