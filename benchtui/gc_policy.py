@@ -46,21 +46,23 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Final
 
 #: The controller's thresholds: youngest generation, middle, whole heap (``gc.set_threshold``).
 THRESHOLDS: Final = (20_000, 50, 10)
 
 
-@dataclass
 class _Applied:
-    """How many ``begin`` have not ended, and what the outermost found (put back at its end)."""
+    """How many ``begin`` have not ended, and what the outermost found (put back at its end).
+    A plain class: a dataclass costs ~2 M instructions to create, at every ``benchtui parse``."""
 
-    depth: int = 0
-    thresholds: tuple[int, int, int] = (700, 10, 10)
-    #: Objects were frozen already (by someone else: then left frozen at the end).
-    frozen_before: bool = False
+    __slots__ = ("depth", "frozen_before", "thresholds")
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.thresholds: tuple[int, int, int] = (700, 10, 10)
+        #: Objects were frozen already (by someone else: then left frozen at the end).
+        self.frozen_before = False
 
 
 _applied = _Applied()

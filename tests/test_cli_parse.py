@@ -142,3 +142,28 @@ def test_parse_starts_without_the_other_commands_modules() -> None:
     assert run("parse", "--help").stdout.startswith("usage: benchtui parse")
     full = run("--help")
     assert "history" in full.stdout and "parse" in full.stdout
+
+
+def test_parse_imports_only_what_it_uses() -> None:
+    """`benchtui parse` of fio JSON Lines (the default) in a fresh process: none of the other
+    commands' heavy libraries (Textual, asyncssh, numpy, matplotlib, prometheus_client), and
+    none of the modules only other formats or commands need (csv, the parsers of other tools,
+    the session engine's ingestion); the samples are printed all the same."""
+    fixture = FIXTURES / "fio_json" / "randread_randwrite.jsonplus.txt"
+    code = (
+        "import contextlib, io, sys\n"
+        "from benchtui.cli.main import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    code = main(['parse', '--tool', 'fio-json', {str(fixture)!r}])\n"
+        "unwanted = ('textual', 'asyncssh', 'numpy', 'matplotlib', 'prometheus_client', 'csv',\n"
+        "            'benchtui.parsers.fio_text', 'benchtui.parsers.iostat',\n"
+        "            'benchtui.session.ingest', 'benchtui.session.engine')\n"
+        "print(code, len(out.getvalue().splitlines()),\n"
+        "      sorted(m for m in unwanted if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    status, lines, imported = done.stdout.split(" ", 2)
+    assert (status, imported.strip()) == ("0", "[]")
+    assert int(lines) > 100

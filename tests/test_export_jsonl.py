@@ -13,6 +13,7 @@ from benchtui.export.formats import JsonlWriter
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
 from benchtui.parsers.fio_json import FioJsonParser
+from tests.corpus import CORPUS, corpus_files, parse_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -56,3 +57,17 @@ def test_fio_json_samples_as_to_dict() -> None:
             samples += parser.feed_bytes(path.read_bytes()) + parser.finish()
         assert len(samples) > 100
         assert _written(samples, histograms) == _expected(samples, histograms)
+
+
+def test_every_corpus_file_as_to_dict() -> None:
+    """Each tool's samples of the shared corpus (summaries, partial intervals, odd labels):
+    the writer's lines are ``to_dict``'s, one by one, in order."""
+    tools = sorted(p.name for p in CORPUS.iterdir() if p.is_dir())
+    assert len(tools) >= 4
+    written = 0
+    for tool in tools:
+        for name in corpus_files(tool):
+            samples = parse_file(tool, name).samples
+            assert _written(samples, False) == _expected(samples, False), (tool, name)
+            written += len(samples)
+    assert written > 1000
