@@ -1,0 +1,104 @@
+"""An interval's latency percentiles from fio json+'s cumulative ``bins`` in one compiled
+pass, when the optional C extension ``_fio_json_pass`` is there; the pure-Python path
+(``_fio_json_probed``) otherwise, and for any input the pass does not take as fio prints it.
+
+``benchtui parse`` of a wide fio job spends most of its own work on the buckets: a 32-job
+json+ document carries ~25,000, of which every dump's interval is wanted (docs/benchmarks/
+parse_speed.md, rounds 7 and 8). In Python's C-level passes (``_fio_json_probed``: block
+sums, blocks carried, the percentiles' blocks subtracted) a bucket costs 70-1,000
+instructions per pass; the compiled pass walks the two dumps' dicts side by side once
+(~40 a bucket): each count subtracted, the interval's running sums kept as int64 in a bytes
+object, the percentiles bisected in them (``Walked.quantiles``).
+
+The outputs are the pure-Python path's, sample for sample. The pass takes only plain str
+keys and plain int counts in [0, 2**53] that never go down, with every bucket of the
+previous dump still there (and, on a first dump, keys in strictly ascending order): then
+both paths find the very buckets ``LatencyHistogram.quantiles`` would. Anything else (a
+count going down, a bucket gone: fio restarted its counters; or what fio does not print) is
+left to ``_fio_json_probed``, which decides what it means. So that it decides as if it had
+read every dump itself, the pass carries the Python path's blocks from dump to dump (where
+each ends: ``Bins.cuts``, cut again where that path would), and a dump the pass read is
+completed (its keys, counts and block sums) only when the Python path needs it.
+
+``BENCHTUI_PURE_PYTHON=1`` in the environment keeps the extension unused (read when this
+module is first imported; docs/architecture.md, "The compiled pass").
+"""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_left
+from math import ceil
+from types import ModuleType
+
+from benchtui.model.histogram import NS_PER_SECOND
+from benchtui.parsers._fio_json_bins import BIN_KEYS, Bins
+from benchtui.parsers._fio_json_probed import Probed, fresh_cuts, probed_interval, too_coarse
+
+
+def _compiled() -> ModuleType | None:
+    """The compiled pass, or None: not built (no compiler where benchtui was installed) or
+    not wanted (``BENCHTUI_PURE_PYTHON`` set to anything but 0)."""
+    if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
+        return None
+    try:
+        from benchtui.parsers import _fio_json_pass
+    except ImportError:
+        return None
+    return _fio_json_pass
+
+
+#: The compiled pass this process uses (None: pure Python). Tests set it to run both paths.
+PASS: ModuleType | None = _compiled()
+
+
+class Walked:
+    """An interval's buckets as the compiled pass left them: the current dump's ``bins``
+    and the interval's running sums (int64, native order, one per bucket, in ``raw``'s
+    order)."""
+
+    __slots__ = ("raw", "sums", "total")
+
+    def __init__(self, raw: dict[str, int], sums: bytes, total: int) -> None:
+        self.raw = raw
+        self.sums = sums
+        self.total = total
+
+    def quantiles(self, qs: list[tuple[float, str]]) -> list[tuple[str, float]]:
+        """(label, seconds) for each (q, label) of ``qs`` (``total`` > 0): the first bucket
+        whose running sum reaches ``q * total``, as ``Probed.quantiles`` finds it."""
+        found = None if PASS is None else PASS.find(self.raw, self.sums, qs)
+        if found is None:  # (not a 0 < q <= 1 float: in Python, as the pure path does)
+            sums = memoryview(self.sums).cast("q").tolist()
+            keys = list(self.raw)
+            found = [keys[bisect_left(sums, ceil(q * self.total))] for q, _ in qs]
+        return [(label, BIN_KEYS[key] / NS_PER_SECOND) for (_, label), key in zip(qs, found,
+                                                                                  strict=True)]
+
+
+def percentile_interval(raw: dict[str, int], prev: Bins | None
+                        ) -> tuple[Bins, Probed | Walked | None] | None:
+    """``_fio_json_probed.probed_interval``: ``raw`` read against ``prev`` and the interval
+    between them, by the compiled pass where it takes them, else in Python."""
+    walk = PASS
+    if walk is not None and (prev is None or prev.ends is None):
+        # (prev.ends is None: prev was read by the pass, or by the exact path)
+        if prev is None:
+            base, done = None, walk.walk(raw, None, None)
+        elif prev.cuts is None:  # the exact path's: blocks cut afresh, as the Python path does
+            base = fresh_cuts(len(prev.raw))
+            done = walk.walk(raw, prev.raw, base) if prev.ascending and prev.raw else None
+        else:
+            base = prev.cuts
+            done = walk.walk(raw, prev.raw, base)
+        if done is not None:
+            total, sums, carried = done
+            cur = Bins(raw, True)
+            if base is None:
+                cur.cuts = fresh_cuts(len(raw))
+            elif carried is None:  # the same buckets: the same blocks
+                cur.cuts = base
+            else:  # buckets added: blocks carried, cut afresh when one grew too wide
+                cur.cuts = fresh_cuts(len(raw)) if too_coarse(carried) else carried
+            return cur, Walked(raw, sums, total)
+    return probed_interval(raw, prev)
