@@ -36,7 +36,7 @@ from benchtui.parsers._fio_json_bins import BIN_KEYS, Bins
 from benchtui.parsers._fio_json_probed import Probed, fresh_cuts, probed_interval, too_coarse
 
 
-def _compiled() -> ModuleType | None:
+def load_pass() -> ModuleType | None:
     """The compiled pass, or None: not built (no compiler where benchtui was installed) or
     not wanted (``BENCHTUI_PURE_PYTHON`` set to anything but 0)."""
     if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
@@ -49,7 +49,7 @@ def _compiled() -> ModuleType | None:
 
 
 #: The compiled pass this process uses (None: pure Python). Tests set it to run both paths.
-PASS: ModuleType | None = _compiled()
+PASS: ModuleType | None = load_pass()
 
 
 class Walked:
