@@ -174,31 +174,51 @@ def test_the_pass_reads_a_wide_dump_in_one_go() -> None:
 
 @needs_pass
 @pytest.mark.parametrize("args", [
-    ({"1": 1}, {"1": 1}, None), ({"1": 1}, {"1": 1}, [2]), ({"1": 1}, {"1": 1}, [0, 1]),
-    ({"1": 1}, {"1": 1}, ["1"]), ({"1": 1}, {"1": 1}, (1,)), ([1], None, None),
-    ({1: 1}, None, None), ({"1": 1}, [1], [1]), ({}, None, None), ({"1": 1}, {}, [0]),
+    ({"2": 1, "1": 1}, None, None, None), ({"1": 1, "01": 1}, None, None, None),
+    ({"a": 1}, None, None, None), ({1: 1}, None, None, None), ({}, None, None, None),
+    ({"1": 1, "2": 2}, [1], None, [1]),  # prev's counts without its keys
+    ({"1": 1, "2": 2}, [1, 2, 3], ["1", "2"], [2]),  # prev's counts and keys disagree
+    ({"1": 1, "2": 1}, [1, 2], ["1", "2"], [2]),  # a count down
+    ({"1": 1, "2": 2}, [1, 2], ["1", "3"], [2]),  # other keys, as many
+    ({"1": 1, "2": 2}, [1], ["3"], [1]),  # a bucket gone, another added
+    ({"1": 1}, [1, 1], ["1", "2"], [2]),  # a bucket gone
+    ({"1": 1, "2": 2}, [1], ["1"], None), ({"1": 1, "2": 2}, [1], ["1"], [2]),
+    ({"1": 1, "2": 2}, [1], ["1"], [0, 1]), ({"1": 1, "2": 2}, [1], ["1"], ["1"]),
+    ({"1": 1, "2": 2}, [1], ["1"], (1,)), ({"1": 1, "2": 2}, [1], ["1"], []),
+    ({"1": 1, "2": 2}, (1,), ["1"], [1]), ({"1": 1, "2": 2}, [1], ("1",), [1]),
+    ([1], None, None, None), ({"1": 2**53 + 1}, None, None, None),
+    ({"1": 2**53, "2": 1}, None, None, None), ({"1": 1}, [-1], ["1"], [1]),
 ])
-def test_walk_of_what_it_does_not_take(args: tuple[Any, Any, Any]) -> None:
+def test_walk_of_what_it_does_not_take(args: tuple[Any, ...]) -> None:
     assert PASS is not None
     assert PASS.walk(*args) is None
 
 
 @needs_pass
-def test_find_of_what_it_does_not_take() -> None:
+def test_walk_and_find() -> None:
     assert PASS is not None
-    raw = {"1000": 1, "2000": 3}
-    walked = PASS.walk(raw, None, None)
-    assert walked is not None
-    _, sums, _ = walked
-    assert PASS.find(raw, sums, [(0.5, "50")]) == ["2000"]
+    first = {"1000": 1, "2000": 3}
+    done = PASS.walk(first, None, None, None)
+    assert done == (4, (1).to_bytes(8, sys.byteorder) + (4).to_bytes(8, sys.byteorder),
+                    [1, 3], ["1000", "2000"], None)
+    counts, keys = done[2], done[3]
+    same = PASS.walk({"1000": 2, "2000": 3}, counts, keys, [2])
+    assert same is not None and same[0] == 1 and same[3] is keys and same[4] is None
+    keys4 = ["1000", "1500", "2000", "3000"]
+    added = PASS.walk(dict(zip(keys4, [2, 1, 9, 0], strict=True)), counts, keys, [1, 2])
+    assert added is not None
+    total, sums, _, found_keys, carried = added
+    assert (total, found_keys, carried) == (8, keys4, [1, 4])
+    assert PASS.find(keys4, sums, [(0.1, "10"), (0.5, "50"), (1.0, "100")]) == [
+        "1000", "2000", "2000"]
     for odd in ([(1, "1")], [(1.5, "x")], [(0.0, "0")], [(float("nan"), "nan")], [()],
                 [0.5], ((0.5, "50"),)):
-        assert PASS.find(raw, sums, odd) is None
-    assert PASS.find({"1000": 1}, sums, [(0.5, "50")]) is None  # not its dict
-    assert PASS.find(raw, sums[:-1], [(0.5, "50")]) is None
-    assert PASS.find(raw, bytes(16), [(0.5, "50")]) is None  # nothing in it
+        assert PASS.find(keys4, sums, odd) is None  # type: ignore[arg-type]
+    assert PASS.find(keys4[:3], sums, [(0.5, "50")]) is None  # not its keys
+    assert PASS.find(keys4, sums[:-1], [(0.5, "50")]) is None
+    assert PASS.find(keys4, bytes(32), [(0.5, "50")]) is None  # nothing in it
     with pytest.raises(TypeError):
-        PASS.walk(raw)  # type: ignore[call-arg]
+        PASS.walk(first)  # type: ignore[call-arg]
 
 
 def test_the_pass_is_built_in_a_development_checkout() -> None:

@@ -1,14 +1,19 @@
 /* benchtui.parsers._fio_json_pass: an interval's buckets from two of fio json+'s cumulative
- * ``bins`` objects in one compiled pass (the optional accelerator of _fio_json_walked.py).
+ * ``bins`` objects in one compiled pass (the optional accelerator of _fio_json_walked.py and
+ * _fio_json_bins.py; pure Python does the same where it is not built).
  *
- * walk(raw, prev, cuts) walks the current dump's dict and the previous one's (or none) side
- * by side, subtracts each bucket's count, keeps the interval's running sums (int64, in a
- * bytes object) and carries the previous dump's blocks (``cuts``: where each ends) to the
- * current dump's positions, as _fio_json_probed._carried does. find(raw, sums, qs) gives the
- * bucket key holding each percentile. Both answer None for anything they do not take as fio
- * prints it (a key or a count that is not a plain str or int, a count out of range or going
- * down, a bucket gone, keys out of order on a first dump): the caller then takes the
- * pure-Python path, which decides what such input means. No I/O, no state.
+ * walk(raw, prev_counts, prev_keys, cuts) lists a dump's counts and keys (a dict as orjson
+ * decodes it, in fio's order), goes once over them and the previous dump's (lists, as an
+ * earlier walk made them), subtracts each bucket's count and keeps the interval's running
+ * sums (int64, in a bytes object). Where fio added buckets it merges the two dumps' keys and
+ * carries the previous dump's blocks (``cuts``: where each ends) to the current dump's
+ * positions, as _fio_json_probed._carried does. find(keys, sums, qs) gives the bucket key
+ * holding each percentile.
+ *
+ * Both answer None for anything they do not take as fio prints it (a count that is not a
+ * plain int from 0 to 2**53, a count going down, a bucket gone, keys out of order on a first
+ * dump, arguments of another kind): the caller then takes the pure-Python path, which
+ * decides what such input means. No I/O, no state; no Python code runs while they do.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -23,11 +28,24 @@
 #define MAX_KEY_DIGITS 18
 
 /* A plain int in [0, MAX_COUNT] into *out: 1; anything else 0 (no exception set). */
-static int
+static inline int
 count_of(PyObject *v, int64_t *out)
 {
     if (!PyLong_CheckExact(v))
         return 0;
+#if PY_VERSION_HEX >= 0x030C0000
+    if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
+        Py_ssize_t x = PyUnstable_Long_CompactValue((PyLongObject *)v);
+        *out = (int64_t)x;
+        return x >= 0;
+    }
+#else
+    Py_ssize_t size = Py_SIZE(v);  /* (a count of fio's is mostly one 30-bit digit) */
+    if (size == 0 || size == 1) {
+        *out = size ? (int64_t)((PyLongObject *)v)->ob_digit[0] : 0;
+        return 1;
+    }
+#endif
     int overflow = 0;
     long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
     if (overflow || (x == -1 && PyErr_Occurred())) {
@@ -74,240 +92,213 @@ same_key(PyObject *a, PyObject *b)
                      (size_t)n * PyUnicode_KIND(a)) == 0;
 }
 
-/* ``cuts`` (a list of ints, strictly ascending, the last == m) into a new C array of
- * *ncuts; NULL when it is not that (no exception) or on no memory (MemoryError set). */
-static Py_ssize_t *
-read_cuts(PyObject *cuts, Py_ssize_t m, Py_ssize_t *ncuts)
-{
-    if (!PyList_CheckExact(cuts))
-        return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(cuts);
-    if (n < 1)
-        return NULL;
-    Py_ssize_t *out = PyMem_New(Py_ssize_t, n);
-    if (out == NULL) {
-        PyErr_NoMemory();
-        return NULL;
-    }
-    Py_ssize_t last = 0;
-    for (Py_ssize_t b = 0; b < n; b++) {
-        int64_t x;
-        if (!count_of(PyList_GET_ITEM(cuts, b), &x) || x <= last || x > m) {
-            PyMem_Free(out);
-            return NULL;
-        }
-        out[b] = last = (Py_ssize_t)x;
-    }
-    if (last != m) {
-        PyMem_Free(out);
-        return NULL;
-    }
-    *ncuts = n;
-    return out;
-}
-
-/* The running sums of a first dump's counts (keys strictly ascending): 1, 0 when not
+/* The running sums of a first dump's counts, its keys strictly ascending: 1; 0 when not
  * taken. */
 static int
-walk_first(PyObject *raw, int64_t *sums)
+walk_first(PyObject *counts, PyObject *keys, int64_t *sums)
 {
-    Py_ssize_t pos = 0, i = 0;
-    PyObject *k, *v;
     int64_t run = 0, last = -1;
-    while (PyDict_Next(raw, &pos, &k, &v)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(counts); i++) {
         int64_t c, ns;
-        if (!count_of(v, &c) || !key_value(k, &ns) || ns <= last)
+        if (!count_of(PyList_GET_ITEM(counts, i), &c)
+            || !key_value(PyList_GET_ITEM(keys, i), &ns) || ns <= last)
             return 0;
         last = ns;
         run += c;
         if (run > MAX_COUNT)
             return 0;
-        sums[i++] = run;
+        sums[i] = run;
     }
     return 1;
 }
 
-/* The running sums of raw less prev, prev's blocks carried into *out (NULL when raw has
- * prev's buckets alone: the blocks are the same): 1; 0 when not taken (no exception), -1 on
- * an error (set). */
+/* The running sums of counts less prev's, the keys prev's (checked: the same text in the
+ * same places): 1; 0 when not taken. */
 static int
-walk_from(PyObject *raw, PyObject *prev, PyObject *cuts, int64_t *sums, PyObject **out)
+walk_same(PyObject *counts, PyObject *keys, PyObject *prev, PyObject *prev_keys,
+          int64_t *sums)
 {
-    Py_ssize_t n = PyDict_GET_SIZE(raw), m = PyDict_GET_SIZE(prev), ncuts = 0;
-    Py_ssize_t *at = read_cuts(cuts, m, &ncuts);
-    if (at == NULL)
-        return PyErr_Occurred() ? -1 : 0;
-    PyObject *carried = NULL;
-    if (n != m && (carried = PyList_New(ncuts)) == NULL) {
-        PyMem_Free(at);
-        return -1;
-    }
-    Py_ssize_t pos = 0, ppos = 0, i = 0, j = 0, b = 0;
-    PyObject *k, *v, *pk = NULL, *pv = NULL;
     int64_t run = 0;
-    int taken = 0;
-    if (m > 0)
-        PyDict_Next(prev, &ppos, &pk, &pv);
-    while (PyDict_Next(raw, &pos, &k, &v)) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(counts); i++) {
+        int64_t c, p;
+        if (!count_of(PyList_GET_ITEM(counts, i), &c)
+            || !count_of(PyList_GET_ITEM(prev, i), &p) || c < p
+            || !same_key(PyList_GET_ITEM(keys, i), PyList_GET_ITEM(prev_keys, i)))
+            return 0;
+        run += c - p;
+        if (run > MAX_COUNT)
+            return 0;
+        sums[i] = run;
+    }
+    return 1;
+}
+
+/* The running sums of counts less prev's where fio added buckets (prev's keys found again
+ * in keys, in order), prev's blocks (ending at cuts) carried into *out (a new list): 1; 0
+ * when not taken (no exception), -1 on an error (set). */
+static int
+walk_added(PyObject *counts, PyObject *keys, PyObject *prev, PyObject *prev_keys,
+           PyObject *cuts, int64_t *sums, PyObject **out)
+{
+    Py_ssize_t n = PyList_GET_SIZE(counts), m = PyList_GET_SIZE(prev);
+    if (!PyList_CheckExact(cuts) || n < m)
+        return 0;
+    Py_ssize_t ncuts = PyList_GET_SIZE(cuts);
+    int64_t last = 0;
+    for (Py_ssize_t b = 0; b < ncuts; b++) {  /* strictly ascending, the last == m */
+        int64_t x;
+        if (!count_of(PyList_GET_ITEM(cuts, b), &x) || x <= last || x > m)
+            return 0;
+        last = x;
+    }
+    if (last != m)
+        return 0;
+    PyObject *carried = PyList_New(ncuts);
+    if (carried == NULL)
+        return -1;
+    Py_ssize_t j = 0, b = 0;
+    int64_t run = 0, at = 0;
+    count_of(PyList_GET_ITEM(cuts, 0), &at);
+    for (Py_ssize_t i = 0; i < n; i++) {
         int64_t c, p = 0;
-        if (!count_of(v, &c))
-            goto done;
-        if (j < m && same_key(k, pk)) {
-            if (!count_of(pv, &p) || c < p)  /* a count went down: fio restarted? */
-                goto done;
-            if (++j == at[b]) {
-                if (carried != NULL) {
-                    PyObject *end = PyLong_FromSsize_t(i + 1);
-                    if (end == NULL) {
-                        taken = -1;
-                        goto done;
-                    }
-                    PyList_SET_ITEM(carried, b, end);
+        if (!count_of(PyList_GET_ITEM(counts, i), &c))
+            goto not_taken;
+        if (j < m && same_key(PyList_GET_ITEM(keys, i), PyList_GET_ITEM(prev_keys, j))) {
+            if (!count_of(PyList_GET_ITEM(prev, j), &p) || c < p)  /* a count went down */
+                goto not_taken;
+            if (++j == at) {  /* the end of one of prev's blocks (the last: all buckets) */
+                PyObject *end = PyLong_FromSsize_t(b + 1 < ncuts ? i + 1 : n);
+                if (end == NULL) {
+                    Py_DECREF(carried);
+                    return -1;
                 }
-                b++;
+                PyList_SET_ITEM(carried, b, end);
+                if (++b < ncuts)
+                    count_of(PyList_GET_ITEM(cuts, b), &at);
             }
-            if (j < m)
-                PyDict_Next(prev, &ppos, &pk, &pv);
-        }
-        else if (n == m) {  /* not the previous dump's keys */
-            goto done;
         }
         run += c - p;
         if (run > MAX_COUNT)
-            goto done;
-        sums[i++] = run;
+            goto not_taken;
+        sums[i] = run;
     }
-    if (j < m)  /* a bucket of prev went away */
-        goto done;
-    if (carried != NULL) {  /* the buckets past prev's last go to the last block */
-        PyObject *end = PyLong_FromSsize_t(n);
-        if (end == NULL) {
-            taken = -1;
-            goto done;
-        }
-        Py_SETREF(PyList_GET_ITEM(carried, ncuts - 1), end);
-    }
-    taken = 1;
-done:
-    PyMem_Free(at);
-    if (taken == 1)
-        *out = carried;
-    else
-        Py_XDECREF(carried);
-    return taken;
+    if (j < m)  /* a bucket of prev went away (or out of order) */
+        goto not_taken;
+    *out = carried;
+    return 1;
+not_taken:
+    Py_DECREF(carried);
+    return 0;
 }
 
+/* walk(raw, prev_counts, prev_keys, cuts) -> (total, sums, counts, keys, carried) or None:
+ * raw's counts and keys listed (keys: prev_keys itself when they are the same), the running
+ * sums of the interval, prev's blocks carried where buckets were added (else None). */
 static PyObject *
 walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "walk(raw, prev, cuts) takes 3 arguments");
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError,
+                        "walk(raw, prev_counts, prev_keys, cuts) takes 4 arguments");
         return NULL;
     }
-    PyObject *raw = args[0], *prev = args[1], *cuts = args[2];
-    if (!PyDict_CheckExact(raw) || (prev != Py_None && !PyDict_CheckExact(prev)))
+    PyObject *raw = args[0], *prev = args[1], *prev_keys = args[2], *cuts = args[3];
+    if (!PyDict_CheckExact(raw))
+        Py_RETURN_NONE;
+    if (prev != Py_None && (!PyList_CheckExact(prev) || !PyList_CheckExact(prev_keys)
+                            || PyList_GET_SIZE(prev) != PyList_GET_SIZE(prev_keys)))
         Py_RETURN_NONE;
     Py_ssize_t n = PyDict_GET_SIZE(raw);
     if (n < 1 || n > PY_SSIZE_T_MAX / 8)
         Py_RETURN_NONE;
+    PyObject *counts = NULL, *keys = NULL, *carried = NULL, *total = NULL;
     PyObject *sums = PyBytes_FromStringAndSize(NULL, n * 8);
-    if (sums == NULL)
-        return NULL;
+    if (sums == NULL || (counts = PyDict_Values(raw)) == NULL
+        || (keys = PyDict_Keys(raw)) == NULL)
+        goto error;
     int64_t *cum = (int64_t *)PyBytes_AS_STRING(sums);
-    PyObject *carried = NULL;
-    int taken = prev == Py_None ? walk_first(raw, cum)
-                                : walk_from(raw, prev, cuts, cum, &carried);
-    /* (a dict changed while walked is not fio's: PyDict_Next saw fewer items) */
-    if (taken == 1 && PyDict_GET_SIZE(raw) != n) {
-        Py_XDECREF(carried);
-        taken = 0;
+    int taken;
+    if (prev == Py_None)
+        taken = walk_first(counts, keys, cum);
+    else if (PyList_GET_SIZE(prev) == n) {
+        taken = walk_same(counts, keys, prev, prev_keys, cum);
+        Py_SETREF(keys, Py_NewRef(prev_keys));
     }
-    if (taken != 1) {
+    else
+        taken = walk_added(counts, keys, prev, prev_keys, cuts, cum, &carried);
+    if (taken < 0)
+        goto error;
+    if (taken == 0) {
         Py_DECREF(sums);
-        if (taken < 0)
-            return NULL;
+        Py_DECREF(counts);
+        Py_DECREF(keys);
         Py_RETURN_NONE;
     }
-    PyObject *total = PyLong_FromLongLong(cum[n - 1]);
-    if (total == NULL) {
-        Py_DECREF(sums);
-        Py_XDECREF(carried);
-        return NULL;
-    }
-    if (carried == NULL)
-        carried = Py_NewRef(Py_None);
-    return Py_BuildValue("(NNN)", total, sums, carried);
-}
-
-/* The first bucket whose running sum reaches target (sums ascending, the last >= it). */
-static Py_ssize_t
-first_reaching(const int64_t *sums, Py_ssize_t n, int64_t target)
-{
-    Py_ssize_t lo = 0, hi = n - 1;
-    while (lo < hi) {
-        Py_ssize_t mid = lo + (hi - lo) / 2;
-        if (sums[mid] < target)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    if ((total = PyLong_FromLongLong(cum[n - 1])) == NULL)
+        goto error;
+    return Py_BuildValue("(NNNNN)", total, sums, counts, keys,
+                         carried == NULL ? Py_NewRef(Py_None) : carried);
+error:
+    Py_XDECREF(sums);
+    Py_XDECREF(counts);
+    Py_XDECREF(keys);
+    Py_XDECREF(carried);
+    return NULL;
 }
 
 static PyObject *
 find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "find(raw, sums, qs) takes 3 arguments");
+        PyErr_SetString(PyExc_TypeError, "find(keys, sums, qs) takes 3 arguments");
         return NULL;
     }
-    PyObject *raw = args[0], *sums = args[1], *qs = args[2];
-    if (!PyDict_CheckExact(raw) || !PyBytes_CheckExact(sums) || !PyList_CheckExact(qs))
+    PyObject *keys = args[0], *sums = args[1], *qs = args[2];
+    if (!PyList_CheckExact(keys) || !PyBytes_CheckExact(sums) || !PyList_CheckExact(qs))
         Py_RETURN_NONE;
     Py_ssize_t n = PyBytes_GET_SIZE(sums) / 8, nq = PyList_GET_SIZE(qs);
-    if (n < 1 || PyBytes_GET_SIZE(sums) % 8 || PyDict_GET_SIZE(raw) != n)
+    if (n < 1 || PyBytes_GET_SIZE(sums) % 8 || PyList_GET_SIZE(keys) != n)
         Py_RETURN_NONE;
     const int64_t *cum = (const int64_t *)PyBytes_AS_STRING(sums);
     int64_t total = cum[n - 1];
-    if (total <= 0)
+    if (total <= 0 || total > MAX_COUNT)
         Py_RETURN_NONE;
     PyObject *out = PyList_New(nq);
     if (out == NULL)
         return NULL;
-    Py_ssize_t pos = 0, i = -1;
-    PyObject *k = NULL, *v;
     for (Py_ssize_t t = 0; t < nq; t++) {
         PyObject *pair = PyList_GET_ITEM(qs, t);
         if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) < 1
-            || !PyFloat_CheckExact(PyTuple_GET_ITEM(pair, 0)))
-            goto not_taken;
+            || !PyFloat_CheckExact(PyTuple_GET_ITEM(pair, 0))) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
         double q = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(pair, 0));
-        if (!(q > 0.0 && q <= 1.0))
-            goto not_taken;
-        /* (q * total <= total: the target is reached within the buckets) */
-        Py_ssize_t want = first_reaching(cum, n, (int64_t)ceil(q * (double)total));
-        if (want < i) {  /* (percentiles not ascending: from the start again) */
-            pos = 0;
-            i = -1;
+        if (!(q > 0.0 && q <= 1.0)) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
         }
-        while (i < want) {
-            if (!PyDict_Next(raw, &pos, &k, &v))
-                goto not_taken;  /* (the dict changed: not fio's) */
-            i++;
+        /* the first bucket whose running sum reaches ceil(q * total) (<= total: found) */
+        int64_t target = (int64_t)ceil(q * (double)total);
+        Py_ssize_t lo = 0, hi = n - 1;
+        while (lo < hi) {
+            Py_ssize_t mid = lo + (hi - lo) / 2;
+            if (cum[mid] < target)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-        PyList_SET_ITEM(out, t, Py_NewRef(k));
+        PyList_SET_ITEM(out, t, Py_NewRef(PyList_GET_ITEM(keys, lo)));
     }
     return out;
-not_taken:
-    Py_DECREF(out);
-    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL,
-     "walk(raw, prev, cuts) -> (total, sums, carried cuts or None) or None"},
+     "walk(raw, prev_counts, prev_keys, cuts) -> (total, sums, counts, keys, carried cuts "
+     "or None), or None"},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL,
-     "find(raw, sums, qs) -> the bucket key of each (q, label) of qs, or None"},
+     "find(keys, sums, qs) -> the bucket key of each (q, label) of qs, or None"},
     {NULL, NULL, 0, NULL},
 };
 

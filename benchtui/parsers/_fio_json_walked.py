@@ -53,52 +53,64 @@ PASS: ModuleType | None = load_pass()
 
 
 class Walked:
-    """An interval's buckets as the compiled pass left them: the current dump's ``bins``
-    and the interval's running sums (int64, native order, one per bucket, in ``raw``'s
+    """An interval's buckets as the compiled pass left them: the current dump's bucket keys
+    and the interval's running sums (int64, native order, one per bucket, in the keys'
     order)."""
 
-    __slots__ = ("raw", "sums", "total")
+    __slots__ = ("keys", "sums", "total")
 
-    def __init__(self, raw: dict[str, int], sums: bytes, total: int) -> None:
-        self.raw = raw
+    def __init__(self, keys: list[str], sums: bytes, total: int) -> None:
+        self.keys = keys
         self.sums = sums
         self.total = total
 
     def quantiles(self, qs: list[tuple[float, str]]) -> list[tuple[str, float]]:
         """(label, seconds) for each (q, label) of ``qs`` (``total`` > 0): the first bucket
         whose running sum reaches ``q * total``, as ``Probed.quantiles`` finds it."""
-        found = None if PASS is None else PASS.find(self.raw, self.sums, qs)
+        found = None if PASS is None else PASS.find(self.keys, self.sums, qs)
         if found is None:  # (not a 0 < q <= 1 float: in Python, as the pure path does)
             sums = memoryview(self.sums).cast("q").tolist()
-            keys = list(self.raw)
-            found = [keys[bisect_left(sums, ceil(q * self.total))] for q, _ in qs]
-        return [(label, BIN_KEYS[key] / NS_PER_SECOND) for (_, label), key in zip(qs, found,
-                                                                                  strict=True)]
+            found = [self.keys[bisect_left(sums, ceil(q * self.total))] for q, _ in qs]
+        return [(label, BIN_KEYS[key] / NS_PER_SECOND)
+                for (_, label), key in zip(qs, found, strict=True)]
 
 
 def percentile_interval(raw: dict[str, int], prev: Bins | None
                         ) -> tuple[Bins, Probed | Walked | None] | None:
     """``_fio_json_probed.probed_interval``: ``raw`` read against ``prev`` and the interval
-    between them, by the compiled pass where it takes them, else in Python."""
+    between them, by the compiled pass where it takes them, else in Python.
+
+    A dump the pass read keeps what the Python path would have kept but its block sums
+    (``Bins.ends`` None): its keys (the previous dump's list while no bucket is added, as
+    that path has them), its counts and where its blocks end."""
     walk = PASS
-    if walk is not None and (prev is None or prev.ends is None):
-        # (prev.ends is None: prev was read by the pass, or by the exact path)
-        if prev is None:
-            base, done = None, walk.walk(raw, None, None)
-        elif prev.cuts is None:  # the exact path's: blocks cut afresh, as the Python path does
-            base = fresh_cuts(len(prev.raw))
-            done = walk.walk(raw, prev.raw, base) if prev.ascending and prev.raw else None
-        else:
-            base = prev.cuts
-            done = walk.walk(raw, prev.raw, base)
-        if done is not None:
-            total, sums, carried = done
-            cur = Bins(raw, True)
-            if base is None:
-                cur.cuts = fresh_cuts(len(raw))
-            elif carried is None:  # the same buckets: the same blocks
-                cur.cuts = base
-            else:  # buckets added: blocks carried, cut afresh when one grew too wide
-                cur.cuts = fresh_cuts(len(raw)) if too_coarse(carried) else carried
-            return cur, Walked(raw, sums, total)
-    return probed_interval(raw, prev)
+    if walk is None or (prev is not None and prev.ends is not None):
+        return probed_interval(raw, prev)  # (prev read by the Python path: it goes on)
+    if prev is None:
+        done = walk.walk(raw, None, None, None)
+    else:
+        if prev.cuts is None:  # read by the exact path: its blocks cut as the Python path cuts
+            if not prev.ascending:
+                return probed_interval(raw, prev)
+            prev = _listed(prev)
+        done = walk.walk(raw, prev.counts, prev.keys, prev.cuts)
+    if done is None:
+        return probed_interval(raw, prev)
+    total, sums, counts, keys, carried = done
+    cur = Bins(raw, True)
+    cur.keys, cur.counts = keys, counts
+    if prev is None:
+        cur.cuts = fresh_cuts(len(counts))
+    elif carried is None:  # the same buckets, the same blocks
+        cur.cuts = prev.cuts
+    else:  # buckets added: blocks carried, cut afresh when one grew too wide
+        cur.cuts = fresh_cuts(len(counts)) if too_coarse(carried) else carried
+    return cur, Walked(keys, sums, total)
+
+
+def _listed(prev: Bins) -> Bins:
+    """A dump read by the exact path, listed and cut in blocks as the pass keeps one."""
+    listed = Bins(prev.raw, True)
+    listed.keys, listed.counts = list(prev.raw), list(prev.raw.values())
+    listed.cuts = fresh_cuts(len(listed.counts))
+    return listed
