@@ -172,22 +172,28 @@ def test_the_pass_reads_a_wide_dump_in_one_go() -> None:
     _both([first, second])
 
 
+def _packed(*counts: int) -> bytes:
+    return b"".join(c.to_bytes(8, sys.byteorder, signed=True) for c in counts)
+
+
 @needs_pass
 @pytest.mark.parametrize("args", [
     ({"2": 1, "1": 1}, None, None, None), ({"1": 1, "01": 1}, None, None, None),
     ({"a": 1}, None, None, None), ({1: 1}, None, None, None), ({}, None, None, None),
-    ({"1": 1, "2": 2}, [1], None, [1]),  # prev's counts without its keys
-    ({"1": 1, "2": 2}, [1, 2, 3], ["1", "2"], [2]),  # prev's counts and keys disagree
-    ({"1": 1, "2": 1}, [1, 2], ["1", "2"], [2]),  # a count down
-    ({"1": 1, "2": 2}, [1, 2], ["1", "3"], [2]),  # other keys, as many
-    ({"1": 1, "2": 2}, [1], ["3"], [1]),  # a bucket gone, another added
-    ({"1": 1}, [1, 1], ["1", "2"], [2]),  # a bucket gone
-    ({"1": 1, "2": 2}, [1], ["1"], None), ({"1": 1, "2": 2}, [1], ["1"], [2]),
-    ({"1": 1, "2": 2}, [1], ["1"], [0, 1]), ({"1": 1, "2": 2}, [1], ["1"], ["1"]),
-    ({"1": 1, "2": 2}, [1], ["1"], (1,)), ({"1": 1, "2": 2}, [1], ["1"], []),
-    ({"1": 1, "2": 2}, (1,), ["1"], [1]), ({"1": 1, "2": 2}, [1], ("1",), [1]),
-    ([1], None, None, None), ({"1": 2**53 + 1}, None, None, None),
-    ({"1": 2**53, "2": 1}, None, None, None), ({"1": 1}, [-1], ["1"], [1]),
+    ({"1": 2**53 + 1}, None, None, None), ({"1": 2**53, "2": 1}, None, None, None),
+    ({"1": -1}, None, None, None), ({"1": 1.0}, None, None, None), ([1], None, None, None),
+    ({"1": 1, "2": 2}, _packed(1), None, [1]),  # prev's counts without its keys
+    ({"1": 1, "2": 2}, _packed(1, 2, 3), ["1", "2"], [2]),  # prev's counts and keys disagree
+    ({"1": 1, "2": 2}, [1, 2], ["1", "2"], [2]),  # prev's counts not packed
+    ({"1": 1, "2": 1}, _packed(1, 2), ["1", "2"], [2]),  # a count down
+    ({"1": 1, "2": 2}, _packed(1, 2), ["1", "3"], [2]),  # other keys, as many
+    ({"1": 1, "2": 2}, _packed(1), ["3"], [1]),  # a bucket gone, another added
+    ({"1": 1}, _packed(1, 1), ["1", "2"], [2]),  # a bucket gone
+    ({"2": 1, "1": 2}, _packed(1, 1), ["1", "2"], [2]),  # two buckets swapped
+    ({"1": 1, "2": 2}, _packed(1), ["1"], None), ({"1": 1, "2": 2}, _packed(1), ["1"], [2]),
+    ({"1": 1, "2": 2}, _packed(1), ["1"], [0, 1]), ({"1": 1, "2": 2}, _packed(1), ["1"], ["1"]),
+    ({"1": 1, "2": 2}, _packed(1), ["1"], (1,)), ({"1": 1, "2": 2}, _packed(1), ["1"], []),
+    ({"1": 1, "2": 2}, _packed(1), ("1",), [1]), ({"1": 1}, _packed(), [], [0]),
 ])
 def test_walk_of_what_it_does_not_take(args: tuple[Any, ...]) -> None:
     assert PASS is not None
@@ -198,17 +204,16 @@ def test_walk_of_what_it_does_not_take(args: tuple[Any, ...]) -> None:
 def test_walk_and_find() -> None:
     assert PASS is not None
     first = {"1000": 1, "2000": 3}
-    done = PASS.walk(first, None, None, None)
-    assert done == (4, (1).to_bytes(8, sys.byteorder) + (4).to_bytes(8, sys.byteorder),
-                    [1, 3], ["1000", "2000"], None)
-    counts, keys = done[2], done[3]
-    same = PASS.walk({"1000": 2, "2000": 3}, counts, keys, [2])
-    assert same is not None and same[0] == 1 and same[3] is keys and same[4] is None
+    assert PASS.walk(first, None, None, None) == (4, _packed(1, 4), _packed(1, 3),
+                                                  ["1000", "2000"], None)
+    keys = ["1000", "2000"]
+    same = PASS.walk({"1000": 2, "2000": 3}, _packed(1, 3), keys, [2])
+    assert same is not None and same[:3] == (1, _packed(1, 1), _packed(2, 3))
+    assert same[3] is keys and same[4] is None
     keys4 = ["1000", "1500", "2000", "3000"]
-    added = PASS.walk(dict(zip(keys4, [2, 1, 9, 0], strict=True)), counts, keys, [1, 2])
-    assert added is not None
-    total, sums, _, found_keys, carried = added
-    assert (total, found_keys, carried) == (8, keys4, [1, 4])
+    added = PASS.walk(dict(zip(keys4, [2, 1, 9, 0], strict=True)), _packed(1, 3), keys, [1, 2])
+    assert added == (8, _packed(1, 2, 8, 8), _packed(2, 1, 9, 0), keys4, [1, 4])
+    sums = added[1]
     assert PASS.find(keys4, sums, [(0.1, "10"), (0.5, "50"), (1.0, "100")]) == [
         "1000", "2000", "2000"]
     for odd in ([(1, "1")], [(1.5, "x")], [(0.0, "0")], [(float("nan"), "nan")], [()],

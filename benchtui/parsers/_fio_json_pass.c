@@ -2,13 +2,14 @@
  * ``bins`` objects in one compiled pass (the optional accelerator of _fio_json_walked.py and
  * _fio_json_bins.py; pure Python does the same where it is not built).
  *
- * walk(raw, prev_counts, prev_keys, cuts) lists a dump's counts and keys (a dict as orjson
- * decodes it, in fio's order), goes once over them and the previous dump's (lists, as an
- * earlier walk made them), subtracts each bucket's count and keeps the interval's running
- * sums (int64, in a bytes object). Where fio added buckets it merges the two dumps' keys and
- * carries the previous dump's blocks (``cuts``: where each ends) to the current dump's
- * positions, as _fio_json_probed._carried does. find(keys, sums, qs) gives the bucket key
- * holding each percentile.
+ * walk(raw, prev_counts, prev_keys, cuts) goes once over a dump's ``bins`` (a dict as orjson
+ * decodes it, in fio's order) beside the previous dump's counts (int64, packed by the walk
+ * that read it) and keys: it subtracts each bucket's count and keeps the interval's running
+ * sums (int64, in a bytes object), and packs the dump's counts for the next walk. Where fio
+ * added buckets it merges the two dumps' keys and carries the previous dump's blocks
+ * (``cuts``: where each ends) to the current dump's positions, as
+ * _fio_json_probed._carried does. find(keys, sums, qs) gives the bucket key holding each
+ * percentile. (PyDict_Next, not PyDict_Keys/Values: on 3.11 these walk the dict by it too.)
  *
  * Both answer None for anything they do not take as fio prints it (a count that is not a
  * plain int from 0 to 2**53, a count going down, a bucket gone, keys out of order on a first
@@ -92,108 +93,98 @@ same_key(PyObject *a, PyObject *b)
                      (size_t)n * PyUnicode_KIND(a)) == 0;
 }
 
-/* The running sums of a first dump's counts, its keys strictly ascending: 1; 0 when not
- * taken. */
+/* One walk over a dump (raw) against the previous one (its counts packed, prev, and its
+ * keys, prev_keys; prev NULL for a first dump): each count packed into counts[], the
+ * interval's running sums into sums[], raw's keys into *keys (prev_keys itself when they are
+ * the same), prev's blocks (ending at at[0..ncuts)) carried into *carried where buckets were
+ * added. 1; 0 when not taken (no exception), -1 on an error (set). */
 static int
-walk_first(PyObject *counts, PyObject *keys, int64_t *sums)
+walk_dump(PyObject *raw, const int64_t *prev, PyObject *prev_keys, const int64_t *at,
+          Py_ssize_t ncuts, int64_t *counts, int64_t *sums, PyObject **keys,
+          PyObject **carried)
 {
-    int64_t run = 0, last = -1;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(counts); i++) {
-        int64_t c, ns;
-        if (!count_of(PyList_GET_ITEM(counts, i), &c)
-            || !key_value(PyList_GET_ITEM(keys, i), &ns) || ns <= last)
-            return 0;
-        last = ns;
-        run += c;
-        if (run > MAX_COUNT)
-            return 0;
-        sums[i] = run;
-    }
-    return 1;
-}
-
-/* The running sums of counts less prev's, the keys prev's (checked: the same text in the
- * same places): 1; 0 when not taken. */
-static int
-walk_same(PyObject *counts, PyObject *keys, PyObject *prev, PyObject *prev_keys,
-          int64_t *sums)
-{
-    int64_t run = 0;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(counts); i++) {
-        int64_t c, p;
-        if (!count_of(PyList_GET_ITEM(counts, i), &c)
-            || !count_of(PyList_GET_ITEM(prev, i), &p) || c < p
-            || !same_key(PyList_GET_ITEM(keys, i), PyList_GET_ITEM(prev_keys, i)))
-            return 0;
-        run += c - p;
-        if (run > MAX_COUNT)
-            return 0;
-        sums[i] = run;
-    }
-    return 1;
-}
-
-/* The running sums of counts less prev's where fio added buckets (prev's keys found again
- * in keys, in order), prev's blocks (ending at cuts) carried into *out (a new list): 1; 0
- * when not taken (no exception), -1 on an error (set). */
-static int
-walk_added(PyObject *counts, PyObject *keys, PyObject *prev, PyObject *prev_keys,
-           PyObject *cuts, int64_t *sums, PyObject **out)
-{
-    Py_ssize_t n = PyList_GET_SIZE(counts), m = PyList_GET_SIZE(prev);
-    if (!PyList_CheckExact(cuts) || n < m)
-        return 0;
-    Py_ssize_t ncuts = PyList_GET_SIZE(cuts);
-    int64_t last = 0;
-    for (Py_ssize_t b = 0; b < ncuts; b++) {  /* strictly ascending, the last == m */
-        int64_t x;
-        if (!count_of(PyList_GET_ITEM(cuts, b), &x) || x <= last || x > m)
-            return 0;
-        last = x;
-    }
-    if (last != m)
-        return 0;
-    PyObject *carried = PyList_New(ncuts);
-    if (carried == NULL)
+    Py_ssize_t n = PyDict_GET_SIZE(raw), m = prev ? PyList_GET_SIZE(prev_keys) : 0;
+    int same = prev != NULL && n == m;  /* the same buckets: prev's keys checked, kept */
+    if (!same && (*keys = PyList_New(n)) == NULL)
         return -1;
-    Py_ssize_t j = 0, b = 0;
-    int64_t run = 0, at = 0;
-    count_of(PyList_GET_ITEM(cuts, 0), &at);
-    for (Py_ssize_t i = 0; i < n; i++) {
+    if (prev != NULL && !same && (*carried = PyList_New(ncuts)) == NULL)
+        return -1;
+    Py_ssize_t pos = 0, i = 0, j = 0, b = 0;
+    PyObject *k, *v;
+    int64_t run = 0, last = -1;
+    while (PyDict_Next(raw, &pos, &k, &v)) {
         int64_t c, p = 0;
-        if (!count_of(PyList_GET_ITEM(counts, i), &c))
-            goto not_taken;
-        if (j < m && same_key(PyList_GET_ITEM(keys, i), PyList_GET_ITEM(prev_keys, j))) {
-            if (!count_of(PyList_GET_ITEM(prev, j), &p) || c < p)  /* a count went down */
-                goto not_taken;
-            if (++j == at) {  /* the end of one of prev's blocks (the last: all buckets) */
-                PyObject *end = PyLong_FromSsize_t(b + 1 < ncuts ? i + 1 : n);
-                if (end == NULL) {
-                    Py_DECREF(carried);
-                    return -1;
-                }
-                PyList_SET_ITEM(carried, b, end);
-                if (++b < ncuts)
-                    count_of(PyList_GET_ITEM(cuts, b), &at);
-            }
+        if (i >= n || !count_of(v, &c))  /* (i >= n: the dict grew: not fio's) */
+            return 0;
+        if (prev == NULL) {  /* a first dump: keys ascending */
+            int64_t ns;
+            if (!key_value(k, &ns) || ns <= last)
+                return 0;
+            last = ns;
         }
+        else if (j < m && same_key(k, PyList_GET_ITEM(prev_keys, j))) {
+            p = prev[j];
+            if (c < p)  /* a count went down */
+                return 0;
+            if (!same && ++j == at[b]) {  /* the end of one of prev's blocks */
+                PyObject *end = PyLong_FromSsize_t(b + 1 < ncuts ? i + 1 : n);
+                if (end == NULL)
+                    return -1;
+                PyList_SET_ITEM(*carried, b, end);
+                b++;
+            }
+            else if (same)
+                j++;
+        }
+        else if (same)  /* not prev's keys */
+            return 0;
+        if (!same)
+            PyList_SET_ITEM(*keys, i, Py_NewRef(k));
         run += c - p;
         if (run > MAX_COUNT)
-            goto not_taken;
-        sums[i] = run;
+            return 0;
+        counts[i] = c;
+        sums[i++] = run;
     }
-    if (j < m)  /* a bucket of prev went away (or out of order) */
-        goto not_taken;
-    *out = carried;
+    if (i != n || (prev != NULL && j < m))  /* a bucket of prev went away (or moved) */
+        return 0;
+    if (same)
+        *keys = Py_NewRef(prev_keys);
     return 1;
-not_taken:
-    Py_DECREF(carried);
-    return 0;
+}
+
+/* cuts (strictly ascending ints, the last == m) into a new C array; NULL when they are not
+ * that (no exception) or on no memory (MemoryError set). */
+static int64_t *
+read_cuts(PyObject *cuts, Py_ssize_t m, Py_ssize_t *ncuts)
+{
+    if (!PyList_CheckExact(cuts) || PyList_GET_SIZE(cuts) < 1)
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(cuts);
+    int64_t *at = PyMem_New(int64_t, n), last = 0;
+    if (at == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t b = 0; b < n; b++) {
+        if (!count_of(PyList_GET_ITEM(cuts, b), &at[b]) || at[b] <= last || at[b] > m) {
+            PyMem_Free(at);
+            return NULL;
+        }
+        last = at[b];
+    }
+    if (last != m) {
+        PyMem_Free(at);
+        return NULL;
+    }
+    *ncuts = n;
+    return at;
 }
 
 /* walk(raw, prev_counts, prev_keys, cuts) -> (total, sums, counts, keys, carried) or None:
- * raw's counts and keys listed (keys: prev_keys itself when they are the same), the running
- * sums of the interval, prev's blocks carried where buckets were added (else None). */
+ * raw's counts packed, its keys listed (prev_keys itself when they are the same), the
+ * running sums of the interval, prev's blocks carried where buckets were added (else None).
+ * prev_counts (packed, as a walk gave them), prev_keys and cuts: None for a first dump. */
 static PyObject *
 walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -202,48 +193,42 @@ walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                         "walk(raw, prev_counts, prev_keys, cuts) takes 4 arguments");
         return NULL;
     }
-    PyObject *raw = args[0], *prev = args[1], *prev_keys = args[2], *cuts = args[3];
-    if (!PyDict_CheckExact(raw))
-        Py_RETURN_NONE;
-    if (prev != Py_None && (!PyList_CheckExact(prev) || !PyList_CheckExact(prev_keys)
-                            || PyList_GET_SIZE(prev) != PyList_GET_SIZE(prev_keys)))
-        Py_RETURN_NONE;
-    Py_ssize_t n = PyDict_GET_SIZE(raw);
+    PyObject *raw = args[0], *prev = args[1], *prev_keys = args[2];
+    Py_ssize_t n = PyDict_CheckExact(raw) ? PyDict_GET_SIZE(raw) : 0, m = 0, ncuts = 0;
     if (n < 1 || n > PY_SSIZE_T_MAX / 8)
         Py_RETURN_NONE;
-    PyObject *counts = NULL, *keys = NULL, *carried = NULL, *total = NULL;
-    PyObject *sums = PyBytes_FromStringAndSize(NULL, n * 8);
-    if (sums == NULL || (counts = PyDict_Values(raw)) == NULL
-        || (keys = PyDict_Keys(raw)) == NULL)
-        goto error;
-    int64_t *cum = (int64_t *)PyBytes_AS_STRING(sums);
-    int taken;
-    if (prev == Py_None)
-        taken = walk_first(counts, keys, cum);
-    else if (PyList_GET_SIZE(prev) == n) {
-        taken = walk_same(counts, keys, prev, prev_keys, cum);
-        Py_SETREF(keys, Py_NewRef(prev_keys));
+    int64_t *at = NULL;
+    if (prev != Py_None) {
+        if (!PyBytes_CheckExact(prev) || !PyList_CheckExact(prev_keys)
+            || (m = PyList_GET_SIZE(prev_keys)) < 1 || PyBytes_GET_SIZE(prev) != m * 8)
+            Py_RETURN_NONE;
+        if (m != n && (at = read_cuts(args[3], m, &ncuts)) == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            Py_RETURN_NONE;
+        }
     }
-    else
-        taken = walk_added(counts, keys, prev, prev_keys, cuts, cum, &carried);
-    if (taken < 0)
-        goto error;
-    if (taken == 0) {
-        Py_DECREF(sums);
-        Py_DECREF(counts);
-        Py_DECREF(keys);
-        Py_RETURN_NONE;
+    PyObject *keys = NULL, *carried = NULL, *total = NULL, *out = NULL;
+    PyObject *counts = PyBytes_FromStringAndSize(NULL, n * 8);
+    PyObject *sums = counts ? PyBytes_FromStringAndSize(NULL, n * 8) : NULL;
+    if (sums != NULL) {
+        int taken = walk_dump(
+            raw, prev == Py_None ? NULL : (const int64_t *)PyBytes_AS_STRING(prev), prev_keys,
+            at, ncuts, (int64_t *)PyBytes_AS_STRING(counts),
+            (int64_t *)PyBytes_AS_STRING(sums), &keys, &carried);
+        if (taken == 0)
+            out = Py_NewRef(Py_None);
+        else if (taken > 0
+                 && (total = PyLong_FromLongLong(((int64_t *)PyBytes_AS_STRING(sums))[n - 1])))
+            out = PyTuple_Pack(5, total, sums, counts, keys, carried ? carried : Py_None);
     }
-    if ((total = PyLong_FromLongLong(cum[n - 1])) == NULL)
-        goto error;
-    return Py_BuildValue("(NNNNN)", total, sums, counts, keys,
-                         carried == NULL ? Py_NewRef(Py_None) : carried);
-error:
-    Py_XDECREF(sums);
+    PyMem_Free(at);
     Py_XDECREF(counts);
+    Py_XDECREF(sums);
     Py_XDECREF(keys);
     Py_XDECREF(carried);
-    return NULL;
+    Py_XDECREF(total);
+    return out;
 }
 
 static PyObject *

@@ -117,9 +117,9 @@ def probed_interval(raw: dict[str, int], prev: Bins | None
             if not prev.ascending:
                 return None
             prev = _blocked(prev.raw, list(prev.raw))
-        else:  # by the compiled pass (_fio_json_walked): all but the block sums
-            assert prev.keys is not None and prev.counts is not None
-            prev = _bins(prev.raw, prev.keys, prev.counts, prev.cuts, _slices(prev.cuts))
+        else:  # by the compiled pass (_fio_json_walked): its keys, as this path lists them
+            counts = list(prev.raw.values())
+            prev = _bins(prev.raw, prev.keys, counts, prev.cuts, _slices(prev.cuts))
     counts = list(raw.values())
     if prev is None:
         keys = list(raw)

@@ -80,37 +80,25 @@ def percentile_interval(raw: dict[str, int], prev: Bins | None
     """``_fio_json_probed.probed_interval``: ``raw`` read against ``prev`` and the interval
     between them, by the compiled pass where it takes them, else in Python.
 
-    A dump the pass read keeps what the Python path would have kept but its block sums
-    (``Bins.ends`` None): its keys (the previous dump's list while no bucket is added, as
-    that path has them), its counts and where its blocks end."""
+    A dump the pass read keeps its keys (the previous dump's list while no bucket is added,
+    as the Python path has them), its counts packed (``Bins.packed``) and where its blocks
+    end, not their sums (``Bins.ends`` None): the Python path completes it if it must read
+    the next dump. A dump that path read (or the exact one) is followed by it."""
     walk = PASS
-    if walk is None or (prev is not None and prev.ends is not None):
-        return probed_interval(raw, prev)  # (prev read by the Python path: it goes on)
-    if prev is None:
-        done = walk.walk(raw, None, None, None)
-    else:
-        if prev.cuts is None:  # read by the exact path: its blocks cut as the Python path cuts
-            if not prev.ascending:
-                return probed_interval(raw, prev)
-            prev = _listed(prev)
-        done = walk.walk(raw, prev.counts, prev.keys, prev.cuts)
+    if walk is None or (prev is not None and prev.packed is None):
+        # (prev read by the Python path, or by the exact one: that path goes on)
+        return probed_interval(raw, prev)
+    done = (walk.walk(raw, None, None, None) if prev is None
+            else walk.walk(raw, prev.packed, prev.keys, prev.cuts))
     if done is None:
         return probed_interval(raw, prev)
-    total, sums, counts, keys, carried = done
+    total, sums, packed, keys, carried = done
     cur = Bins(raw, True)
-    cur.keys, cur.counts = keys, counts
+    cur.keys, cur.packed = keys, packed
     if prev is None:
-        cur.cuts = fresh_cuts(len(counts))
+        cur.cuts = fresh_cuts(len(keys))
     elif carried is None:  # the same buckets, the same blocks
         cur.cuts = prev.cuts
     else:  # buckets added: blocks carried, cut afresh when one grew too wide
-        cur.cuts = fresh_cuts(len(counts)) if too_coarse(carried) else carried
+        cur.cuts = fresh_cuts(len(keys)) if too_coarse(carried) else carried
     return cur, Walked(keys, sums, total)
-
-
-def _listed(prev: Bins) -> Bins:
-    """A dump read by the exact path, listed and cut in blocks as the pass keeps one."""
-    listed = Bins(prev.raw, True)
-    listed.keys, listed.counts = list(prev.raw), list(prev.raw.values())
-    listed.cuts = fresh_cuts(len(listed.counts))
-    return listed
