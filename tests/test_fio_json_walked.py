@@ -215,9 +215,11 @@ def test_walk_and_find() -> None:
     assert added == (8, _packed(1, 2, 8, 8), _packed(2, 1, 9, 0), keys4, [1, 4])
     sums = added[1]
     assert PASS.find(keys4, sums, [(0.1, "10"), (0.5, "50"), (1.0, "100")]) == [
-        "1000", "2000", "2000"]
+        ("10", 1e-06), ("50", 2e-06), ("100", 2e-06)]
+    assert PASS.find(["1", "x", "3", "4"], sums, [(0.1, "10")]) == [("10", 1e-09)]
+    assert PASS.find(["1", "x", "3", "4"], sums, [(0.25, "25")]) is None  # not digits
     for odd in ([(1, "1")], [(1.5, "x")], [(0.0, "0")], [(float("nan"), "nan")], [()],
-                [0.5], ((0.5, "50"),)):
+                [0.5], ((0.5, "50"),), [(0.5, "50", "")]):
         assert PASS.find(keys4, sums, odd) is None  # type: ignore[arg-type]
     assert PASS.find(keys4[:3], sums, [(0.5, "50")]) is None  # not its keys
     assert PASS.find(keys4, sums[:-1], [(0.5, "50")]) is None

@@ -8,8 +8,7 @@
  * sums (int64, in a bytes object), and packs the dump's counts for the next walk. Where fio
  * added buckets it merges the two dumps' keys and carries the previous dump's blocks
  * (``cuts``: where each ends) to the current dump's positions, as
- * _fio_json_probed._carried does. find(keys, sums, qs) gives the bucket key holding each
- * percentile. (PyDict_Next, not PyDict_Keys/Values: on 3.11 these walk the dict by it too.)
+ * _fio_json_probed._carried does. find(keys, sums, qs) gives each percentile, in seconds. (PyDict_Next, not PyDict_Keys/Values: on 3.11 these walk the dict by it too.)
  *
  * Both answer None for anything they do not take as fio prints it (a count that is not a
  * plain int from 0 to 2**53, a count going down, a bucket gone, keys out of order on a first
@@ -231,6 +230,10 @@ walk(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* find(keys, sums, qs) -> [(label, seconds)] or None: for each (q, label) of qs, the bucket
+ * (its key in ns, as seconds) of the first running sum that reaches ceil(q * total), as
+ * Python finds it (``BIN_KEYS[key] / NS_PER_SECOND``: one float division of two exact
+ * doubles, for keys up to 2**53). */
 static PyObject *
 find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -253,18 +256,14 @@ find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     for (Py_ssize_t t = 0; t < nq; t++) {
         PyObject *pair = PyList_GET_ITEM(qs, t);
-        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) < 1
-            || !PyFloat_CheckExact(PyTuple_GET_ITEM(pair, 0))) {
-            Py_DECREF(out);
-            Py_RETURN_NONE;
-        }
+        if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2
+            || !PyFloat_CheckExact(PyTuple_GET_ITEM(pair, 0)))
+            goto not_taken;
         double q = PyFloat_AS_DOUBLE(PyTuple_GET_ITEM(pair, 0));
-        if (!(q > 0.0 && q <= 1.0)) {
-            Py_DECREF(out);
-            Py_RETURN_NONE;
-        }
+        if (!(q > 0.0 && q <= 1.0))
+            goto not_taken;
         /* the first bucket whose running sum reaches ceil(q * total) (<= total: found) */
-        int64_t target = (int64_t)ceil(q * (double)total);
+        int64_t target = (int64_t)ceil(q * (double)total), ns;
         Py_ssize_t lo = 0, hi = n - 1;
         while (lo < hi) {
             Py_ssize_t mid = lo + (hi - lo) / 2;
@@ -273,9 +272,21 @@ find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             else
                 hi = mid;
         }
-        PyList_SET_ITEM(out, t, Py_NewRef(PyList_GET_ITEM(keys, lo)));
+        if (!key_value(PyList_GET_ITEM(keys, lo), &ns) || ns > MAX_COUNT)
+            goto not_taken;
+        PyObject *seconds = PyFloat_FromDouble((double)ns / 1e9);
+        PyObject *found = seconds ? PyTuple_Pack(2, PyTuple_GET_ITEM(pair, 1), seconds) : NULL;
+        Py_XDECREF(seconds);
+        if (found == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, t, found);
     }
     return out;
+not_taken:
+    Py_DECREF(out);
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
@@ -283,7 +294,7 @@ static PyMethodDef methods[] = {
      "walk(raw, prev_counts, prev_keys, cuts) -> (total, sums, counts, keys, carried cuts "
      "or None), or None"},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL,
-     "find(keys, sums, qs) -> the bucket key of each (q, label) of qs, or None"},
+     "find(keys, sums, qs) -> (label, seconds) for each (q, label) of qs, or None"},
     {NULL, NULL, 0, NULL},
 };
 

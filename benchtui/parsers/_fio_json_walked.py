@@ -67,12 +67,14 @@ class Walked:
     def quantiles(self, qs: list[tuple[float, str]]) -> list[tuple[str, float]]:
         """(label, seconds) for each (q, label) of ``qs`` (``total`` > 0): the first bucket
         whose running sum reaches ``q * total``, as ``Probed.quantiles`` finds it."""
-        found = None if PASS is None else PASS.find(self.keys, self.sums, qs)
-        if found is None:  # (not a 0 < q <= 1 float: in Python, as the pure path does)
-            sums = memoryview(self.sums).cast("q").tolist()
-            found = [self.keys[bisect_left(sums, ceil(q * self.total))] for q, _ in qs]
-        return [(label, BIN_KEYS[key] / NS_PER_SECOND)
-                for (_, label), key in zip(qs, found, strict=True)]
+        found: list[tuple[str, float]] | None = (
+            None if PASS is None else PASS.find(self.keys, self.sums, qs))
+        if found is not None:
+            return found
+        # (a q that is not a 0 < q <= 1 float, a key that is not plain digits: in Python)
+        sums = memoryview(self.sums).cast("q").tolist()
+        return [(label, BIN_KEYS[self.keys[bisect_left(sums, ceil(q * self.total))]]
+                 / NS_PER_SECOND) for q, label in qs]
 
 
 def percentile_interval(raw: dict[str, int], prev: Bins | None
