@@ -172,7 +172,7 @@ def _deltas(cur: dict[str, Dir], prev: dict[str, Dir], histogram: bool
             if earlier is not None and c.n == p.n and raw == earlier.raw:
                 c.bins[measure] = earlier  # nothing completed: nothing to subtract
                 continue
-            # Without histograms, the percentiles alone, from block sums
+            # Without histograms, the percentiles alone: the compiled pass, or block sums
             read = None if histogram else percentile_interval(raw, earlier)
             c.bins[measure], delta = read if read is not None else interval(raw, earlier)
             if delta is not None:

@@ -3,25 +3,27 @@ pass, when the optional C extension ``_fio_json_pass`` is there; the pure-Python
 (``_fio_json_probed``) otherwise, and for any input the pass does not take as fio prints it.
 
 ``benchtui parse`` of a wide fio job spends most of its own work on the buckets: a 32-job
-json+ document carries ~25,000, of which every dump's interval is wanted (docs/benchmarks/
-parse_speed.md, rounds 7 and 8). In Python's C-level passes (``_fio_json_probed``: block
-sums, blocks carried, the percentiles' blocks subtracted) a bucket costs 70-1,000
-instructions per pass; the compiled pass walks the two dumps' dicts side by side once
-(~40 a bucket): each count subtracted, the interval's running sums kept as int64 in a bytes
-object, the percentiles bisected in them (``Walked.quantiles``).
+json+ document carries ~25,000, and every dump's interval is wanted. In Python's C-level
+passes (``_fio_json_probed``: counts and keys listed, block sums, blocks carried, the
+percentiles' blocks subtracted) a bucket costs 70-1,000 instructions a pass; the compiled
+pass walks a dump's dict once beside the previous dump's packed counts (~100-140
+instructions a bucket, half of it ``PyDict_Next``): each count subtracted, the interval's
+running sums kept as int64 in a bytes object, the percentiles bisected in them
+(``Walked.quantiles``). docs/benchmarks/parse_speed.md, round 8, has the counts.
 
 The outputs are the pure-Python path's, sample for sample. The pass takes only plain str
 keys and plain int counts in [0, 2**53] that never go down, with every bucket of the
-previous dump still there (and, on a first dump, keys in strictly ascending order): then
-both paths find the very buckets ``LatencyHistogram.quantiles`` would. Anything else (a
-count going down, a bucket gone: fio restarted its counters; or what fio does not print) is
-left to ``_fio_json_probed``, which decides what it means. So that it decides as if it had
-read every dump itself, the pass carries the Python path's blocks from dump to dump (where
-each ends: ``Bins.cuts``, cut again where that path would), and a dump the pass read is
-completed (its keys, counts and block sums) only when the Python path needs it.
+previous dump still there, in order (and, on a first dump, keys of plain digits in strictly
+ascending order; on a dump with as many buckets, the previous dump's keys): then both paths
+find the very buckets ``LatencyHistogram.quantiles`` would. Anything else (a count going
+down, a bucket gone: fio restarted its counters; or what fio does not print) is left to
+``_fio_json_probed``, which decides what it means. So that it decides as if it had read
+every dump itself, the pass keeps what that path would have kept (the keys list, where the
+blocks end: carried, cut again where that path would) but the block sums, which it makes
+from the dump when it needs them.
 
 ``BENCHTUI_PURE_PYTHON=1`` in the environment keeps the extension unused (read when this
-module is first imported; docs/architecture.md, "The compiled pass").
+module is first imported; docs/install.md, docs/architecture.md "The compiled pass").
 """
 
 from __future__ import annotations
