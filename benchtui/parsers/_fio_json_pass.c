@@ -1,6 +1,6 @@
 /* benchtui.parsers._fio_json_pass: an interval's buckets from two of fio json+'s cumulative
- * ``bins`` objects in one compiled pass (the optional accelerator of _fio_json_walked.py and
- * _fio_json_bins.py; pure Python does the same where it is not built).
+ * ``bins`` objects in one compiled pass (the optional accelerator of _fio_json_walked.py;
+ * pure Python, _fio_json_probed.py, does the same where it is not built).
  *
  * walk(raw, prev_counts, prev_keys, cuts) goes once over a dump's ``bins`` (a dict as orjson
  * decodes it, in fio's order) beside the previous dump's counts (int64, packed by the walk
@@ -8,12 +8,16 @@
  * sums (int64, in a bytes object), and packs the dump's counts for the next walk. Where fio
  * added buckets it merges the two dumps' keys and carries the previous dump's blocks
  * (``cuts``: where each ends) to the current dump's positions, as
- * _fio_json_probed._carried does. find(keys, sums, qs) gives each percentile, in seconds. (PyDict_Next, not PyDict_Keys/Values: on 3.11 these walk the dict by it too.)
+ * _fio_json_probed._carried does (PyDict_Next, not PyDict_Keys/Values: on 3.11 these walk
+ * the dict with it too, and make a list each). find(keys, sums, qs) gives each percentile, in
+ * seconds.
  *
  * Both answer None for anything they do not take as fio prints it (a count that is not a
  * plain int from 0 to 2**53, a count going down, a bucket gone, keys out of order on a first
  * dump, arguments of another kind): the caller then takes the pure-Python path, which
- * decides what such input means. No I/O, no state; no Python code runs while they do.
+ * decides what such input means. No I/O, no state; no Python code runs while they do (they
+ * read exact ints, strs, lists and dicts only, and allocate nothing the garbage collector
+ * tracks inside the walk).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
