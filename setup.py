@@ -5,6 +5,12 @@
 checkout. An editable install copies nothing: ``benchtui/shipped.py`` finds the checkout's own
 directories. The sdist carries the three directories (MANIFEST.in), so a wheel built from it
 has them too.
+
+It also builds the package's one compiled module, ``benchtui.parsers._fio_json_pass`` (one C
+file, CPython's C API, no other dependency): an optional accelerator of ``benchtui parse``'s
+fio json+ percentiles (docs/architecture.md). ``optional=True``: where it cannot be built (no
+compiler, no Python headers) the build says so and goes on, and benchtui runs in pure Python
+(``benchtui/parsers/_fio_json_walked.py`` falls back), with the same output.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 #: The top-level directories the package carries (keep in step with benchtui/shipped.py).
@@ -38,4 +44,8 @@ class BuildPyWithShipped(build_py):  # type: ignore[misc]
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
 
 
-setup(cmdclass={"build_py": BuildPyWithShipped})
+#: The optional compiled pass over fio json+'s latency buckets (see the docstring).
+PASS = Extension("benchtui.parsers._fio_json_pass", ["benchtui/parsers/_fio_json_pass.c"],
+                 optional=True)
+
+setup(cmdclass={"build_py": BuildPyWithShipped}, ext_modules=[PASS])

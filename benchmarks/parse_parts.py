@@ -3,7 +3,10 @@ the parser's work over documents decoded beforehand (``FioJsonParser.document``,
 and finding the documents left out), then the per-bucket parts of it, each counted alone over
 the very arguments the parse gave them: the percentiles (``Probed.quantiles``), a direction's
 buckets read and summed per block (``probed_interval``) and, within that, the counts listed,
-the keys listed (where fio added buckets), the block sums and the blocks carried.
+the keys listed (where fio added buckets), the block sums and the blocks carried. This
+code is counted twice: in pure Python (``BENCHTUI_PURE_PYTHON=1``) and with the compiled pass
+(``_fio_json_walked``: "read" is its walk, "quantiles" its ``find``; the Python path's
+sub-parts do not apply).
 
 Counts are valgrind's callgrind (load does not change them), each less the same process
 without the part; the code before (a checkout, ``--old``) and this code side by side.
@@ -39,15 +42,25 @@ while pos >= 0:
     docs.append(orjson.loads(data[pos:end + 2]))
     pos = data.find(b"{\n", end + 3)
 reads, percentiles = [], []
-read, quantiles = probed.probed_interval, probed.Probed.quantiles
+# (the code since round 8 reads a direction by _fio_json_walked: the compiled pass or Python)
+entry = "percentile_interval" if hasattr(jobs, "percentile_interval") else "probed_interval"
+read = getattr(jobs, entry)
+kinds = [probed.Probed]
+if entry == "percentile_interval":
+    import benchtui.parsers._fio_json_walked as walked
+    kinds.append(walked.Walked)
 if part not in ("parse", "none"):  # a parse beforehand, recording the parts' arguments
     def record_read(raw, prev):
         reads.append((raw, prev))
         return read(raw, prev)
-    def record_quantiles(self, qs):
-        percentiles.append((self, qs))
-        return quantiles(self, qs)
-    jobs.probed_interval, probed.Probed.quantiles = record_read, record_quantiles
+    def recorder(quantiles):
+        def record_quantiles(self, qs):
+            percentiles.append((quantiles, self, qs))
+            return quantiles(self, qs)
+        return record_quantiles
+    setattr(jobs, entry, record_read)
+    for kind in kinds:
+        kind.quantiles = recorder(kind.quantiles)
     p = FioJsonParser()
     p.histograms = False
     for d in docs:
@@ -59,7 +72,7 @@ if part == "parse":
     for d in docs:
         p.document(d, None)
 elif part == "quantiles":
-    for probe, qs in percentiles:
+    for quantiles, probe, qs in percentiles:
         quantiles(probe, qs)
 elif part == "read":
     for raw, prev in reads:
@@ -77,32 +90,39 @@ elif part == "sums":  # (with the counts listed: less "counts")
             probed._sums(list(raw.values()), prev.slices)
 elif part == "carried":  # (with the keys listed: less "keys")
     for raw, prev in reads:
-        if prev is not None and prev.cuts is not None and len(raw) != len(prev.keys):
+        if prev is not None and prev.keys is not None and len(raw) != len(prev.keys):
             probed._carried(list(raw), prev)
 """
 
 PARTS = ("parse", "quantiles", "read", "counts", "keys", "sums", "carried")
+#: The parts of the pure-Python path alone (the compiled pass does them in one walk).
+PYTHON_PARTS = ("counts", "keys", "sums", "carried")
 
 
-def count(part: str, code: Path, path: Path) -> int:
+def count(part: str, code: Path, path: Path, pure: bool) -> int:
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable,
          "-c", DRIVER, part, str(path)],
-        env={"PYTHONPATH": str(code), "PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"},
+        env={"PYTHONPATH": str(code), "PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin",
+             "BENCHTUI_PURE_PYTHON": "1" if pure else "0"},
         capture_output=True, text=True, check=True, cwd="/tmp")
     return int(next(line for line in done.stderr.splitlines()
                     if "Collected :" in line).rsplit(":", 1)[1])
 
 
-def parts(code: Path, path: Path) -> dict[str, float]:
-    """Millions of instructions of each part (``sums`` and ``carried`` less what they list)."""
-    count("none", code, path)  # (its bytecode written first: compiling is not counted)
-    base = {name: count("none" if name == "parse" else "recorded", code, path)
+def parts(code: Path, path: Path, pure: bool) -> dict[str, float | None]:
+    """Millions of instructions of each part (``sums`` and ``carried`` less what they list;
+    None: a part of the Python path, with the compiled pass)."""
+    count("none", code, path, pure)  # (its bytecode written first: compiling is not counted)
+    base = {name: count("none" if name == "parse" else "recorded", code, path, pure)
             for name in ("parse", "recorded")}
-    got = {part: (count(part, code, path) - base["parse" if part == "parse" else "recorded"])
-           / 1e6 for part in PARTS}
-    got["sums"] -= got["counts"]
-    got["carried"] -= got["keys"]
+    got: dict[str, float | None] = {
+        part: None if not pure and part in PYTHON_PARTS else
+        (count(part, code, path, pure) - base["parse" if part == "parse" else "recorded"]) / 1e6
+        for part in PARTS}
+    if pure:
+        got["sums"] = (got["sums"] or 0) - (got["counts"] or 0)
+        got["carried"] = (got["carried"] or 0) - (got["keys"] or 0)
     return got
 
 
@@ -116,13 +136,15 @@ def main() -> None:
         if path is None:
             path = Path(tmp) / "wide.json"
             path.write_bytes(lzma.decompress(WIDE_CAPTURE.read_bytes()))
-        codes = ([("before", args.old.resolve())] if args.old else []) + [("now", ROOT)]
-        rows = {name: parts(code, path.resolve()) for name, code in codes}
-    names = [name for name, _ in codes]
+        codes = ([("before", args.old.resolve(), True)] if args.old else []) + [
+            ("now, pure Python", ROOT, True), ("now, compiled pass", ROOT, False)]
+        rows = {name: parts(code, path.resolve(), pure) for name, code, pure in codes}
+    names = [name for name, _, _ in codes]
     print("| millions of instructions | " + " | ".join(names) + " |")
     print("|---|" + "---:|" * len(names))
     for part in PARTS:
-        print(f"| {part} | " + " | ".join(f"{rows[n][part]:.1f}" for n in names) + " |")
+        print(f"| {part} | " + " | ".join("-" if rows[n][part] is None else
+                                          f"{rows[n][part]:.1f}" for n in names) + " |")
 
 
 if __name__ == "__main__":

@@ -80,3 +80,22 @@ def utc_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture(params=["compiled", "pure-python"])
+def bins_pass(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The test runs on both paths of fio json+'s percentiles (``_fio_json_walked``): the
+    compiled pass (skipped where it is not built: tests/test_fio_json_walked.py says whether
+    it should be) and pure Python; subprocesses started by the test take the same path."""
+    from benchtui.parsers import _fio_json_walked
+
+    if request.param == "compiled":
+        monkeypatch.delenv("BENCHTUI_PURE_PYTHON", raising=False)
+        built = _fio_json_walked.load_pass()
+        if built is None:
+            pytest.skip("the compiled pass is not built here")
+        monkeypatch.setattr(_fio_json_walked, "PASS", built)
+    else:
+        monkeypatch.setenv("BENCHTUI_PURE_PYTHON", "1")
+        monkeypatch.setattr(_fio_json_walked, "PASS", None)
+    return str(request.param)

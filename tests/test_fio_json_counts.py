@@ -3,7 +3,8 @@
 the same running sums, as Python ints, the same percentiles, the same restarts, and for
 values fio would not print (floats, huge numbers, strings) the exact path's result or error.
 Whole streams parsed with histograms (the corpus's and fixtures' fio JSON, the 32-job capture)
-give the same samples and histograms by both."""
+give the same samples and histograms by both; without histograms (the percentiles alone, as
+``benchtui parse`` prints them), the same samples by the compiled pass and in pure Python."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from benchtui.parsers import _fio_json_jobs
+from benchtui.parsers import _fio_json_jobs, _fio_json_walked
 from benchtui.parsers._fio_json_bins import Bins, Running, _exact, interval
 from benchtui.parsers.fio_json import FioJsonParser
 from tests.test_fio_json_probed import QS, _dumps
@@ -87,8 +88,9 @@ def test_strings_fail_as_before() -> None:
         interval({"1000": 6, "2000": "8"}, prev)  # type: ignore[dict-item]
 
 
-def _samples(data: bytes) -> list[tuple[Any, ...]]:
+def _samples(data: bytes, histograms: bool = True) -> list[tuple[Any, ...]]:
     parser = FioJsonParser()
+    parser.histograms = histograms
     out = [*parser.feed_bytes(data), *parser.finish()]
     return [(s.t, s.metric, s.value, s.labels, s.elapsed, s.duration,
              None if s.histogram is None else (s.histogram.running_sums(), s.histogram.counts))
@@ -105,6 +107,26 @@ def test_streams_with_histograms(path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert sum(1 for s in fast if s[6] and s[6][0]) == 32 * 2 * 21
     monkeypatch.setattr(_fio_json_jobs, "interval", _exact)
     assert fast == _samples(data)
+
+
+@pytest.mark.parametrize("path", [*STREAMS, WIDE], ids=lambda p: p.name)
+def test_streams_without_histograms_by_both_paths(path: Path) -> None:
+    data = path.read_bytes()
+    if path.suffix == ".xz":
+        data = lzma.decompress(data)
+    built = _fio_json_walked.load_pass()
+    if built is None:
+        pytest.skip("the compiled pass is not built here")
+    saved = _fio_json_walked.PASS
+    try:
+        _fio_json_walked.PASS = built
+        compiled = _samples(data, histograms=False)
+        _fio_json_walked.PASS = None
+        assert compiled == _samples(data, histograms=False)
+    finally:
+        _fio_json_walked.PASS = saved
+    if path == WIDE:  # every job's read and write percentiles, in every dump but the first
+        assert sum(1 for s in compiled if s[1] == "latency_seconds") >= 32 * 2 * 20 * 5
 
 
 @pytest.mark.parametrize(("histograms", "parsed_here"), [(True, True), (False, True),

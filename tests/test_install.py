@@ -13,10 +13,15 @@ checkout: ``demo`` in a real terminal (tmux) with the default (its output parsed
 worker process) and the light theme, ``replay``
 of the first demo's recording, ``report --format html`` of it, ``check`` of an example plan
 from the package, ``examples --copy``, ``themes`` and the bash completion script.
+
+The wheel holds the compiled pass of the fio json+ parser (``_fio_json_pass``, built from the
+sdist's C source) and the installed package uses it; a wheel built where the compiler fails
+(``CC=false``) installs and parses in pure Python, printing the same samples.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -42,11 +47,16 @@ SHIPPED = ("themes/dark.tcss", "themes/light.tcss", "themes/high-contrast.tcss",
            "examples/import/seed000.toml", "dashboards/benchtui.json")
 
 
-def build(tmp: Path) -> tuple[Path, Path]:
-    """The sdist and the wheel built from it."""
+#: The compiled pass in a package or an archive (its name ends with the platform's suffix).
+COMPILED = re.compile(r"benchtui/parsers/_fio_json_pass\.[^/]*(so|pyd)$")
+FIO_JSON = ROOT / "tests" / "fixtures" / "fio_json" / "randread_randwrite.jsonplus.txt"
+
+
+def build(tmp: Path, env: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """The sdist and the wheel built from it (``env``: the build's environment)."""
     source, dist = tmp / "source", tmp / "dist"
     source.mkdir()
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.so")
     for name in SOURCES:
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, source / name, ignore=ignore)
@@ -54,7 +64,7 @@ def build(tmp: Path) -> tuple[Path, Path]:
             shutil.copy2(ROOT / name, source / name)
     done = subprocess.run([sys.executable, "-m", "build", "--no-isolation", "--outdir",
                            str(dist), str(source)], capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=120, check=False, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     (sdist,), (wheel,) = dist.glob("*.tar.gz"), dist.glob("*.whl")
     return sdist, wheel
@@ -95,6 +105,12 @@ class Installed:
         if ok:
             assert done.returncode == 0, f"benchtui {shlex.join(args)}: {done.stderr}"
         return done
+
+    def python(self, code: str) -> str:
+        """What the installed package's Python prints running ``code``."""
+        return subprocess.run([str(self.venv / "bin" / "python"), "-c", code], cwd=self.work,
+                              env=self.env, capture_output=True, text=True, timeout=60,
+                              check=True).stdout
 
     def shell(self, *args: str, exit_file: Path) -> str:
         """A shell command for tmux: ``benchtui ARGS`` in the clean environment (the terminal's
@@ -141,10 +157,14 @@ def test_an_installed_wheel_runs_every_command_without_the_checkout(tmp_path: Pa
     with zipfile.ZipFile(wheel) as whl:
         names = set(whl.namelist())
     assert {f"benchtui/share/{name}" for name in SHIPPED} <= names
+    assert any(map(COMPILED.match, names)), "the wheel has no compiled pass"
     venv = install(tmp_path, wheel)
     package = next((venv / "lib").glob("python*/site-packages/benchtui"))
     shipped = package / "share"
     bt = Installed(venv, tmp_path)
+    used = bt.python(USED).strip()
+    assert COMPILED.match(used.removeprefix(f"{package.parent}/")), used
+    assert bt.run("parse", str(FIO_JSON)).stdout == _checkout_parse()
 
     version = bt.run("--version").stdout
     assert version.startswith(f"benchtui {_version()} ({package})"), version
@@ -210,6 +230,29 @@ def test_an_installed_wheel_runs_every_command_without_the_checkout(tmp_path: Pa
     page = (bt.work / "demo.html").read_text(encoding="utf-8")
     assert page.lstrip().lower().startswith("<!doctype html") and "randrw-4k" in page
     assert "<svg" in page  # the plots, drawn by matplotlib from the install
+
+
+#: Where the compiled pass that benchtui uses comes from ("None": pure Python).
+USED = "from benchtui.parsers import _fio_json_walked as w; print(w.PASS and w.PASS.__file__)"
+
+
+@pytest.mark.slow
+def test_a_wheel_built_without_a_compiler_runs_in_pure_python(tmp_path: Path) -> None:
+    """The compiler fails (``CC=false``): the build says so and goes on (the extension is
+    optional), and the wheel, without the compiled pass, parses as the checkout does."""
+    _, wheel = build(tmp_path, {**os.environ, "CC": "false"})
+    with zipfile.ZipFile(wheel) as whl:
+        assert not any(map(COMPILED.match, whl.namelist()))
+    bt = Installed(install(tmp_path, wheel), tmp_path)
+    assert bt.python(USED).strip() == "None"
+    assert bt.run("parse", str(FIO_JSON)).stdout == _checkout_parse()
+
+
+def _checkout_parse() -> str:
+    """``benchtui parse`` of the fio json+ fixture by the checkout (the compiled pass where
+    it is built)."""
+    return subprocess.run([sys.executable, "-m", "benchtui", "parse", str(FIO_JSON)],
+                          capture_output=True, text=True, timeout=60, check=True).stdout
 
 
 def _version() -> str:

@@ -94,3 +94,22 @@ def test_every_parser_and_file_was_stored() -> None:
     assert len(stored["files"]) >= 200
     assert {"fio-json", "iostat", "iostat-json", "iperf3-json"} <= set(stored["parsers"])
     assert set(stored["files"]) <= set(golden.input_files())
+
+
+FIO_JSON_FILES = [f for f in FILES if "fio-json" in golden.load()["files"][f]["parsers"]]
+
+
+@pytest.mark.parametrize("relpath", FIO_JSON_FILES)
+def test_fio_json_without_histograms_in_pure_python(relpath: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stored outputs again, without the compiled pass (``test_same_outputs_as_stored``
+    takes it where it is built): the percentiles ``benchtui parse`` prints by both paths."""
+    from benchtui.parsers import _fio_json_walked
+
+    monkeypatch.setattr(_fio_json_walked, "PASS", None)
+    want = golden.load()["files"][relpath]["parsers"]["fio-json"]
+    data = (golden.FIXTURES / relpath).read_bytes()
+    text = restore_line_breaks(decode_output(data))
+    plain = golden.run_parser(registry.all_parsers()["fio-json"], data, text, histograms=False)
+    _compare(f"{relpath} read by fio-json without histograms in pure Python",
+             [r for r in want["samples"] if r[9] is None], plain["samples"])

@@ -63,7 +63,8 @@ class Bins:
     ``benchtui parse`` pays. Made with positional arguments only: a class called with
     keywords has them packed in a dict, ~1,000 instructions more a call.)"""
 
-    __slots__ = ("array", "ascending", "counts", "cuts", "ends", "keys", "ns", "raw", "slices")
+    __slots__ = ("array", "ascending", "counts", "cuts", "ends", "keys", "ns", "packed", "raw",
+                 "slices")
 
     def __init__(self, raw: dict[str, int], ascending: bool, ns: list[int] | None = None
                  ) -> None:
@@ -80,6 +81,9 @@ class Bins:
         self.cuts: list[int] | None = None
         self.ends: list[int] | None = None
         self.slices: list[slice] | None = None
+        #: (``_fio_json_walked``, which sets it with keys and cuts, not ends) its counts as
+        #: int64 in native order, packed by the compiled pass
+        self.packed: bytes | None = None
 
     def bucket_ns(self) -> list[int]:
         if self.ns is None:

@@ -15,7 +15,11 @@ from typing import Any
 
 from benchtui.parsers import _fio_json_units as units
 from benchtui.parsers._fio_json_bins import Bins, Running, interval
-from benchtui.parsers._fio_json_probed import Probed, probed_interval
+from benchtui.parsers._fio_json_probed import Probed
+from benchtui.parsers._fio_json_walked import Walked, percentile_interval
+
+#: An interval's latency buckets, as the path that read them keeps them.
+Latencies = Running | Probed | Walked
 
 OPS = ("read", "write", "trim")
 #: (measure label, fio's key) of the latencies fio reports per direction.
@@ -83,7 +87,7 @@ class Step:
 
     cur: dict[str, Dir]
     prev: dict[str, Dir]
-    deltas: dict[tuple[str, str], Running | Probed]  # (op, measure) -> interval's latencies
+    deltas: dict[tuple[str, str], Latencies]  # (op, measure) -> interval's latencies
     reset: bool  # from the job's (or its counters') start
     first: bool  # the job's first dump
     dts: int | float | None  # ms between this dump and the previous one
@@ -154,12 +158,12 @@ class JobState:
 
 
 def _deltas(cur: dict[str, Dir], prev: dict[str, Dir], histogram: bool
-            ) -> dict[tuple[str, str], Running | Probed] | None:
+            ) -> dict[tuple[str, str], Latencies] | None:
     """(op, measure) -> the interval's latency buckets (``cur`` less ``prev``); None when a
     bucket went down or away (never when ``prev`` is empty). A direction whose completions
     did not change and whose buckets are the previous dump's (compared in C) is not read
     again."""
-    deltas: dict[tuple[str, str], Running | Probed] = {}
+    deltas: dict[tuple[str, str], Latencies] = {}
     for op, c in cur.items():
         p = prev.get(op, ZERO)
         since = p.bins
@@ -168,8 +172,8 @@ def _deltas(cur: dict[str, Dir], prev: dict[str, Dir], histogram: bool
             if earlier is not None and c.n == p.n and raw == earlier.raw:
                 c.bins[measure] = earlier  # nothing completed: nothing to subtract
                 continue
-            # Without histograms, the percentiles alone, from block sums
-            read = None if histogram else probed_interval(raw, earlier)
+            # Without histograms, the percentiles alone: the compiled pass, or block sums
+            read = None if histogram else percentile_interval(raw, earlier)
             c.bins[measure], delta = read if read is not None else interval(raw, earlier)
             if delta is not None:
                 deltas[(op, measure)] = delta

@@ -112,10 +112,14 @@ def probed_interval(raw: dict[str, int], prev: Bins | None
     measure in the previous dump), and the interval from prev to it (since zero when prev is
     None); the interval is None when a count went down or a bucket of prev went away (fio
     restarted its counters). None: buckets out of order, for the exact path."""
-    if prev is not None and prev.cuts is None:  # read by the exact path before
-        if not prev.ascending:
-            return None
-        prev = _blocked(prev.raw, list(prev.raw))
+    if prev is not None and prev.ends is None:
+        if prev.cuts is None:  # read by the exact path before
+            if not prev.ascending:
+                return None
+            prev = _blocked(prev.raw, list(prev.raw))
+        else:  # by the compiled pass (_fio_json_walked): its keys, as this path lists them
+            counts = list(prev.raw.values())
+            prev = _bins(prev.raw, prev.keys, counts, prev.cuts, _slices(prev.cuts))
     counts = list(raw.values())
     if prev is None:
         keys = list(raw)
@@ -144,7 +148,7 @@ def probed_interval(raw: dict[str, int], prev: Bins | None
     if ends[0] < 0 or ends != sorted(ends):  # a block's count went down: restarted
         return cur, None
     probed = Probed(cur, cuts, prev, ends, ends[-1])
-    if cuts is not prev.cuts and _too_coarse(cuts):
+    if cuts is not prev.cuts and too_coarse(cuts):
         cur = _blocked(raw, cur.keys or [], counts)  # (for the next dump)
     return cur, probed
 
@@ -153,10 +157,14 @@ def _blocked(raw: dict[str, int], keys: list[str], counts: list[int] | None = No
     """``raw`` cut afresh in blocks of ``_width`` buckets."""
     if counts is None:
         counts = list(raw.values())
-    n = len(counts)
-    size = _width(n)
-    cuts = [*range(size, n, size), n]
+    cuts = fresh_cuts(len(counts))
     return _bins(raw, keys, counts, cuts, _slices(cuts))
+
+
+def fresh_cuts(n: int) -> list[int]:
+    """Where ``n`` buckets cut in blocks of ``_width`` end."""
+    size = _width(n)
+    return [*range(size, n, size), n]
 
 
 def _bins(raw: dict[str, int], keys: list[str] | None, counts: list[int], cuts: list[int],
@@ -202,7 +210,7 @@ def _carried(keys: list[str], prev: Bins) -> list[int] | None:
     return out
 
 
-def _too_coarse(cuts: list[int]) -> bool:
+def too_coarse(cuts: list[int]) -> bool:
     """Whether a block grew past ``_REBLOCK`` times the size blocks are cut to."""
     widest: int = max(map(sub, cuts, [0, *cuts[:-1]]))
     return widest > _REBLOCK * _width(cuts[-1])
