@@ -46,7 +46,7 @@ def _both(dumps: list[dict[str, int]]) -> list[tuple[object, object]]:
     """Per dump: (exact percentiles and total, probed ones); None for no interval."""
     exact_prev: Bins | None = None
     probed_prev: Bins | None = None
-    out = []
+    out: list[tuple[object, object]] = []
     for raw in dumps:
         exact_prev, exact = interval(raw, exact_prev)
         read = percentile_interval(raw, probed_prev)

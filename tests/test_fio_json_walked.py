@@ -130,7 +130,7 @@ def test_the_pass_gives_what_python_gives(seed: int, n: int, odd: float) -> None
 @pytest.mark.parametrize("odd", ODD_COUNTS)
 def test_counts_fio_does_not_print(odd: object) -> None:
     good = {"1000": 5, "2000": 7, "3000": 1}
-    bad = {"1000": 6, "2000": odd, "3000": 2}
+    bad: dict[str, Any] = {"1000": 6, "2000": odd, "3000": 2}
     later = {"1000": 7, "2000": 9, "3000": 2, "4000": 1}
     for dumps in ([bad, later], [good, bad, later], [good, later, bad]):
         _both(dumps)
@@ -223,12 +223,12 @@ def test_walk_and_find() -> None:
     assert PASS.find(["1", "x", "3", "4"], sums, [(0.25, "25")]) is None  # not digits
     for odd in ([(1, "1")], [(1.5, "x")], [(0.0, "0")], [(float("nan"), "nan")], [()],
                 [0.5], ((0.5, "50"),), [(0.5, "50", "")]):
-        assert PASS.find(keys4, sums, odd) is None  # type: ignore[arg-type]
+        assert PASS.find(keys4, sums, odd) is None
     assert PASS.find(keys4[:3], sums, [(0.5, "50")]) is None  # not its keys
     assert PASS.find(keys4, sums[:-1], [(0.5, "50")]) is None
     assert PASS.find(keys4, bytes(32), [(0.5, "50")]) is None  # nothing in it
     with pytest.raises(TypeError):
-        PASS.walk(first)  # type: ignore[call-arg]
+        PASS.walk(first)
 
 
 def test_the_pass_is_built_in_a_development_checkout() -> None:
