@@ -17,6 +17,11 @@ SEEDS = Path(__file__).resolve().parent / "fixtures" / "seeds"
 
 #: Metric names of docs/SAMPLES.md plus the ones the project added (docs/SAMPLES.md lists them).
 KNOWN_LABEL_VALUE_TYPES = (str,)
+#: Put before a command the tests start as a user's shell would: SIGHUP at its default
+#: action. A suite run under ``nohup`` (or any runner that ignores SIGHUP) passes that
+#: disposition on to every process it starts, and a controller started so never sees a
+#: hangup (``session/stop_signals.py``: an ignored SIGHUP is the user's ``nohup``).
+FROM_A_TERMINAL = ("env", "--default-signal=HUP")
 
 
 def fixture_text(relpath: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from benchtui.session.stop_signals import detach_from_terminal, is_hangup, stop_signals
-from tests.helpers import require_tool
+from tests.helpers import FROM_A_TERMINAL, require_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,8 @@ def test_hangup_stops_a_headless_run(tmp_path: Path) -> None:
     plan, marker = _plan(tmp_path, 120)
     out = tmp_path / "samples.jsonl"
     with out.open("w") as f:
-        proc = subprocess.Popen([sys.executable, "-m", "benchtui", "run", str(plan), "--jsonl"],
+        proc = subprocess.Popen([*FROM_A_TERMINAL, sys.executable, "-m", "benchtui", "run",
+                                 str(plan), "--jsonl"],
                                 stdout=f, stderr=subprocess.PIPE, text=True, cwd=ROOT)
         try:
             deadline = time.monotonic() + 30

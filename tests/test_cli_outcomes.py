@@ -28,7 +28,7 @@ import pytest
 from benchtui.cli.main import main
 from benchtui.store.recording import SessionReader
 from benchtui.transport.watchdog import BEAT_SILENCE
-from tests.helpers import require_tool
+from tests.helpers import FROM_A_TERMINAL, require_tool
 from tests.sshd import SshdHost
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +50,8 @@ class Benchtui:
     def __init__(self, home: Path, *args: str, stdout: int | IO[str] = subprocess.DEVNULL
                  ) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "benchtui", *args], stdout=stdout, stderr=subprocess.PIPE,
+            [*FROM_A_TERMINAL, sys.executable, "-m", "benchtui", *args], stdout=stdout,
+            stderr=subprocess.PIPE,
             text=True, cwd=ROOT, env={**os.environ, "HOME": str(home)})
         self.lines: list[tuple[float, str]] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
