@@ -36,6 +36,7 @@ import csv
 import functools
 import io
 import json
+import os
 import re
 import shutil
 import statistics
@@ -75,7 +76,13 @@ ioengine=psync
 runtime=3
 time_based
 include {rate}
-"""
+{priority}"""
+#: Run as root (CI is), fio's job runs at nice -10: a job starved of CPU near its end does
+#: fewer I/Os than its rate (``HELD``), and a CI run saw four nights in a row slowed by 2-6%
+#: (376 and 391 IOPS held to 400, then 323 and 325 held to 340) and the gate say 3 twice.
+#: Ten times the weight of the suite's processes keeps it to its rate; the gate, not fio
+#: under load, is what these tests are about. Without root fio could not take it.
+PRIORITY = "nice=-10\n" if os.geteuid() == 0 else ""
 HIGH, LOW, BAD = 400, 340, 300
 #: Recorded first, without the catalog: spares at the old level (see ``clean``).
 SPARE = [HIGH] * 4
@@ -145,7 +152,8 @@ def recorded() -> Recorded:
     top = Path(tempfile.mkdtemp(prefix="benchtui-history-"))
     atexit.register(shutil.rmtree, top, ignore_errors=True)
     rate = top / "rate.fio"
-    (top / "job.fio").write_text(JOB.format(data=top / "data.bin", rate=rate))
+    (top / "job.fio").write_text(JOB.format(data=top / "data.bin", rate=rate,
+                                            priority=PRIORITY))
     (top / "plan.toml").write_text(PLAN)
     catalog = str(top / "nightly.sqlite")
     paths, gates = [], []
@@ -382,7 +390,8 @@ def test_record_and_run_add_the_session_when_it_ends(tmp_path: Path) -> None:
     require_tool("fio")
     top = tmp_path
     (top / "rate.fio").write_text(f"rate_iops={HIGH}\n")
-    (top / "job.fio").write_text(JOB.format(data=top / "data.bin", rate=top / "rate.fio"))
+    (top / "job.fio").write_text(JOB.format(data=top / "data.bin", rate=top / "rate.fio",
+                                            priority=PRIORITY))
     (top / "plan.toml").write_text(PLAN)
     catalog = str(tmp_path / "hooks.sqlite")
     # --attr without the catalog goes nowhere: a usage error, nothing run

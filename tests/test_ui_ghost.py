@@ -37,6 +37,11 @@ pytestmark = pytest.mark.usefixtures("utc_clock")
 SIZE = (120, 40)
 #: Seconds into the step where the screens are looked at (the step runs 6 s).
 INTO = 4.0
+#: ``--tolerance`` of the ghosts over the sessions recorded now. Real fio keeps its
+#: ``rate_iops`` only on average: on a loaded machine a second it fell behind is followed by
+#: one that catches up (CI saw the baseline at 423 IOPS for its 400, a bandwidth share of
+#: 95%), so the tests allow 15%: half the IOPS stays outside it, the same bandwidth inside.
+TOLERANCE = 0.15
 
 
 def played(path: Path, seconds: float) -> tuple[ReplayPlayer, SessionReader]:
@@ -52,6 +57,7 @@ def played(path: Path, seconds: float) -> tuple[ReplayPlayer, SessionReader]:
 
 def ghost_of(pair: BaselinePair, new: SessionReader, **kwargs: object) -> Ghost:
     layout = SessionLayout.from_events(new.events())
+    kwargs.setdefault("tolerance", TOLERANCE)
     ghost, notes = open_ghost(str(pair.old), check=lambda b: b.check_session(layout),
                               threaded=False, **kwargs)  # type: ignore[arg-type]
     assert ghost is not None and notes == []
@@ -64,13 +70,13 @@ def pane_text(app: ConsoleApp) -> str:
 
 def assert_ghost_on_screen(text: str) -> None:
     pane = text.split("here ·", 1)[1]
-    # IOPS half the baseline's (outside the tolerance), bandwidth the same
-    assert re.search(r"IOPS\s+r \d+ (4[0-9]|5[0-9])%", pane), pane
-    assert re.search(r"BW\s+r [\d.]+ [KM]iB/s (9[5-9]|10[0-5])%", pane), pane
+    # IOPS half the baseline's (outside the tolerance), bandwidth the same (within it)
+    assert re.search(r"IOPS\s+r \d+ (3[5-9]|[45][0-9]|6[0-5])%", pane), pane
+    assert re.search(r"BW\s+r [\d.]+ [KM]iB/s (8[5-9]|9[0-9]|10[0-9]|11[0-5])%", pane), pane
     # a share of the latency: the machine's load moves it (ten times or more reads "18x")
     assert re.search(r"lat r\s+[\d.]+ [µm]s/[\d.]+ [µm]s/[\d.]+ [µm]s (\d+%|\d+x)", pane), pane
     assert any(mark in pane for mark in set(GHOST_MARKS)), "no ghost line in the pane"
-    assert re.search(r"fleet IOPS r \d+ (4[0-9]|5[0-9])%", text), text
+    assert re.search(r"fleet IOPS r \d+ (3[5-9]|[45][0-9]|6[0-5])%", text), text
     assert re.search(r"p99 (\d+%|\d+x)", text) and "vs old.btr" in text
 
 
@@ -86,7 +92,8 @@ async def test_live_console_shows_the_ghost_and_the_shares(baseline_pair: Baseli
         f = app.grid.panes["here"].figures
         assert f is not None and f.versus is not None
         assert f.versus.judge(f.versus.iops["read"]) == -1  # worse: coloured
-        assert f.versus.judge(f.versus.bandwidth["read"]) == 0  # within 5%: muted
+        assert f.versus.tolerance == TOLERANCE
+        assert f.versus.judge(f.versus.bandwidth["read"]) == 0  # within the tolerance: muted
         await pilot.press("enter")
         await settle(pilot, app)
         assert isinstance(app.screen, HostDetailScreen)
@@ -110,7 +117,7 @@ async def test_compact_rows_give_the_shares(baseline_pair: BaselinePair) -> None
         assert "r vs" in text and "p99 vs" in text, text
         row = next(line for line in text.splitlines() if "here" in line and "%" in line)
         # read IOPS half the baseline's; no writes; p99 a share too
-        assert re.search(r"\s(4[0-9]|5[0-9])%\s+-?\s+(\d+%|\d+x)", row), row
+        assert re.search(r"\s(3[5-9]|[45][0-9]|6[0-5])%\s+-?\s+(\d+%|\d+x)", row), row
         f = app.grid.panes["here"].figures
         assert f is not None and f.versus is not None
     ghost.close()
@@ -121,7 +128,8 @@ async def test_replay_shows_the_ghost_computed_in_the_worker(baseline_pair: Base
                                                              ) -> None:
     reader = SessionReader.open(str(baseline_pair.new))
     layout = SessionLayout.from_events(reader.events())
-    ghost, _notes = open_ghost(str(baseline_pair.old), check=lambda b: b.check_session(layout))
+    ghost, _notes = open_ghost(str(baseline_pair.old), check=lambda b: b.check_session(layout),
+                               tolerance=TOLERANCE)
     assert ghost is not None
     player = ReplayPlayer(reader)
     app = ReplayApp(ReplaySource(player), ghost=ghost)
