@@ -293,12 +293,53 @@ not_taken:
     Py_RETURN_NONE;
 }
 
+/* pick(sums, ends) -> tuple or None: the running sums (int64, as walk made them) at the
+ * positions ``ends`` (a list of ints, each within the sums), as Python ints: an interval's
+ * histogram at a coarser resolution, whose buckets' running sums are those at the last fine
+ * bucket of each (model/histogram.py's plan gives the positions). None when the arguments are
+ * not that. */
+static PyObject *
+pick(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "pick(sums, ends) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *sums = args[0], *ends = args[1];
+    if (!PyBytes_CheckExact(sums) || !PyList_CheckExact(ends))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PyBytes_GET_SIZE(sums) / 8, ne = PyList_GET_SIZE(ends);
+    if (n < 1 || PyBytes_GET_SIZE(sums) % 8 || ne < 1)
+        Py_RETURN_NONE;
+    const int64_t *cum = (const int64_t *)PyBytes_AS_STRING(sums);
+    PyObject *out = PyTuple_New(ne);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t t = 0; t < ne; t++) {
+        int64_t at;
+        /* (the list cannot change while this runs: no Python code runs here) */
+        if (!count_of(PyList_GET_ITEM(ends, t), &at) || at >= n) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+        PyObject *sum = PyLong_FromLongLong(cum[at]);
+        if (sum == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, t, sum);
+    }
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL,
      "walk(raw, prev_counts, prev_keys, cuts) -> (total, sums, counts, keys, carried cuts "
      "or None), or None"},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL,
      "find(keys, sums, qs) -> (label, seconds) for each (q, label) of qs, or None"},
+    {"pick", (PyCFunction)(void (*)(void))pick, METH_FASTCALL,
+     "pick(sums, ends) -> the running sums at the positions ends, as a tuple, or None"},
     {NULL, NULL, 0, NULL},
 };
 
