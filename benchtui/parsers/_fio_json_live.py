@@ -23,8 +23,8 @@ direction it read goes on with it until its counters restart (nothing is kept tw
 
 from __future__ import annotations
 
-from benchtui.model.histogram import FIO_PLAT_BITS, LatencyHistogram, RunningSumsHistogram, \
-    coarse_plan
+from benchtui.model.fio_buckets import FIO_PLAT_BITS
+from benchtui.model.histogram import LatencyHistogram, RunningSumsHistogram, coarse_plan
 from benchtui.parsers import _fio_json_walked as walked
 from benchtui.parsers._fio_json_bins import BIN_KEYS, Bins, DeltaHistogram, Running, interval
 
@@ -58,10 +58,12 @@ def live_interval(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Summed 
     """``interval(raw, prev)``: ``raw`` read against ``prev`` and the interval between them,
     by the compiled pass where it takes them."""
     walk = walked.PASS
-    if walk is None or (prev is not None and (prev.packed is None or prev.keys is None)):
-        return interval(raw, prev)  # (prev read by ``interval``: it goes on)
+    if walk is None:
+        return interval(raw, prev)
     if prev is None:
         done = walk.walk(raw, None, None, None)
+    elif prev.packed is None or prev.keys is None:
+        return interval(raw, prev)  # (prev read by ``interval``: it goes on)
     else:  # (buckets added: the previous dump's as one block, whose blocks are not kept)
         m = len(prev.keys)
         done = walk.walk(raw, prev.packed, prev.keys, None if m == len(raw) else [m])

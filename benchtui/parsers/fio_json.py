@@ -25,8 +25,8 @@ from typing import Any, ClassVar, TypeGuard
 
 from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample, quantile_label
 from benchtui.parsers._fio_json_bins import Running, load_arrays
-from benchtui.parsers._fio_json_live import Summed
 from benchtui.parsers._fio_json_jobs import OPS, RESET_SLACK_MS, ZERO, JobState, Step
+from benchtui.parsers._fio_json_live import Summed
 from benchtui.parsers._fio_json_summary import summary_samples
 from benchtui.parsers._json_stream import JsonStreamParser
 
