@@ -9,7 +9,7 @@ of every fine bucket as a Python int; the session then coarsens them and frees t
 ones: ~14 µs a direction of the 32-job capture, 0.9 ms of a 32-job document. Here the pass
 walks the dump once beside the previous dump's packed counts (``_fio_json_pass.walk``), the
 percentiles are bisected in its int64 sums (``find``) and only the coarse buckets' sums
-become Python ints (``pick``, at the positions ``model.histogram.coarse_plan`` gives): ~4 µs
+become Python ints (``pick``, at the positions ``model.histogram.coarse_plan`` gives): ~5.5 µs
 a direction. A parser not told the session's resolution (``benchtui parse --histograms``)
 gets fio's, as before.
 

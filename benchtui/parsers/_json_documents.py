@@ -45,7 +45,7 @@ _BLANKS: Final = b" \t\r"
 
 def _load_newlines() -> Callable[[bytes | bytearray, int, int], int | None] | None:
     """The compiled pass's line count (``_fio_json_pass.newlines``: 16 bytes compared at a
-    time, ~5x ``bytes.count``'s speed; a 32-job fio document's 880 kB cost 0.24 ms to count
+    time, ~7x ``bytes.count``'s speed; a 32-job fio document's 880 kB cost 0.23 ms to count
     in Python), or None: not built, or ``BENCHTUI_PURE_PYTHON`` set (as
     ``_fio_json_walked.load_pass``)."""
     if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
