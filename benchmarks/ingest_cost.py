@@ -149,6 +149,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     for h, tool, _ in output[0]:
         parser = all_parsers()[parsers[tool]](host=h, source=f"{h}:{tool}")
         parser.stream = True  # (live output, as the session's runner sets it)
+        parser.histogram_bits = bits  # (as the runner tells it; code before: unread)
         ingests[(h, tool)] = RunIngest(parser, lines_wanted=lines_wanted)
     with variant(args.gc):  # (by default as Session.run has it: the code's own policy)
         pauses = GcPauses()

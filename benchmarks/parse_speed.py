@@ -253,8 +253,11 @@ def in_process(mode: str, path: Path, env: dict[str, str]) -> tuple[float, float
 def instructions(argv: list[str], env: dict[str, str]) -> int:
     """Instructions a command executes (valgrind's callgrind): a count that load does not
     change, where timings on a shared machine vary."""
+    # (one OpenBLAS thread: those numpy starts would add their own instructions, as many as
+    # the scheduler gives them)
     done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-                           *argv], env={**env, "PYTHONHASHSEED": "0"}, capture_output=True,
+                           *argv], env={**env, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"},
+                          capture_output=True,
                           text=True, check=True, cwd=env["BENCH_CWD"])
     for line in done.stderr.splitlines():
         if "Collected :" in line:

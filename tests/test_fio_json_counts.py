@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from benchtui.parsers import _fio_json_jobs, _fio_json_walked
+from benchtui.parsers import _fio_json_jobs, _fio_json_live, _fio_json_walked
 from benchtui.parsers._fio_json_bins import Bins, Running, _exact, interval
 from benchtui.parsers.fio_json import FioJsonParser
 from tests.test_fio_json_probed import QS, _dumps
@@ -105,8 +105,12 @@ def test_streams_with_histograms(path: Path, monkeypatch: pytest.MonkeyPatch) ->
     fast = _samples(data)
     if path == WIDE:  # every job's reads and writes, in every dump
         assert sum(1 for s in fast if s[6] and s[6][0]) == 32 * 2 * 21
+    # (the numpy path against the exact one: the compiled pass set aside, _fio_json_live)
+    monkeypatch.setattr(_fio_json_walked, "PASS", None)
+    numpy_path = _samples(data)
+    monkeypatch.setattr(_fio_json_live, "interval", _exact)
     monkeypatch.setattr(_fio_json_jobs, "interval", _exact)
-    assert fast == _samples(data)
+    assert fast == numpy_path == _samples(data)
 
 
 @pytest.mark.parametrize("path", [*STREAMS, WIDE], ids=lambda p: p.name)

@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from benchtui.parsers import _json_documents
 from benchtui.parsers._json_documents import BROKEN, Found, JsonDocuments
 from benchtui.parsers.fio_json import FioJsonParser
 
@@ -73,14 +76,48 @@ def run(chunks: list[bytes]) -> tuple[list[object], list[int], JsonDocuments]:
     return values, lines, docs
 
 
-def test_whole() -> None:
+@pytest.fixture(params=["compiled", "pure-python"])
+def counting(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines counted by the compiled pass (``_fio_json_pass.newlines``) or by bytes.count."""
+    if request.param == "compiled":
+        monkeypatch.delenv("BENCHTUI_PURE_PYTHON", raising=False)
+        built = _json_documents._load_newlines()
+        if built is None:
+            pytest.skip("the compiled pass is not built here")
+        monkeypatch.setattr(_json_documents, "NEWLINES", built)
+    else:
+        monkeypatch.setattr(_json_documents, "NEWLINES", None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=9000) | st.lists(st.sampled_from([b"\n", b"a", b"\n\n", b"{}"]),
+                                                max_size=5000).map(b"".join),
+       start=st.integers(-3, 10000), end=st.integers(-3, 10000))
+def test_newlines_counts_as_bytes_count(data: bytes, start: int, end: int) -> None:
+    """Every stretch (across the pass's 16-byte steps and 255-step rounds), as bytes.count
+    counts it; what it does not take (negative positions, other kinds): None."""
+    count = _json_documents._load_newlines()
+    if count is None:
+        pytest.skip("the compiled pass is not built here (or BENCHTUI_PURE_PYTHON is set)")
+    for blk in (data, bytearray(data)):
+        got = count(blk, start, end)
+        if start < 0 or end < 0:
+            assert got is None
+        else:
+            assert got == blk.count(b"\n", start, end)
+    assert count(memoryview(data), 0, 1) is None and count(data, 0, 2**70) is None
+    big = b"\n" * (16 * 255 * 3 + 7)  # every byte a line end: the lanes' counts full
+    assert count(big, 0, len(big)) == len(big) and count(big, 5, len(big) - 2) == len(big) - 7
+
+
+def test_whole(counting: None) -> None:
     values, lines, docs = run([STREAM])
     assert values == WANT
     assert lines == WANT_LINES
     assert docs.foreign == WANT_FOREIGN and docs.incomplete is None and docs.too_long == 0
 
 
-def test_cut_anywhere() -> None:
+def test_cut_anywhere(counting: None) -> None:
     for cut in range(len(STREAM) + 1):
         values, lines, docs = run([STREAM[:cut], STREAM[cut:]])
         assert (values, lines, docs.foreign) == (WANT, WANT_LINES, WANT_FOREIGN), cut

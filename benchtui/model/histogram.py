@@ -113,7 +113,7 @@ class LatencyHistogram:
             return self
         sums = self.running_sums()
         if sums is not None and len(sums[0]) == len(sums[1]):
-            plan = _coarse_plan(sums[0], bits)
+            plan = coarse_plan(sums[0], bits)
             if plan.same:
                 return self
             if plan.ascending:
@@ -314,7 +314,10 @@ _PLANS: dict[tuple[int, int], _CoarsePlan] = {}
 _MAX_PLANS = 1 << 14
 
 
-def _coarse_plan(keys: Sequence[int], bits: int) -> _CoarsePlan:
+def coarse_plan(keys: Sequence[int], bits: int) -> _CoarsePlan:
+    """How running sums over ``keys`` are coarsened to ``bits`` (made once per key list,
+    kept while that list lives): what ``coarsened`` does, for a parser that makes its
+    histograms at the session's resolution itself (``parsers/_fio_json_live``)."""
     plan = _PLANS.get((id(keys), bits))
     if plan is None or plan.keys is not keys:
         if len(_PLANS) >= _MAX_PLANS:  # the older half goes (a dict keeps insertion order)

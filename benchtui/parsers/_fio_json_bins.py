@@ -111,8 +111,10 @@ class Running:
         # cum[-1] == total >= q * total for q <= 1: bisect_left stays within the buckets
         return [(label, ns[bisect_left(cum, q * self.total)] / NS_PER_SECOND) for q, label in qs]
 
-    def histogram(self) -> DeltaHistogram:
-        return DeltaHistogram(self.ns, tuple(self.cum))
+    def histogram(self, bits: int | None = None) -> LatencyHistogram:
+        """The interval's histogram at ``bits`` (``model.fio_buckets``; None: fio's own)."""
+        fine = DeltaHistogram(self.ns, tuple(self.cum))
+        return fine if bits is None else fine.coarsened(bits)
 
 
 def interval(raw: dict[str, int], prev: Bins | None) -> tuple[Bins, Running | None]:

@@ -4,7 +4,8 @@ A dump's job is read into its counters per direction (``snapshot``: completions,
 runtime, latency means, the cumulative ``bins``). ``JobState.step`` compares them with the
 previous dump's: whether fio restarted its counters (the end of ``ramp_time``, a restarted
 job), how long the job did I/O in between (``work_ms``), and the running sums of the
-interval's latency buckets (``_fio_json_bins.interval``). The work follows what changed: a
+interval's latency buckets (``_fio_json_bins.interval``; with histograms, the compiled pass
+where it is built: ``_fio_json_live``). The work follows what changed: a
 direction without new completions keeps its buckets as they were, unread.
 """
 
@@ -15,11 +16,12 @@ from typing import Any
 
 from benchtui.parsers import _fio_json_units as units
 from benchtui.parsers._fio_json_bins import Bins, Running, interval
+from benchtui.parsers._fio_json_live import Summed, live_interval
 from benchtui.parsers._fio_json_probed import Probed
 from benchtui.parsers._fio_json_walked import Walked, percentile_interval
 
 #: An interval's latency buckets, as the path that read them keeps them.
-Latencies = Running | Probed | Walked
+Latencies = Running | Summed | Probed | Walked
 
 OPS = ("read", "write", "trim")
 #: (measure label, fio's key) of the latencies fio reports per direction.
@@ -173,7 +175,8 @@ def _deltas(cur: dict[str, Dir], prev: dict[str, Dir], histogram: bool
                 c.bins[measure] = earlier  # nothing completed: nothing to subtract
                 continue
             # Without histograms, the percentiles alone: the compiled pass, or block sums
-            read = None if histogram else percentile_interval(raw, earlier)
+            read = live_interval(raw, earlier) if histogram \
+                else percentile_interval(raw, earlier)
             c.bins[measure], delta = read if read is not None else interval(raw, earlier)
             if delta is not None:
                 deltas[(op, measure)] = delta

@@ -24,6 +24,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* Counts and their running sums stay at or under 2**53: a float holds them exactly, so a
  * percentile's target (ceil(q * total)) is the very one Python computes. */
@@ -293,12 +296,118 @@ not_taken:
     Py_RETURN_NONE;
 }
 
+/* pick(sums, ends) -> tuple or None: the running sums (int64, as walk made them) at the
+ * positions ``ends`` (a list of ints, each within the sums), as Python ints: an interval's
+ * histogram at a coarser resolution, whose buckets' running sums are those at the last fine
+ * bucket of each (model/histogram.py's plan gives the positions). None when the arguments are
+ * not that. */
+static PyObject *
+pick(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "pick(sums, ends) takes 2 arguments");
+        return NULL;
+    }
+    PyObject *sums = args[0], *ends = args[1];
+    if (!PyBytes_CheckExact(sums) || !PyList_CheckExact(ends))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PyBytes_GET_SIZE(sums) / 8, ne = PyList_GET_SIZE(ends);
+    if (n < 1 || PyBytes_GET_SIZE(sums) % 8 || ne < 1)
+        Py_RETURN_NONE;
+    const int64_t *cum = (const int64_t *)PyBytes_AS_STRING(sums);
+    PyObject *out = PyTuple_New(ne);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t t = 0; t < ne; t++) {
+        int64_t at;
+        /* (the list cannot change while this runs: no Python code runs here) */
+        if (!count_of(PyList_GET_ITEM(ends, t), &at) || at >= n) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+        PyObject *sum = PyLong_FromLongLong(cum[at]);
+        if (sum == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, t, sum);
+    }
+    return out;
+}
+
+/* The line ends in s[0..n): 16 bytes compared at a time where SSE2 is (every x86-64). */
+static Py_ssize_t
+count_newlines(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t count = 0, i = 0;
+#if defined(__SSE2__)
+    const __m128i nl = _mm_set1_epi8('\n'), zero = _mm_setzero_si128();
+    while (i + 16 <= n) {
+        /* each byte of acc counts the line ends in its lane, for at most 255 rounds */
+        __m128i acc = zero;
+        for (int round = 0; round < 255 && i + 16 <= n; round++, i += 16)
+            acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(
+                _mm_loadu_si128((const __m128i *)(s + i)), nl));
+        /* two sums of 8 lanes each (at most 2,040), in 16-bit words 0 and 4 */
+        __m128i sums = _mm_sad_epu8(acc, zero);
+        count += _mm_extract_epi16(sums, 0) + _mm_extract_epi16(sums, 4);
+    }
+#endif
+    for (; i < n; i++)
+        count += s[i] == '\n';
+    return count;
+}
+
+/* newlines(data, start, end) -> int or None: data.count(b"\n", start, end) for bytes or a
+ * bytearray and 0 <= start, end (end past the data: to its end), as a JSON stream counts its
+ * lines (_json_documents.py); None for anything else (Python counts). The GIL is held: a
+ * bytearray cannot change while it is read. */
+static PyObject *
+newlines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "newlines(data, start, end) takes 3 arguments");
+        return NULL;
+    }
+    PyObject *data = args[0];
+    const char *s;
+    Py_ssize_t n;
+    if (PyBytes_CheckExact(data)) {
+        s = PyBytes_AS_STRING(data);
+        n = PyBytes_GET_SIZE(data);
+    }
+    else if (PyByteArray_CheckExact(data)) {
+        s = PyByteArray_AS_STRING(data);
+        n = PyByteArray_GET_SIZE(data);
+    }
+    else
+        Py_RETURN_NONE;
+    if (!PyLong_CheckExact(args[1]) || !PyLong_CheckExact(args[2]))
+        Py_RETURN_NONE;
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]), end = PyLong_AsSsize_t(args[2]);
+    if ((start == -1 || end == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (start < 0 || end < 0)
+        Py_RETURN_NONE;
+    if (end > n)
+        end = n;
+    return PyLong_FromSsize_t(start < end
+                              ? count_newlines((const unsigned char *)s + start, end - start)
+                              : 0);
+}
+
 static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL,
      "walk(raw, prev_counts, prev_keys, cuts) -> (total, sums, counts, keys, carried cuts "
      "or None), or None"},
     {"find", (PyCFunction)(void (*)(void))find, METH_FASTCALL,
      "find(keys, sums, qs) -> (label, seconds) for each (q, label) of qs, or None"},
+    {"pick", (PyCFunction)(void (*)(void))pick, METH_FASTCALL,
+     "pick(sums, ends) -> the running sums at the positions ends, as a tuple, or None"},
+    {"newlines", (PyCFunction)(void (*)(void))newlines, METH_FASTCALL,
+     "newlines(data, start, end) -> data.count(b'\\n', start, end), or None"},
     {NULL, NULL, 0, NULL},
 };
 

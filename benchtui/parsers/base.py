@@ -104,6 +104,10 @@ class Parser:
         #: caller that never reads them, ``benchtui parse`` without --histograms, saves
         #: their cost: on a one-hour fio json+ capture, a third of the parse time).
         self.histograms = True
+        #: The resolution the caller keeps histograms at (``model.fio_buckets``' bits; the
+        #: session's ``histogram_bits``): a parser may make its histograms that coarse itself
+        #: rather than at the tool's own resolution. None: the tool's own.
+        self.histogram_bits: int | None = None
         #: True when the caller knows the input is a live per-interval stream (the engine
         #: starts fio with --status-interval=1): a parser may then emit a first interval at
         #: once instead of waiting to tell it from a lone end-of-run report.

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, TypeGuard
 from benchtui.model.sample import HISTOGRAM_METRIC, INTERVAL, Sample, quantile_label
 from benchtui.parsers._fio_json_bins import Running, load_arrays
 from benchtui.parsers._fio_json_jobs import OPS, RESET_SLACK_MS, ZERO, JobState, Step
+from benchtui.parsers._fio_json_live import Summed
 from benchtui.parsers._fio_json_summary import summary_samples
 from benchtui.parsers._json_stream import JsonStreamParser
 
@@ -40,6 +41,9 @@ _NOMINAL_TOLERANCE = 0.05
 #: fio's ``elapsed`` is whole seconds rounded up: between two dumps of one run it may advance a
 #: second more or less than the clock did.
 _RUN_GAP_SLACK_MS = 2500
+
+#: The intervals that carry their histogram (the others: percentiles only, no histograms wanted).
+_HISTOGRAMS = (Running, Summed)
 
 _DETECT_VERSION = re.compile(r'"fio version"\s*:\s*"[^"\n]*",')
 _DETECT_JOBS = re.compile(r'[\n{,]\s*"jobs"\s*:\s*\[')
@@ -277,10 +281,11 @@ class FioJsonParser(JsonStreamParser):
                     add(Sample(t, tool, INTERVAL, "latency_seconds", v,
                                of.get(q) or names.quantile(measure, q), host,
                                elapsed, None, dur))
-                if histogram and isinstance(delta, Running):  # one per job and direction:
-                    histogram = False  # the first measure of the list
+                if histogram and isinstance(delta, _HISTOGRAMS):  # one per job and
+                    histogram = False  # direction: the first measure of the list
                     add(Sample(t, tool, INTERVAL, HISTOGRAM_METRIC, float(delta.total),
-                               names.measure(measure), host, elapsed, delta.histogram(), dur))
+                               names.measure(measure), host, elapsed,
+                               delta.histogram(self.histogram_bits), dur))
 
 
 class SeriesLabels:

@@ -137,7 +137,8 @@ class Session:
                              controller_grace=self.controller_grace,
                              interrupt=lambda: self._interrupt_reason,
                              lines_wanted=lambda: bool(self.sinks.output),
-                             intake=self.intake, parse_pool=self.parse_pool)
+                             intake=self.intake, parse_pool=self.parse_pool,
+                             histogram_bits=self.histogram_bits)
         #: The monitors and the steps, run in turn; the step running now.
         self.steps = StepRunner(plan, self.hosts, self.runner, self.emit, self.facts)
         #: Why the session is being interrupted (set before its task is cancelled).

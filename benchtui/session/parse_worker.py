@@ -179,6 +179,7 @@ class Worker:
         self.bits[run] = bits
         parser = registry.all_parsers()[name](host=host, source=source)
         parser.stream = True
+        parser.histogram_bits = bits  # (its histograms made that coarse)
         # (a resumed run: its bytes go on from ``start``)
         self.runs[run] = RunIngest(parser, lines_wanted=False, start=start)
         if start:

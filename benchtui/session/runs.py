@@ -118,8 +118,11 @@ class Runner:
                  emit: Callable[..., None], deliver: Deliver, *, controller_grace: float,
                  interrupt: Callable[[], str | None],
                  lines_wanted: Callable[[], bool], intake: Intake | None = None,
-                 parse_pool: ParsePool | None = None) -> None:
+                 parse_pool: ParsePool | None = None, histogram_bits: int | None = None
+                 ) -> None:
         self.transports = transports
+        #: The session's histogram resolution, told to the parsers (None: the tools' own).
+        self.histogram_bits = histogram_bits
         #: Where the runs' output waits to be taken in.
         self.intake = intake or Intake()
         #: The parser worker processes (None: the runs are parsed in this process).
@@ -158,6 +161,7 @@ class Runner:
         self.active.append(run)
         parser = registry.all_parsers()[cmd.parser](host=cmd.host, source=f"{cmd.host}:{cmd.tool}")
         parser.stream = True  # live output (fio runs with --status-interval=1)
+        parser.histogram_bits = self.histogram_bits  # (made that coarse: not coarsened again)
         run.ingest = RunIngest(parser, lines_wanted=self._lines_wanted(),
                                parsed_here=self.pool is None)
         if self.pool is not None:
