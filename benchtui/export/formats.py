@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
+from types import ModuleType
 from typing import Protocol, TextIO
 
 import orjson
@@ -25,14 +27,53 @@ class SampleWriter(Protocol):
     def write(self, samples: Iterable[Sample]) -> int: ...
 
 
+def load_lines() -> ModuleType | None:
+    """The compiled writer of the usual lines, or None: not built (no compiler where benchtui
+    was installed) or not wanted (``BENCHTUI_PURE_PYTHON`` set to anything but 0)."""
+    if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
+        return None
+    try:
+        from benchtui.export import _jsonl_lines
+    except ImportError:
+        return None
+    _jsonl_lines.bind(Sample)
+    return _jsonl_lines
+
+
+#: The compiled writer this process uses (None: pure Python). Tests set it to run both paths.
+LINES: ModuleType | None = load_lines()
+
+
 class JsonlWriter:
-    """One JSON object per line; ``histograms`` adds each histogram sample's ``buckets``."""
+    """One JSON object per line; ``histograms`` adds each histogram sample's ``buckets``.
+
+    Each line is orjson's of ``Sample.to_dict()``. The usual sample's (an interval's:
+    elapsed, no duration, no histogram) is written by the compiled ``_jsonl_lines`` where it
+    is built, its numbers formatted by orjson in one call for the batch; the others, and all
+    of them in pure Python, by orjson one by one (docs/architecture.md, "The compiled pass").
+    """
 
     def __init__(self, out: TextIO, *, histograms: bool = False) -> None:
         self._out = out
         self._histograms = histograms
 
     def write(self, samples: Iterable[Sample]) -> int:
+        if LINES is None:
+            return self._write_python(samples)
+        batch = samples if type(samples) is list else list(samples)
+        numbers, others = LINES.numbers(batch)
+        keep_histograms = self._histograms
+        dumps = orjson.dumps
+        written = [dumps(s.to_dict()) if keep_histograms or s.histogram is None else None
+                   for s in map(batch.__getitem__, others)]
+        text: str
+        count: int
+        text, count = LINES.lines(batch, dumps(numbers), written)
+        if text:
+            self._out.write(text)
+        return count
+
+    def _write_python(self, samples: Iterable[Sample]) -> int:
         keep_histograms = self._histograms
         dumps = orjson.dumps
         # The usual sample (an interval's: elapsed, no duration, no histogram) as one dict
