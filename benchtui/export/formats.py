@@ -5,11 +5,17 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from types import ModuleType
-from typing import Protocol, TextIO
 
 import orjson
 
 from benchtui.model.sample import Sample
+
+TYPE_CHECKING = False  # (typing's, without importing typing at run time: 13 M instructions)
+if TYPE_CHECKING:
+    from typing import Protocol, TextIO
+
+    class SampleWriter(Protocol):
+        def write(self, samples: Iterable[Sample]) -> int: ...
 
 #: Label keys that get a CSV column of their own, in this order; others go to ``other_labels``.
 CSV_LABEL_COLUMNS = (
@@ -21,10 +27,6 @@ CSV_COLUMNS = ("t", "elapsed", "host", "tool", "kind", "metric", "value",
                *CSV_LABEL_COLUMNS, "other_labels", "duration")
 
 FORMATS = ("jsonl", "csv")
-
-
-class SampleWriter(Protocol):
-    def write(self, samples: Iterable[Sample]) -> int: ...
 
 
 def load_lines() -> ModuleType | None:
