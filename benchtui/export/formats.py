@@ -30,7 +30,7 @@ FORMATS = ("jsonl", "csv")
 
 
 def load_lines() -> ModuleType | None:
-    """The compiled writer of the usual lines, or None: not built (no compiler where benchtui
+    """The compiled writer of JSON Lines, or None: not built (no compiler where benchtui
     was installed) or not wanted (``BENCHTUI_PURE_PYTHON`` set to anything but 0)."""
     if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
         return None
@@ -49,10 +49,10 @@ LINES: ModuleType | None = load_lines()
 class JsonlWriter:
     """One JSON object per line; ``histograms`` adds each histogram sample's ``buckets``.
 
-    Each line is orjson's of ``Sample.to_dict()``. The usual sample's (an interval's:
-    elapsed, no duration, no histogram) is written by the compiled ``_jsonl_lines`` where it
-    is built, its numbers formatted by orjson in one call for the batch; the others, and all
-    of them in pure Python, by orjson one by one (docs/architecture.md, "The compiled pass").
+    Each line is orjson's of ``Sample.to_dict()``. Where ``_jsonl_lines`` is built, it writes
+    the lines of the samples without a histogram (of plain types), their numbers formatted
+    by orjson in one ``dumps`` of the batch's; the others, and all of them in pure Python,
+    are orjson's one by one (docs/architecture.md, "The second compiled part").
     """
 
     def __init__(self, out: TextIO, *, histograms: bool = False) -> None:
