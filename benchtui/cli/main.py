@@ -456,8 +456,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     try:
         if args.command == "parse":
-            with gc_policy.paused():  # (imports leave no garbage: ~7 M instructions less)
-                from benchtui.cli.parse_cmd import run_parse
+            from benchtui.cli.parse_cmd import run_parse
             return run_parse(args)
         if args.command == "check":
             from benchtui.cli.fleet_cmd import run_check
