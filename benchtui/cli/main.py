@@ -457,6 +457,7 @@ def _dispatch(argv: Sequence[str] | None) -> int:
     try:
         if args.command == "parse":
             from benchtui.cli.parse_cmd import run_parse
+
             return run_parse(args)
         if args.command == "check":
             from benchtui.cli.fleet_cmd import run_check

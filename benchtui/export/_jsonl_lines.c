@@ -1,29 +1,22 @@
-/* benchtui.export._jsonl_lines: JSON Lines' lines written by compiled code (the optional
- * accelerator of export/formats.py's JsonlWriter; its pure-Python path writes the same bytes
- * where this is not built).
+/* benchtui.export._jsonl_lines: JSON Lines written by compiled code, the optional accelerator
+ * of export/formats.py's JsonlWriter (whose pure-Python path writes the same bytes).
  *
- * It writes the usual sample's line: no histogram, its numbers plain floats, ints (within
- * int64) or None (``value`` not), its strings plain strs, its labels a dict of them. The line
- * is orjson's of ``Sample.to_dict()`` (keys in its order, ``elapsed`` and ``duration`` only
- * when set). The numbers are not formatted here: orjson formats them all at once, so that
- * their text is orjson's by construction (which is not Python's repr: ``1e-7``,
- * ``0.00001``), in two calls:
+ * It writes the line of each sample with no histogram whose numbers are plain floats, ints
+ * within int64 or None (``value`` not), whose strings are plain strs and labels a dict of
+ * them: orjson's line of ``Sample.to_dict()``. orjson formats the numbers, all at once, so
+ * that their text is orjson's by construction (not Python's repr: ``1e-7``, ``0.00001``):
+ * numbers(samples) lists them in the order the lines use them (``t`` and ``elapsed`` only
+ * where they differ from the previous line's, whose text is then copied) with the indices
+ * of the other samples; lines(samples, orjson's text of them, the others' lines or None)
+ * walks the samples again, deciding alike, and answers (the lines as one str, how many),
+ * or raises if the text and the lines are not used exactly.
  *
- * numbers(samples) walks the list and answers (numbers, others): the usual samples' numbers
- * in the order their lines use them (``t`` and ``elapsed`` only where they differ from the
- * previous usual sample's: their text is then copied) and the indices of the other samples.
- * lines(samples, text, written) walks it again: ``text`` is orjson's dump of ``numbers``,
- * ``written`` the other samples' lines as bytes (None: left out), in their order; it answers
- * (all the lines as one str, how many). Both walks decide alike (``usual``); lines() checks
- * that the text and the lines it was given are all used, exactly.
- *
- * bind(cls) first reads where the ``Sample`` class keeps its slots; a sample of another
+ * bind(cls) first reads where the ``Sample`` class keeps its slots; an instance of another
  * class (a subclass too) is one of the others. No I/O; no Python code runs during a walk
  * (exact types only: slots, strs, dicts, floats and ints are read directly).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <stdint.h>
 #include <string.h>
 
 #if PY_VERSION_HEX >= 0x030C0000
@@ -261,16 +254,22 @@ put(Out *o, const char *s, Py_ssize_t n)
 
 #define PUT_LITERAL(o, s) put((o), (s), (Py_ssize_t)(sizeof(s) - 1))
 
-/* The bytes orjson escapes in a string (1): the control characters, '"' and '\\'; it writes
- * the others as they are (UTF-8: it does not escape non-ASCII). */
+/* How orjson escapes each byte of a string: 0 not (UTF-8 as it is: non-ASCII is not
+ * escaped), else the letter after the backslash ('u': \u00XX, the other control bytes). */
 static unsigned char ESCAPE[256];
 
 static void
 init_escapes(void)
 {
     for (int c = 0; c < 0x20; c++)
-        ESCAPE[c] = 1;
-    ESCAPE['"'] = ESCAPE['\\'] = 1;
+        ESCAPE[c] = 'u';
+    ESCAPE['"'] = '"';
+    ESCAPE['\\'] = '\\';
+    ESCAPE['\b'] = 'b';
+    ESCAPE['\t'] = 't';
+    ESCAPE['\n'] = 'n';
+    ESCAPE['\f'] = 'f';
+    ESCAPE['\r'] = 'r';
 }
 
 /* A byte orjson escapes, escaped at w; where the escape ends. */
@@ -278,16 +277,8 @@ static char *
 escaped(char *w, unsigned char c)
 {
     *w++ = '\\';
-    switch (c) {
-    case '"': *w++ = '"'; break;
-    case '\\': *w++ = '\\'; break;
-    case '\b': *w++ = 'b'; break;
-    case '\t': *w++ = 't'; break;
-    case '\n': *w++ = 'n'; break;
-    case '\f': *w++ = 'f'; break;
-    case '\r': *w++ = 'r'; break;
-    default:
-        *w++ = 'u';
+    *w++ = (char)ESCAPE[c];
+    if (ESCAPE[c] == 'u') {
         *w++ = '0';
         *w++ = '0';
         *w++ = "0123456789abcdef"[c >> 4];
@@ -347,6 +338,25 @@ put_number(Out *o)
     return put(o, start, p - start);
 }
 
+/* A number that may be the previous line's (``same``): its text copied from there, or the
+ * next of the numbers' text; *at and *len then say where it is in the buffer. */
+static int
+put_kept(Out *o, int same, Py_ssize_t *at, Py_ssize_t *len)
+{
+    Py_ssize_t start = o->len;
+    if (same) {
+        if (reserve(o, *len) < 0)
+            return -1;
+        memcpy(o->data + o->len, o->data + *at, (size_t)*len);  /* (*at + *len <= o->len) */
+        o->len += *len;
+    } else if (put_number(o) < 0) {
+        return -1;
+    }
+    *at = start;
+    *len = o->len - start;
+    return 0;
+}
+
 static PyObject *
 lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -394,36 +404,15 @@ lines(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             count++;
             continue;
         }
-        if (PUT_LITERAL(&o, "{\"t\":") < 0)
+        if (PUT_LITERAL(&o, "{\"t\":") < 0
+                || put_kept(&o, same_number(fs.f[F_T], prev_t), &t_at, &t_len) < 0)
             goto error;
-        if (same_number(fs.f[F_T], prev_t)) {
-            if (reserve(&o, t_len) < 0)
-                goto error;
-            memcpy(o.data + o.len, o.data + t_at, (size_t)t_len);
-            t_at = o.len;
-            o.len += t_len;
-        } else {
-            t_at = o.len;
-            if (put_number(&o) < 0)
-                goto error;
-            t_len = o.len - t_at;
-        }
         prev_t = fs.f[F_T];
         if (fs.f[F_ELAPSED] != Py_None) {
-            if (PUT_LITERAL(&o, ",\"elapsed\":") < 0)
+            if (PUT_LITERAL(&o, ",\"elapsed\":") < 0
+                    || put_kept(&o, same_number(fs.f[F_ELAPSED], prev_elapsed), &e_at,
+                                &e_len) < 0)
                 goto error;
-            if (same_number(fs.f[F_ELAPSED], prev_elapsed)) {
-                if (reserve(&o, e_len) < 0)
-                    goto error;
-                memcpy(o.data + o.len, o.data + e_at, (size_t)e_len);
-                e_at = o.len;
-                o.len += e_len;
-            } else {
-                e_at = o.len;
-                if (put_number(&o) < 0)
-                    goto error;
-                e_len = o.len - e_at;
-            }
             prev_elapsed = fs.f[F_ELAPSED];
         }
         if (fs.f[F_DURATION] != Py_None
@@ -487,7 +476,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "_jsonl_lines",
-    .m_doc = "JSON Lines: the usual samples' lines written in one compiled pass.",
+    .m_doc = "JSON Lines: the lines of the samples without a histogram, compiled.",
     .m_size = -1,
     .m_methods = methods,
 };
