@@ -48,4 +48,9 @@ class BuildPyWithShipped(build_py):  # type: ignore[misc]
 PASS = Extension("benchtui.parsers._fio_json_pass", ["benchtui/parsers/_fio_json_pass.c"],
                  optional=True)
 
-setup(cmdclass={"build_py": BuildPyWithShipped}, ext_modules=[PASS])
+#: The optional compiled writer of JSON Lines' usual lines (``benchtui/export/formats.py``
+#: falls back to its pure-Python path, with the same bytes).
+LINES = Extension("benchtui.export._jsonl_lines", ["benchtui/export/_jsonl_lines.c"],
+                  optional=True)
+
+setup(cmdclass={"build_py": BuildPyWithShipped}, ext_modules=[PASS, LINES])

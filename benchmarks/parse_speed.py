@@ -410,6 +410,11 @@ def main() -> int:
         archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.old],
                                  capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(old_root)], input=archive, check=True)
+        # The compiled parts of the code before, built in place as scripts/setup builds this
+        # checkout's (a git archive has their C sources only)
+        if (old_root / "setup.py").exists():
+            subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                           cwd=old_root, capture_output=True, check=True)
         base_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         envs = {code: {**base_env, "PYTHONPATH": str(root), "BENCH_CWD": tmp,
                        "PYTHONPYCACHEPREFIX": str(work / f"pyc-{code}")}

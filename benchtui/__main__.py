@@ -1,3 +1,3 @@
-from benchtui.cli.main import main
+from benchtui.cli.main import program
 
-raise SystemExit(main())
+program()

@@ -148,7 +148,9 @@ def test_parse_imports_only_what_it_uses() -> None:
     """`benchtui parse` of fio JSON Lines (the default) in a fresh process: none of the other
     commands' heavy libraries (Textual, asyncssh, numpy, matplotlib, prometheus_client), and
     none of the modules only other formats or commands need (csv, the parsers of other tools,
-    the session engine's ingestion); the samples are printed all the same."""
+    the session engine's ingestion), nor typing (annotations only: ``if TYPE_CHECKING``, ~13 M
+    instructions at each start) and pkgutil (which imports it); the samples are printed all
+    the same."""
     fixture = FIXTURES / "fio_json" / "randread_randwrite.jsonplus.txt"
     code = (
         "import contextlib, io, sys\n"
@@ -158,7 +160,7 @@ def test_parse_imports_only_what_it_uses() -> None:
         f"    code = main(['parse', '--tool', 'fio-json', {str(fixture)!r}])\n"
         "unwanted = ('textual', 'asyncssh', 'numpy', 'matplotlib', 'prometheus_client', 'csv',\n"
         "            'benchtui.parsers.fio_text', 'benchtui.parsers.iostat',\n"
-        "            'benchtui.session.ingest', 'benchtui.session.engine')\n"
+        "            'benchtui.session.ingest', 'benchtui.session.engine', 'typing', 'pkgutil')\n"
         "print(code, len(out.getvalue().splitlines()),\n"
         "      sorted(m for m in unwanted if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

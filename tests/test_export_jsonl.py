@@ -1,14 +1,19 @@
 """The JSON Lines writer writes each sample as orjson writes ``Sample.to_dict()`` (the public
-schema of docs/SAMPLES.md), whichever of its fields are set."""
+schema of docs/SAMPLES.md), whichever of its fields are set: by its compiled part
+(``export/_jsonl_lines.c``, where built) and by its pure-Python path alike (each test runs
+both)."""
 
 from __future__ import annotations
 
 import io
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
+import pytest
 
+from benchtui.export import formats
 from benchtui.export.formats import JsonlWriter
 from benchtui.model.histogram import LatencyHistogram
 from benchtui.model.sample import Sample
@@ -16,6 +21,18 @@ from benchtui.parsers.fio_json import FioJsonParser
 from tests.corpus import CORPUS, corpus_files, parse_file
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(autouse=True, params=["compiled", "python"])
+def writer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+                ) -> Iterator[str]:
+    """Each test twice: the compiled writer (it must be built here: scripts/setup builds it
+    in place) and pure Python."""
+    if request.param == "compiled":
+        assert formats.LINES is not None, "the compiled writer is not built (scripts/setup)"
+    else:
+        monkeypatch.setattr(formats, "LINES", None)
+    yield request.param
 
 
 def _expected(samples: list[Sample], histograms: bool) -> str:
@@ -44,6 +61,42 @@ def test_every_shape_of_sample_as_to_dict() -> None:
     ]
     for histograms in (False, True):
         assert _written(samples, histograms) == _expected(samples, histograms)
+
+
+class _Str(str):
+    pass
+
+
+def test_what_the_compiled_writer_leaves_to_orjson() -> None:
+    """Samples the compiled part does not write itself (a bool or a float subclass for a
+    number, a str subclass, a lone surrogate, an int past 64 bits, a labels dict of another
+    kind, a sample subclass, a slot never set) come out as orjson writes them, or fail as
+    orjson fails, in their place among the others."""
+    class Subsample(Sample):
+        __slots__ = ()
+
+    unset = Sample.__new__(Sample)
+    usual = Sample(1.0, "fio", "interval", "iops", 1e-7, {"a": "b"}, "h", 0.00001)
+    odd = [
+        Sample(1.0, "fio", "interval", "iops", True, {}, "h", 2.0),
+        Sample(1.0, "fio", "interval", "iops", 2**63 - 1, {}, "h", 2.0),
+        Sample(1.0, "fio", "interval", "iops", -(2**63), {"\x7f\x00\x1f": "\t\r\b\f"},
+               "h", 2),
+        Sample(1.0, _Str("fio"), "interval", "iops", 1.0, {}, "h", 2.0),
+        Sample(1.0, "fio", "interval", "iops", 1.0, {"k": _Str("v")}, "h", 2.0),
+        Sample(1.0, "fio", "interval", "iops", 1.0, {"k": "v"}, "h\u00e9\u4e2d", 2.0),
+        Sample(1.0, "fio", "interval", "iops", 1.0, {}, "h", 2.0, None, 1e-5),
+        Sample(None, "fio", "summary", "iops", 1.5e300, {}, "h"),
+        Subsample(1.0, "fio", "interval", "iops", 1.0, {}, "h", 2.0),
+    ]
+    samples = [x for o in odd for x in (usual, o)]
+    assert _written(samples, False) == _expected(samples, False)
+    for bad in (Sample(1.0, "fio", "interval", "iops", 1.0, {}, "h\ud800", 2.0),
+                Sample(1.0, "fio", "interval", "iops", 2**64, {}, "h", 2.0)):
+        with pytest.raises(orjson.JSONEncodeError):
+            JsonlWriter(io.StringIO()).write([usual, bad])
+    with pytest.raises(AttributeError):
+        JsonlWriter(io.StringIO()).write([usual, unset])
 
 
 def test_fio_json_samples_as_to_dict() -> None:

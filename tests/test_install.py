@@ -14,9 +14,10 @@ worker process) and the light theme, ``replay``
 of the first demo's recording, ``report --format html`` of it, ``check`` of an example plan
 from the package, ``examples --copy``, ``themes`` and the bash completion script.
 
-The wheel holds the compiled pass of the fio json+ parser (``_fio_json_pass``, built from the
-sdist's C source) and the installed package uses it; a wheel built where the compiler fails
-(``CC=false``) installs and parses in pure Python, printing the same samples.
+The wheel holds the compiled parts (the fio json+ parser's pass ``_fio_json_pass`` and the
+JSON Lines writer's ``_jsonl_lines``, built from the sdist's C source) and the installed
+package uses them; a wheel built where the compiler fails (``CC=false``) installs and parses
+in pure Python, printing the same samples.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ SHIPPED = ("themes/dark.tcss", "themes/light.tcss", "themes/high-contrast.tcss",
            "examples/import/seed000.toml", "dashboards/benchtui.json")
 
 
-#: The compiled pass in a package or an archive (its name ends with the platform's suffix).
-COMPILED = re.compile(r"benchtui/parsers/_fio_json_pass\.[^/]*(so|pyd)$")
+#: The compiled parts in a package or an archive (their names end with the platform's suffix).
+COMPILED = (re.compile(r"benchtui/parsers/_fio_json_pass\.[^/]*(so|pyd)$"),
+            re.compile(r"benchtui/export/_jsonl_lines\.[^/]*(so|pyd)$"))
 FIO_JSON = ROOT / "tests" / "fixtures" / "fio_json" / "randread_randwrite.jsonplus.txt"
 
 
@@ -157,13 +159,15 @@ def test_an_installed_wheel_runs_every_command_without_the_checkout(tmp_path: Pa
     with zipfile.ZipFile(wheel) as whl:
         names = set(whl.namelist())
     assert {f"benchtui/share/{name}" for name in SHIPPED} <= names
-    assert any(map(COMPILED.match, names)), "the wheel has no compiled pass"
+    for part in COMPILED:
+        assert any(map(part.match, names)), f"the wheel has no {part.pattern}"
     venv = install(tmp_path, wheel)
     package = next((venv / "lib").glob("python*/site-packages/benchtui"))
     shipped = package / "share"
     bt = Installed(venv, tmp_path)
-    used = bt.python(USED).strip()
-    assert COMPILED.match(used.removeprefix(f"{package.parent}/")), used
+    used = bt.python(USED).split()
+    for part, path in zip(COMPILED, used, strict=True):
+        assert part.match(path.removeprefix(f"{package.parent}/")), path
     assert bt.run("parse", str(FIO_JSON)).stdout == _checkout_parse()
 
     version = bt.run("--version").stdout
@@ -232,8 +236,9 @@ def test_an_installed_wheel_runs_every_command_without_the_checkout(tmp_path: Pa
     assert "<svg" in page  # the plots, drawn by matplotlib from the install
 
 
-#: Where the compiled pass that benchtui uses comes from ("None": pure Python).
-USED = "from benchtui.parsers import _fio_json_walked as w; print(w.PASS and w.PASS.__file__)"
+#: Where the compiled parts that benchtui uses come from ("None": pure Python), one a line.
+USED = ("from benchtui.parsers import _fio_json_walked as w; from benchtui.export import formats"
+        " as f; print(w.PASS and w.PASS.__file__); print(f.LINES and f.LINES.__file__)")
 
 
 @pytest.mark.slow
@@ -242,9 +247,9 @@ def test_a_wheel_built_without_a_compiler_runs_in_pure_python(tmp_path: Path) ->
     optional), and the wheel, without the compiled pass, parses as the checkout does."""
     _, wheel = build(tmp_path, {**os.environ, "CC": "false"})
     with zipfile.ZipFile(wheel) as whl:
-        assert not any(map(COMPILED.match, whl.namelist()))
+        assert not any(part.match(name) for part in COMPILED for name in whl.namelist())
     bt = Installed(install(tmp_path, wheel), tmp_path)
-    assert bt.python(USED).strip() == "None"
+    assert bt.python(USED).split() == ["None", "None"]
     assert bt.run("parse", str(FIO_JSON)).stdout == _checkout_parse()
 
 

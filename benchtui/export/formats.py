@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
-from typing import Protocol, TextIO
+from types import ModuleType
 
 import orjson
 
 from benchtui.model.sample import Sample
+
+TYPE_CHECKING = False  # (typing's, without importing typing at run time: 13 M instructions)
+if TYPE_CHECKING:
+    from typing import Protocol, TextIO
+
+    class SampleWriter(Protocol):
+        def write(self, samples: Iterable[Sample]) -> int: ...
 
 #: Label keys that get a CSV column of their own, in this order; others go to ``other_labels``.
 CSV_LABEL_COLUMNS = (
@@ -21,18 +29,53 @@ CSV_COLUMNS = ("t", "elapsed", "host", "tool", "kind", "metric", "value",
 FORMATS = ("jsonl", "csv")
 
 
-class SampleWriter(Protocol):
-    def write(self, samples: Iterable[Sample]) -> int: ...
+def load_lines() -> ModuleType | None:
+    """The compiled writer of JSON Lines, or None: not built (no compiler where benchtui
+    was installed) or not wanted (``BENCHTUI_PURE_PYTHON`` set to anything but 0)."""
+    if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
+        return None
+    try:
+        from benchtui.export import _jsonl_lines
+    except ImportError:
+        return None
+    _jsonl_lines.bind(Sample)
+    return _jsonl_lines
+
+
+#: The compiled writer this process uses (None: pure Python). Tests set it to run both paths.
+LINES: ModuleType | None = load_lines()
 
 
 class JsonlWriter:
-    """One JSON object per line; ``histograms`` adds each histogram sample's ``buckets``."""
+    """One JSON object per line; ``histograms`` adds each histogram sample's ``buckets``.
+
+    Each line is orjson's of ``Sample.to_dict()``. Where ``_jsonl_lines`` is built, it writes
+    the lines of the samples without a histogram (of plain types), their numbers formatted
+    by orjson in one ``dumps`` of the batch's; the others, and all of them in pure Python,
+    are orjson's one by one (docs/architecture.md, "The second compiled part").
+    """
 
     def __init__(self, out: TextIO, *, histograms: bool = False) -> None:
         self._out = out
         self._histograms = histograms
 
     def write(self, samples: Iterable[Sample]) -> int:
+        if LINES is None:
+            return self._write_python(samples)
+        batch = samples if type(samples) is list else list(samples)
+        numbers, others = LINES.numbers(batch)
+        keep_histograms = self._histograms
+        dumps = orjson.dumps
+        written = [dumps(s.to_dict()) if keep_histograms or s.histogram is None else None
+                   for s in map(batch.__getitem__, others)]
+        text: str
+        count: int
+        text, count = LINES.lines(batch, dumps(numbers), written)
+        if text:
+            self._out.write(text)
+        return count
+
+    def _write_python(self, samples: Iterable[Sample]) -> int:
         keep_histograms = self._histograms
         dumps = orjson.dumps
         # The usual sample (an interval's: elapsed, no duration, no histogram) as one dict

@@ -15,9 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import accumulate, compress, islice
 from operator import itemgetter, sub
-from typing import Any
 
 from benchtui.model.fio_buckets import FIO_PLAT_BITS, coarse_keys
+
+TYPE_CHECKING = False  # (typing's, without importing typing at run time: 13 M instructions)
+if TYPE_CHECKING:
+    from typing import Any
 
 NS_PER_SECOND = 1_000_000_000
 

@@ -29,7 +29,6 @@ from collections.abc import Collection
 from itertools import accumulate
 from operator import sub
 from types import ModuleType
-from typing import TYPE_CHECKING
 
 from benchtui.model.histogram import (
     NS_PER_SECOND,
@@ -38,6 +37,7 @@ from benchtui.model.histogram import (
     counts_from_sums,
 )
 
+TYPE_CHECKING = False  # (typing's, without importing typing at run time: 13 M instructions)
 if TYPE_CHECKING:
     from benchtui.parsers._fio_json_counts import Counts
 

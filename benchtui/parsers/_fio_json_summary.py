@@ -9,7 +9,6 @@ fio 3.2), the percentiles of its ``percentile`` objects, min/max/mean latencies 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
 
 from benchtui.model.sample import SUMMARY, Sample, quantile_label
 from benchtui.parsers._fio_json_units import (
@@ -19,7 +18,10 @@ from benchtui.parsers._fio_json_units import (
     percentile_key,
 )
 
+TYPE_CHECKING = False  # (typing's, without importing typing at run time: 13 M instructions)
 if TYPE_CHECKING:
+    from typing import Any
+
     from benchtui.parsers.base import Parser
 
 OPS = ("read", "write", "trim")

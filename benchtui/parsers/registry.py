@@ -9,7 +9,6 @@ then chosen from the content.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from functools import cache
 
 from benchtui.errors import UsageError
@@ -25,6 +24,8 @@ DETECT_HEAD_BYTES = 2 * 1024 * 1024
 @cache
 def all_parsers() -> dict[str, type[Parser]]:
     """name -> parser class, for every parser module in this package."""
+    import pkgutil  # (here: it imports typing, ~13 M instructions; --tool NAME does not list)
+
     import benchtui.parsers as package
 
     found: dict[str, type[Parser]] = {}
