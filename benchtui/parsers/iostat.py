@@ -106,6 +106,8 @@ _INTEGER = re.compile(r"\d+\Z").match
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?[%BkMGTPs]?\Z").match
 #: Header-less layouts: how many of the values are ``%.2f`` (the rest are integer totals).
 _DECIMALS = {6: 3, 8: 4}
+#: ``avg-cpu:`` headers whose plans are kept at most (a stream has one or two).
+_CPU_PLANS_KEPT = 16
 
 
 def _device_name(text: str) -> bool:
@@ -208,7 +210,7 @@ class IostatParser(Parser):
         self._layouts: dict[tuple[str, ...], _Layout] = {}
         self._headerless: dict[tuple[str, ...], _Layout] = {}
         self._layout: _Layout | None = None
-        self._cpu_modes: _CpuPlan | None = None  # set while the avg-cpu values are due
+        self._cpu_plan: _CpuPlan | None = None  # set while the avg-cpu values are due
         self._cpu_plans: dict[tuple[str, ...], _CpuPlan] = {}
         self._foreign = False  # inside an SPDK table
         # The current report.
@@ -243,14 +245,14 @@ class IostatParser(Parser):
             if self._has_rows:
                 self._closed = True
             self._foreign = False
-            self._cpu_modes = None
+            self._cpu_plan = None
             return None
         first = parts[0]
-        if self._cpu_modes is not None:
-            modes = self._cpu_modes
-            self._cpu_modes = None
-            if len(parts) == modes.nfields and to_number(first) is not None:
-                return self._cpu_line(parts, modes, line, t)
+        if self._cpu_plan is not None:
+            plan = self._cpu_plan
+            self._cpu_plan = None
+            if len(parts) == plan.nfields and to_number(first) is not None:
+                return self._cpu_line(parts, plan, line, t)
         if first.startswith("Device") or parts[-1] == "Device":
             return self._header(parts)
         if first == "avg-cpu:" and len(parts) > 1:
@@ -258,10 +260,12 @@ class IostatParser(Parser):
                 self._new_report()
             self._content = self._has_cpu = True
             words = tuple(parts[1:])
-            plan = self._cpu_plans.get(words)
-            if plan is None:
-                plan = self._cpu_plans[words] = _CpuPlan(words)
-            self._cpu_modes = plan
+            cpu_plan = self._cpu_plans.get(words)
+            if cpu_plan is None:
+                if len(self._cpu_plans) >= _CPU_PLANS_KEPT:  # (garbage headers: bounded)
+                    self._cpu_plans.clear()
+                cpu_plan = self._cpu_plans[words] = _CpuPlan(words)
+            self._cpu_plan = cpu_plan
             return None
         if looks_like_timestamp(line):
             stamp = self._clock.parse(line)
