@@ -13,7 +13,7 @@ between the markers of the variant that ran (the text around them is kept):
 
     .venv/bin/python benchmarks/fleet_scale.py [--hosts 64 256] [--seconds 30]
         [--pin] [--prerendered] [--old DIR] [--uvloop] [--variant NAME] [--profile FILE]
-        [--json FILE] [--out FILE|-] [--recapture] [--quick]
+        [--json FILE] [--out FILE|-] [--recapture] [--quick] [--parts]
 
 ``--pin`` runs the controller (and its heartbeat process) on CPU 0 and sshd with everything
 it starts (the "hosts") on the last CPU: the controller measured alone. ``--prerendered``:
@@ -273,6 +273,7 @@ def run_all(args: argparse.Namespace) -> list[dict[str, Any]]:
                 argv += ["--profile", f"{args.profile}.{n}.{label}"] if args.profile else []
                 argv += ["--pin"] if args.pin else []
                 argv += ["--uvloop"] if label == "this-uvloop" else []
+                argv += ["--parts"] if args.parts else []
                 busy = wait_until_quiet(args.quiet_below, args.patience)
                 load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
                 print(f"{n} hosts x {args.seconds} s, {label} code (machine busy before: "
@@ -297,6 +298,9 @@ def main() -> int:
     ap.add_argument("--out", default=str(OUT_MD),
                     help="Markdown file to write the results into ('-': none)")
     ap.add_argument("--json", type=Path, help="also write the raw results to this file")
+    ap.add_argument("--parts", action="store_true",
+                    help="the probe's --parts: the main thread's CPU per fio document split "
+                         "into asyncssh's socket reads, the chunks' ingestion (doc_path.py)")
     ap.add_argument("--profile", help="cProfile the controller (CPU time) into FILE.HOSTS")
     ap.add_argument("--pin", action="store_true",
                     help="experiment: controller on CPU 0, sshd and the hosts on the last CPU")

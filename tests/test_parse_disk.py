@@ -499,6 +499,25 @@ def test_decimal_comma_locale_and_unreadable_values() -> None:
     assert len(parser.warnings) == 1
 
 
+def test_bad_avg_cpu_value_warns_and_the_next_report_reads() -> None:
+    # The values line under avg-cpu: is mapped by a plan kept per header; a value that is not
+    # a number (in a mode kept) drops that line with a warning, and the same header's next
+    # report reads as before (its samples with their own labels, values and times).
+    header = "avg-cpu:  %user   %nice %system %iowait  %steal   %idle\n"
+    text = ("2026-11-22T04:26:16+0000\n" + header +
+            "          32.35    0.00   26.96    oops   14.71   25.00\n\n"
+            "2026-11-22T04:26:17+0000\n" + header +
+            "          31.68    0.00   30.20    1,98   14.36   21.78%\n\n")
+    samples, parser = parse_with(IostatParser, text)
+    assert [w.reason for w in parser.warnings] == ["bad avg-cpu value"]
+    cpu = [s for s in samples if s.metric == "cpu_ratio"]
+    assert [(s.labels, s.value) for s in cpu] == [
+        ({"mode": "user"}, pytest.approx(0.3168)), ({"mode": "nice"}, 0.0),
+        ({"mode": "system"}, pytest.approx(0.302)), ({"mode": "iowait"}, pytest.approx(0.0198)),
+        ({"mode": "steal"}, pytest.approx(0.1436)), ({"mode": "idle"}, pytest.approx(0.2178))]
+    assert {s.t for s in cpu} == {1795321577.0}  # (2026-11-22T04:26:17Z)
+
+
 def test_interleaved_other_output_is_ignored() -> None:
     grepped = disk("seed003_iostat_x_grep_2copy_qd8_aio.txt").splitlines()
     noise = ["[2023-08-30 21:35:57.886520] fbbench.cc:  71:print_stats: last second processed: 3",

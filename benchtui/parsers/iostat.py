@@ -106,6 +106,8 @@ _INTEGER = re.compile(r"\d+\Z").match
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?[%BkMGTPs]?\Z").match
 #: Header-less layouts: how many of the values are ``%.2f`` (the rest are integer totals).
 _DECIMALS = {6: 3, 8: 4}
+#: ``avg-cpu:`` headers whose plans are kept at most (a stream has one or two).
+_CPU_PLANS_KEPT = 16
 
 
 def _device_name(text: str) -> bool:
@@ -159,6 +161,19 @@ class _Plan:
         )
 
 
+class _CpuPlan:
+    """What the values line under one ``avg-cpu:`` header turns into: the fields of the
+    modes kept and their labels (shared by all the samples of a mode: read-only)."""
+
+    __slots__ = ("fields", "labels", "nfields")
+
+    def __init__(self, words: tuple[str, ...]) -> None:
+        modes = [CPU_MODES.get(w.lstrip("%"), "") for w in words]
+        self.nfields = len(modes)
+        self.fields = tuple(i for i, mode in enumerate(modes) if mode)
+        self.labels = tuple({"mode": mode} for mode in modes if mode)
+
+
 class _Layout:
     """The columns of one header (or one header-less field count) and the per-device plans."""
 
@@ -195,7 +210,8 @@ class IostatParser(Parser):
         self._layouts: dict[tuple[str, ...], _Layout] = {}
         self._headerless: dict[tuple[str, ...], _Layout] = {}
         self._layout: _Layout | None = None
-        self._cpu_modes: list[str] | None = None  # set while the avg-cpu values are due
+        self._cpu_plan: _CpuPlan | None = None  # set while the avg-cpu values are due
+        self._cpu_plans: dict[tuple[str, ...], _CpuPlan] = {}
         self._foreign = False  # inside an SPDK table
         # The current report.
         self._report = 0
@@ -229,21 +245,27 @@ class IostatParser(Parser):
             if self._has_rows:
                 self._closed = True
             self._foreign = False
-            self._cpu_modes = None
+            self._cpu_plan = None
             return None
         first = parts[0]
-        if self._cpu_modes is not None:
-            modes = self._cpu_modes
-            self._cpu_modes = None
-            if len(parts) == len(modes) and to_number(first) is not None:
-                return self._cpu_line(parts, modes, line, t)
+        if self._cpu_plan is not None:
+            plan = self._cpu_plan
+            self._cpu_plan = None
+            if len(parts) == plan.nfields and to_number(first) is not None:
+                return self._cpu_line(parts, plan, line, t)
         if first.startswith("Device") or parts[-1] == "Device":
             return self._header(parts)
         if first == "avg-cpu:" and len(parts) > 1:
             if self._report == 0 or self._has_cpu or self._has_rows:
                 self._new_report()
             self._content = self._has_cpu = True
-            self._cpu_modes = [CPU_MODES.get(w.lstrip("%"), "") for w in parts[1:]]
+            words = tuple(parts[1:])
+            cpu_plan = self._cpu_plans.get(words)
+            if cpu_plan is None:
+                if len(self._cpu_plans) >= _CPU_PLANS_KEPT:  # (garbage headers: bounded)
+                    self._cpu_plans.clear()
+                cpu_plan = self._cpu_plans[words] = _CpuPlan(words)
+            self._cpu_plan = cpu_plan
             return None
         if looks_like_timestamp(line):
             stamp = self._clock.parse(line)
@@ -283,12 +305,15 @@ class IostatParser(Parser):
         else:
             dev_index = 0
             columns = tuple(parts[1:])
-        if any(c.startswith("KB_") for c in columns):
-            self._foreign = True  # SPDK's iostat.py table
-            return None
-        if not any(c in COLUMNS for c in columns):
-            self.unknown()
-            return None
+        layout = self._layouts.get(columns)
+        if layout is None:  # (a header seen before passed these checks: iostat repeats it)
+            if any(c.startswith("KB_") for c in columns):
+                self._foreign = True  # SPDK's iostat.py table
+                return None
+            if not any(c in COLUMNS for c in columns):
+                self.unknown()
+                return None
+            layout = self._layouts[columns] = _Layout(columns, dev_index)
         self._foreign = False
         if self._report == 0 or columns in self._headers:
             self._new_report()
@@ -296,9 +321,6 @@ class IostatParser(Parser):
         self._devices.clear()
         self._content = True
         self._closed = False
-        layout = self._layouts.get(columns)
-        if layout is None:
-            layout = self._layouts[columns] = _Layout(columns, dev_index)
         self._layout = layout
         return None
 
@@ -362,20 +384,25 @@ class IostatParser(Parser):
             values.append(value)
         return values
 
-    def _cpu_line(self, parts: list[str], modes: list[str], line: str,
+    def _cpu_line(self, parts: list[str], plan: _CpuPlan, line: str,
                   t: float | None) -> list[Sample] | None:
-        out: list[Sample] = []
+        try:
+            values = [float(parts[i]) / 100.0 for i in plan.fields]
+        except ValueError:  # a decimal comma, a percent sign, or garbage
+            values = []
+            for i in plan.fields:
+                value = to_number(parts[i])
+                if value is None:
+                    self.warn("bad avg-cpu value", line)
+                    return None
+                values.append(value / 100.0)
+        if self._skip:
+            return None
+        n = len(values)
         when = self._report_t if self._report_t is not None else t
-        for mode, text in zip(modes, parts, strict=True):
-            if not mode:
-                continue
-            value = to_number(text)
-            if value is None:
-                self.warn("bad avg-cpu value", line)
-                return None
-            out.append(self.sample(CPU, value / 100.0, {"mode": mode}, when,
-                                   elapsed=self._elapsed))
-        return None if self._skip else out
+        return list(map(Sample, repeat(when, n), repeat(self.tool, n), repeat(INTERVAL, n),
+                        repeat(CPU, n), values, plan.labels, repeat(self.host, n),
+                        repeat(self._elapsed, n)))
 
     # --- detection -----------------------------------------------------------------------
 
