@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from types import ModuleType
 
 import orjson
 
+from benchtui import compiled
 from benchtui.model.sample import Sample
 
 TYPE_CHECKING = False  # (typing's, without importing typing at run time: 13 M instructions)
@@ -32,7 +32,7 @@ FORMATS = ("jsonl", "csv")
 def load_lines() -> ModuleType | None:
     """The compiled writer of JSON Lines, or None: not built (no compiler where benchtui
     was installed) or not wanted (``BENCHTUI_PURE_PYTHON`` set to anything but 0)."""
-    if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
+    if not compiled.wanted():
         return None
     try:
         from benchtui.export import _jsonl_lines

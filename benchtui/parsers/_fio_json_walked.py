@@ -28,11 +28,11 @@ module is first imported; docs/install.md, docs/architecture.md "The compiled pa
 
 from __future__ import annotations
 
-import os
 from bisect import bisect_left
 from math import ceil
 from types import ModuleType
 
+from benchtui import compiled
 from benchtui.model.histogram import NS_PER_SECOND
 from benchtui.parsers._fio_json_bins import BIN_KEYS, Bins
 from benchtui.parsers._fio_json_probed import Probed, fresh_cuts, probed_interval, too_coarse
@@ -41,7 +41,7 @@ from benchtui.parsers._fio_json_probed import Probed, fresh_cuts, probed_interva
 def load_pass() -> ModuleType | None:
     """The compiled pass, or None: not built (no compiler where benchtui was installed) or
     not wanted (``BENCHTUI_PURE_PYTHON`` set to anything but 0)."""
-    if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
+    if not compiled.wanted():
         return None
     try:
         from benchtui.parsers import _fio_json_pass

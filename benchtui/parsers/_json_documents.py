@@ -23,11 +23,12 @@ block fed. Pure: no I/O.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Iterator
 
 import orjson
+
+from benchtui import compiled
 
 TYPE_CHECKING = False  # (typing's, without importing typing at run time: 13 M instructions)
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def _load_newlines() -> Callable[[bytes | bytearray, int, int], int | None] | No
     time, ~7x ``bytes.count``'s speed; a 32-job fio document's 880 kB cost 0.23 ms to count
     in Python), or None: not built, or ``BENCHTUI_PURE_PYTHON`` set (as
     ``_fio_json_walked.load_pass``)."""
-    if os.environ.get("BENCHTUI_PURE_PYTHON", "0") not in ("", "0"):
+    if not compiled.wanted():
         return None
     try:
         from benchtui.parsers._fio_json_pass import newlines
