@@ -78,33 +78,12 @@ class JsonlWriter:
     def _write_python(self, samples: Iterable[Sample]) -> int:
         keep_histograms = self._histograms
         dumps = orjson.dumps
-        # The usual sample (an interval's: elapsed, no duration, no histogram) as one dict
-        # whose values are replaced, in to_dict's key order: ~700 instructions a sample less
-        # than a dict made for each (docs/benchmarks/parse_speed.md, round 8). Each line is
-        # decoded at once: orjson's bytes keep a 4 KiB buffer each until freed.
-        row: dict[str, object] = dict.fromkeys(_USUAL_KEYS)
-        lines: list[str] = []
-        append = lines.append
-        for s in samples:
-            if s.duration is None and s.elapsed is not None and s.histogram is None:
-                row["t"] = s.t
-                row["elapsed"] = s.elapsed
-                row["host"] = s.host
-                row["tool"] = s.tool
-                row["kind"] = s.kind
-                row["metric"] = s.metric
-                row["value"] = s.value
-                row["labels"] = s.labels
-                append(dumps(row).decode())
-            elif keep_histograms or s.histogram is None:
-                append(dumps(s.to_dict()).decode())
+        # Each line is decoded at once: orjson's bytes keep a 4 KiB buffer each until freed.
+        lines = [dumps(s.to_dict()).decode() for s in samples
+                 if keep_histograms or s.histogram is None]
         if lines:
             self._out.write("\n".join(lines) + "\n")
         return len(lines)
-
-
-#: ``Sample.to_dict()``'s keys for an interval's sample (elapsed, no duration, no histogram).
-_USUAL_KEYS = ("t", "elapsed", "host", "tool", "kind", "metric", "value", "labels")
 
 
 class CsvWriter:
