@@ -24,7 +24,7 @@ from benchtui.parsers._fio_json_live import Summed, live_interval
 from benchtui.parsers.fio_json import FioJsonParser
 from tests.test_fio_json_counts import STREAMS, WIDE
 from tests.test_fio_json_probed import BUCKETS, QS
-from tests.test_fio_json_walked import PASS, _mangled, _packed, needs_pass
+from tests.test_fio_json_walked import PASS, _mangled, _packed, compiled_and_pure, needs_pass
 
 #: The session's resolutions (``model.fio_buckets``): None is fio's own (``benchtui parse``).
 BITS = [None, 1, 4, 5, 6]
@@ -83,15 +83,7 @@ def _before(dumps: list[dict[Any, Any]], bits: int | None) -> list[object]:
 
 
 def _all_three(dumps: list[dict[Any, Any]], bits: int | None) -> list[object]:
-    saved = _fio_json_walked.PASS
-    try:
-        _fio_json_walked.PASS = PASS
-        compiled = _chain(dumps, bits)
-        _fio_json_walked.PASS = None
-        pure = _chain(dumps, bits)
-    finally:
-        _fio_json_walked.PASS = saved
-    assert compiled == pure
+    pure = compiled_and_pure(lambda: _chain(dumps, bits))
     assert pure == _before(dumps, bits)
     return pure
 

@@ -18,6 +18,7 @@ import os
 import random
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,17 +64,23 @@ def _chain(dumps: list[dict[Any, Any]], qs: list[tuple[Any, str]] = QS) -> list[
     return out
 
 
-def _both(dumps: list[dict[Any, Any]], qs: list[tuple[Any, str]] = QS) -> list[object]:
+def compiled_and_pure(run: Callable[[], list[object]]) -> list[object]:
+    """``run()`` with the compiled pass, then in pure Python (``_fio_json_walked.PASS``
+    None): the two must be equal; the pure one."""
     saved = _fio_json_walked.PASS
     try:
         _fio_json_walked.PASS = PASS
-        compiled = _chain(dumps, qs)
+        compiled = run()
         _fio_json_walked.PASS = None
-        pure = _chain(dumps, qs)
+        pure = run()
     finally:
         _fio_json_walked.PASS = saved
     assert compiled == pure
     return pure
+
+
+def _both(dumps: list[dict[Any, Any]], qs: list[tuple[Any, str]] = QS) -> list[object]:
+    return compiled_and_pure(lambda: _chain(dumps, qs))
 
 
 def _mangled(seed: int, n: int, odd: float) -> list[dict[Any, Any]]:
